@@ -1,0 +1,153 @@
+//! The subcommands.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use braid::ingest::Source;
+use braid::{AccessPolicy, Index, IndexConfig, Mode, Principal, SearchRequest};
+use braid_eval::{evaluate, misspell_query, Dataset, Report};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::output;
+
+/// Records between intermediate commits of a long ingest.
+const COMMIT_EVERY: usize = 50_000;
+
+fn progress(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    let style = ProgressStyle::with_template(&format!("{what} {{bar:40}} {{pos}}/{{len}} {{per_sec}} eta {{eta}}"))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// Loads every record of `source` into `index`, committing periodically.
+fn load(index: &Index, source: &Source) -> Result<(usize, usize)> {
+    let bar = progress(source.estimate(), "indexing");
+    let mut writer = index.writer()?;
+    let (mut added, mut rejected) = (0usize, 0usize);
+    for record in source.records(&index.config().schema) {
+        match record.and_then(|r| writer.upsert(&r)) {
+            Ok(()) => added += 1,
+            Err(e) => {
+                rejected += 1;
+                if rejected <= 5 {
+                    bar.println(format!("skipped: {e}"));
+                }
+            }
+        }
+        bar.inc(1);
+        if writer.pending() >= COMMIT_EVERY {
+            writer.commit()?;
+        }
+    }
+    writer.commit()?;
+    bar.finish_and_clear();
+    Ok((added, rejected))
+}
+
+pub fn index(input: &Path, dir: &Path, policy: AccessPolicy) -> Result<()> {
+    let source = Source::detect(input).with_context(|| format!("reading {}", input.display()))?;
+    let config = IndexConfig { policy, ..IndexConfig::default() };
+    let index = Index::open_or_create(dir, config).with_context(|| format!("opening index {}", dir.display()))?;
+    let started = Instant::now();
+    let (added, rejected) = load(&index, &source)?;
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "indexed {added} records in {secs:.1} s ({:.0} records/s){}; the index holds {}",
+        added as f64 / secs.max(1e-9),
+        if rejected > 0 { format!(", {rejected} rejected") } else { String::new() },
+        index.num_records()
+    );
+    Ok(())
+}
+
+fn parse_mode(text: &str) -> Result<Mode> {
+    match Mode::parse(text) {
+        Some(m) => Ok(m),
+        None => bail!("unknown mode {text:?} (expected auto, lexical, fuzzy, semantic or hybrid)"),
+    }
+}
+
+pub fn search(dir: &Path, mode: &str, k: usize, json: bool, principal: &[String], query: &str) -> Result<()> {
+    let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
+    // The operator's command line is a verified source of principal tokens.
+    let principal = Principal::from_verified_tokens(principal);
+    let request = SearchRequest::new(query, principal).k(k).mode(parse_mode(mode)?);
+    let response = index.search(&request)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&response)?);
+    } else {
+        output::print_response(&response);
+    }
+    Ok(())
+}
+
+pub fn eval(
+    dataset_dir: &Path,
+    index_dir: Option<&Path>,
+    modes: &[String],
+    split: &str,
+    json: bool,
+    out: Option<&Path>,
+    typos: bool,
+) -> Result<()> {
+    let dataset = Dataset::load(dataset_dir, split).with_context(|| format!("loading {}", dataset_dir.display()))?;
+    let index = match index_dir {
+        Some(dir) => Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?,
+        None => {
+            let index = Index::create_in_ram(IndexConfig::default())?;
+            let source = Source::detect(dataset_dir)?;
+            let started = Instant::now();
+            let (added, _) = load(&index, &source)?;
+            eprintln!("indexed {added} records in {:.1} s", started.elapsed().as_secs_f64());
+            index
+        }
+    };
+    let chunked = dataset.articles_dir().is_some();
+    let mut reports: Vec<Report> = Vec::new();
+    for mode_name in modes {
+        let mode = parse_mode(mode_name)?;
+        let label = if typos { format!("{}+typos", mode.name()) } else { mode.name().to_string() };
+        let report = evaluate(&dataset, &label, |query| -> Result<Vec<String>> {
+            let text = if typos { misspell_query(&query.text, &query.id) } else { query.text.clone() };
+            let principal = query_principal(query);
+            // Chunked corpora are judged per article: collapse sections to their parent.
+            let k = if chunked { 300 } else { 100 };
+            let response = index.search(&SearchRequest::new(text, principal).k(k).mode(mode))?;
+            let mut seen = HashSet::new();
+            Ok(response
+                .hits
+                .into_iter()
+                .map(|h| h.parent.unwrap_or(h.id))
+                .filter(|id| seen.insert(id.clone()))
+                .collect())
+        })?;
+        if json {
+            println!("{}", serde_json::to_string(&report)?);
+        } else {
+            if reports.is_empty() {
+                println!("{}", Report::table_header());
+            }
+            println!("{}", report.table_row());
+        }
+        reports.push(report);
+    }
+    if let Some(out) = out {
+        std::fs::write(out, serde_json::to_string_pretty(&reports)?)
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    Ok(())
+}
+
+/// The principal a judged query is asked as: the dataset's `metadata.principal` tokens (the
+/// evaluation harness is the operator here), or an anonymous caller.
+fn query_principal(query: &braid_eval::Query) -> Principal {
+    match query.metadata.get("principal").and_then(|v| v.as_array()) {
+        Some(tokens) => Principal::from_verified_tokens(tokens.iter().filter_map(|t| t.as_str())),
+        None => Principal::public(),
+    }
+}

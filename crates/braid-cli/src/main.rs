@@ -1,0 +1,118 @@
+//! `braid`: index documents, search them, and measure search quality.
+
+mod commands;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Hybrid retrieval from the command line.
+#[derive(Parser)]
+#[command(name = "braid", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Index a BEIR corpus.jsonl (or the folder holding it) or a folder of Markdown/text files.
+    /// Re-running upserts: records with the same id are replaced.
+    Index {
+        /// corpus.jsonl, a folder holding it, or a folder of .md/.txt files.
+        input: PathBuf,
+        /// The index directory (created when missing).
+        #[arg(long)]
+        index: PathBuf,
+        /// Visibility of records without ACL tokens, for a new index.
+        #[arg(long, value_enum, default_value_t = Policy::Public)]
+        policy: Policy,
+    },
+    /// Search an index.
+    Search {
+        /// The index directory.
+        #[arg(long)]
+        index: PathBuf,
+        /// auto, lexical, fuzzy, semantic or hybrid.
+        #[arg(long, default_value = "auto")]
+        mode: String,
+        /// Number of hits.
+        #[arg(short, default_value_t = 10)]
+        k: usize,
+        /// Print JSON: {"hits":[…],"stats":{…}}.
+        #[arg(long)]
+        json: bool,
+        /// ACL tokens of the caller, comma-separated (operator input; `public` is implied).
+        #[arg(long, value_delimiter = ',')]
+        principal: Vec<String>,
+        /// The query text (read as plain text, never as query syntax).
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
+    /// Evaluate on a BEIR dataset: nDCG@10, Recall@100, MRR@10, p50/p95 latency.
+    Eval {
+        /// A BEIR folder: corpus.jsonl (or articles/), queries.jsonl, qrels/<split>.tsv.
+        #[arg(long)]
+        dataset: PathBuf,
+        /// An index of the corpus; a temporary in-memory index is built when absent.
+        #[arg(long)]
+        index: Option<PathBuf>,
+        /// Modes to evaluate, comma-separated.
+        #[arg(long, default_value = "lexical", value_delimiter = ',')]
+        mode: Vec<String>,
+        /// The qrels split.
+        #[arg(long, default_value = "test")]
+        split: String,
+        /// Print JSON lines, one report per mode.
+        #[arg(long)]
+        json: bool,
+        /// Also write the reports as a JSON array to this file.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Misspell every content word of each query once (seeded), to measure typo tolerance.
+        #[arg(long)]
+        typos: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Policy {
+    Public,
+    Deny,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("BRAID_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Index { input, index, policy } => commands::index(&input, &index, policy_of(policy)),
+        Command::Search { index, mode, k, json, principal, query } => {
+            commands::search(&index, &mode, k, json, &principal, &query.join(" "))
+        }
+        Command::Eval { dataset, index, mode, split, json, out, typos } => {
+            commands::eval(&dataset, index.as_deref(), &mode, &split, json, out.as_deref(), typos)
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn policy_of(p: Policy) -> braid::AccessPolicy {
+    match p {
+        Policy::Public => braid::AccessPolicy::Public,
+        Policy::Deny => braid::AccessPolicy::Deny,
+    }
+}

@@ -1,0 +1,41 @@
+//! Human-readable search output.
+
+use std::io::IsTerminal;
+
+use braid::SearchResponse;
+
+pub fn print_response(response: &SearchResponse) {
+    let tty = std::io::stdout().is_terminal();
+    let (open, close) = if tty { ("\x1b[1m", "\x1b[0m") } else { ("**", "**") };
+    if let Some(first) = response.suggestions.first() {
+        let fixes: Vec<String> =
+            response.suggestions.iter().map(|s| format!("{} → {}", s.term, s.suggestion)).collect();
+        println!("did you mean: {}{}", fixes.join(", "), if first.distance > 1 { " (2 edits)" } else { "" });
+    }
+    if response.hits.is_empty() {
+        println!("no results");
+    }
+    for (i, hit) in response.hits.iter().enumerate() {
+        let mut cite = hit.parent.clone().unwrap_or_else(|| hit.id.clone());
+        if !hit.section.is_empty() {
+            cite.push_str(&format!(" › {}", hit.section.join(" > ")));
+        }
+        if let Some((s, e)) = hit.lines {
+            cite.push_str(&format!(" (lines {s}–{e})"));
+        }
+        println!("{:>2}. {}  [{}]  score {:.4}", i + 1, hit.title, cite, hit.score);
+        let snippet = hit.snippet.marked(open, close).replace('\n', " ");
+        if !snippet.trim().is_empty() {
+            println!("    {}", snippet.trim());
+        }
+    }
+    let s = &response.stats;
+    let legs: Vec<String> =
+        s.legs.iter().map(|l| format!("{l} {}", s.candidates.get(l).copied().unwrap_or(0))).collect();
+    println!(
+        "— {} hits · legs: {} · {:.1} ms",
+        response.hits.len(),
+        legs.join(", "),
+        s.micros.get("total").copied().unwrap_or(0) as f64 / 1000.0
+    );
+}

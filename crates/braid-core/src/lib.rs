@@ -1,0 +1,44 @@
+//! Braid's vocabulary, shared by every other crate.
+//!
+//! A [`Record`] is the unit of retrieval. A [`Principal`] says who is asking; together with a
+//! [`Filter`] it becomes an [`AllowedSet`] before anything is ranked. A [`SearchRequest`] picks
+//! the [`Mode`] (which recall legs run), and a [`SearchResponse`] carries [`Hit`]s with their
+//! [`Explain`] records and the request's [`Stats`]. The [`Embedder`] and [`Reranker`] traits let
+//! model crates plug in without this crate depending on ONNX Runtime.
+//!
+//! ```
+//! use braid_core::{Principal, Record, SearchRequest, Mode};
+//!
+//! let record = Record::new("billing/refunds")
+//!     .title("Refund policy")
+//!     .body("Annual plans can be refunded within 30 days.")
+//!     .acl(["public"]);
+//! assert_eq!(record.id(), "billing/refunds");
+//!
+//! let alice = Principal::from_verified_tokens(["user:alice", "public"]);
+//! let request = SearchRequest::new("refund annual", alice).k(5).mode(Mode::Lexical);
+//! assert_eq!(request.limit(), 5);
+//! ```
+#![deny(missing_docs)]
+
+mod access;
+mod error;
+mod filter;
+mod models;
+mod record;
+mod request;
+mod response;
+
+pub use access::{
+    AccessPolicy, AllowedSet, OrdSet, Principal, Visibility, NO_ACL_TOKEN, NO_TENANT_TOKEN, PUBLIC_TOKEN, TENANT_PREFIX,
+};
+pub use error::{Error, Result};
+pub use filter::Filter;
+pub use models::{Embedder, Reranker};
+pub use record::{parse_date, Record};
+pub use request::{Leg, LegWeights, Mode, QuerySyntax, SearchRequest, MAX_K, MAX_QUERY_BYTES};
+pub use response::{Explain, Hit, LegExplain, SearchResponse, Snippet, Stats, Suggestion};
+
+/// The internal ordinal of a record: shared by the lexical and vector indexes, assigned at
+/// write time, never reused. Fusion and explain speak ordinals; hits map back to ids.
+pub type Ord = u64;

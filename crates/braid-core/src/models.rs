@@ -1,0 +1,31 @@
+//! The model interfaces. Implementations live in `braid-models` (ONNX Runtime); this crate
+//! stays free of heavy dependencies.
+
+use crate::Result;
+
+/// A bi-encoder: turns texts into vectors whose dot product measures relatedness.
+pub trait Embedder: Send + Sync {
+    /// A stable identifier of the model (used to refuse mixing vectors of different models).
+    fn model_id(&self) -> &str;
+
+    /// The number of dimensions of each vector.
+    fn dim(&self) -> usize;
+
+    /// Embeds a batch of texts; the output has one L2-normalised vector per input.
+    ///
+    /// # Errors
+    /// Fails when the model cannot run (for example the ONNX Runtime library is missing).
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// A cross-encoder: scores (query, passage) pairs jointly; higher is more relevant.
+pub trait Reranker: Send + Sync {
+    /// A stable identifier of the model.
+    fn model_id(&self) -> &str;
+
+    /// Scores each passage against the query, in input order.
+    ///
+    /// # Errors
+    /// Fails when the model cannot run.
+    fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>>;
+}

@@ -1,0 +1,312 @@
+//! The unit of retrieval.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// A record: stable external id, text fields, keyword/numeric/date fields, ACL tokens and, for
+/// chunks, the parent record with the section's heading path and line range.
+///
+/// ```
+/// use braid_core::Record;
+/// let chunk = Record::new("billing/refunds#annual")
+///     .title("Refund policy")
+///     .body("Annual plans are refundable for 30 days.")
+///     .keyword("category", "billing")
+///     .parent("billing/refunds")
+///     .section(["Refunds", "Annual plans"])
+///     .lines(12, 20);
+/// assert_eq!(chunk.section_path(), ["Refunds", "Annual plans"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    id: String,
+    title: String,
+    body: String,
+    #[serde(default)]
+    keywords: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    numbers: BTreeMap<String, f64>,
+    #[serde(default)]
+    acl: Vec<String>,
+    #[serde(default)]
+    parent: Option<String>,
+    #[serde(default)]
+    section: Vec<String>,
+    #[serde(default)]
+    lines: Option<(u32, u32)>,
+}
+
+impl Record {
+    /// A record with this external id and no content yet.
+    pub fn new(id: impl Into<String>) -> Self {
+        Record { id: id.into(), ..Default::default() }
+    }
+
+    /// Sets the title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = title.into();
+        self
+    }
+
+    /// Sets the body.
+    pub fn body(mut self, body: impl Into<String>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// Adds a value to a keyword field (exact match, filterable).
+    pub fn keyword(mut self, field: impl Into<String>, value: impl Into<String>) -> Self {
+        self.keywords.entry(field.into()).or_default().push(value.into());
+        self
+    }
+
+    /// Sets a numeric field.
+    pub fn number(mut self, field: impl Into<String>, value: f64) -> Self {
+        self.numbers.insert(field.into(), value);
+        self
+    }
+
+    /// Sets a date field from `YYYY-MM-DD` or RFC 3339 text, stored as Unix seconds.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRecord`] when the text is not a date.
+    pub fn date(self, field: impl Into<String>, text: &str) -> Result<Self> {
+        let secs = parse_date(text)?;
+        Ok(self.number(field, secs as f64))
+    }
+
+    /// Sets the ACL tokens (`public`, `tenant:acme`, `group:support`, `user:42`, …).
+    pub fn acl<I, S>(mut self, tokens: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.acl = tokens.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Marks the record as a chunk of `parent`.
+    pub fn parent(mut self, parent: impl Into<String>) -> Self {
+        self.parent = Some(parent.into());
+        self
+    }
+
+    /// Sets the heading path of the section the record holds, outermost first.
+    pub fn section<I, S>(mut self, path: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.section = path.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the 1-based, inclusive line range of the chunk in its parent.
+    pub fn lines(mut self, start: u32, end: u32) -> Self {
+        self.lines = Some((start, end));
+        self
+    }
+
+    /// The external id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+    /// The title.
+    pub fn title_text(&self) -> &str {
+        &self.title
+    }
+    /// The body.
+    pub fn body_text(&self) -> &str {
+        &self.body
+    }
+    /// Keyword fields.
+    pub fn keywords(&self) -> &BTreeMap<String, Vec<String>> {
+        &self.keywords
+    }
+    /// Numeric and date fields.
+    pub fn numbers(&self) -> &BTreeMap<String, f64> {
+        &self.numbers
+    }
+    /// ACL tokens.
+    pub fn acl_tokens(&self) -> &[String] {
+        &self.acl
+    }
+    /// The parent record, for chunks.
+    pub fn parent_id(&self) -> Option<&str> {
+        self.parent.as_deref()
+    }
+    /// The heading path.
+    pub fn section_path(&self) -> &[String] {
+        &self.section
+    }
+    /// The line range.
+    pub fn line_range(&self) -> Option<(u32, u32)> {
+        self.lines
+    }
+
+    /// The text the semantic leg embeds and a reranker reads: title, section path, body.
+    pub fn passage(&self) -> String {
+        let mut out = String::with_capacity(self.title.len() + self.body.len() + 2);
+        out.push_str(&self.title);
+        if !self.section.is_empty() {
+            out.push_str(" — ");
+            out.push_str(&self.section.join(" > "));
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&self.body);
+        out
+    }
+
+    /// Checks what every index requires: a non-empty id without control characters, of at
+    /// most 512 bytes, and finite numbers.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRecord`] naming the problem.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |reason: String| Err(Error::InvalidRecord { reason });
+        if self.id.trim().is_empty() {
+            return bad("empty id".into());
+        }
+        if self.id.len() > 512 {
+            return bad(format!("id longer than 512 bytes ({})", self.id.len()));
+        }
+        if self.id.chars().any(char::is_control) {
+            return bad("id contains control characters".into());
+        }
+        if let Some((field, _)) = self.numbers.iter().find(|(_, v)| !v.is_finite()) {
+            return bad(format!("field `{field}` is not a finite number"));
+        }
+        if let Some((s, e)) = self.lines {
+            if s > e {
+                return bad(format!("line range {s}..{e} is reversed"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parses `YYYY-MM-DD` or an RFC 3339 timestamp (`2026-09-14T10:00:00Z`, offsets allowed)
+/// into Unix seconds.
+///
+/// # Errors
+/// [`Error::InvalidRecord`] when the text is not such a date.
+///
+/// ```
+/// assert_eq!(braid_core::parse_date("1970-01-02").unwrap(), 86_400);
+/// assert_eq!(braid_core::parse_date("2000-03-01T00:00:00+01:00").unwrap(), 951_865_200);
+/// assert!(braid_core::parse_date("yesterday").is_err());
+/// ```
+pub fn parse_date(text: &str) -> Result<i64> {
+    let err = || Error::InvalidRecord { reason: format!("not a date: {:?}", truncate(text, 40)) };
+    let t = text.trim();
+    let num = |s: &str| -> Result<i64> {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(err());
+        }
+        s.parse::<i64>().map_err(|_| err())
+    };
+    let date = t.get(..10).ok_or_else(err)?;
+    let parts: Vec<&str> = date.split('-').collect();
+    if parts.len() != 3 || parts[0].len() != 4 || parts[1].len() != 2 || parts[2].len() != 2 {
+        return Err(err());
+    }
+    let (y, m, d) = (num(parts[0])?, num(parts[1])?, num(parts[2])?);
+    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
+        return Err(err());
+    }
+    let mut secs = days_from_civil(y, m, d) * 86_400;
+    let rest = &t[10..];
+    if rest.is_empty() {
+        return Ok(secs);
+    }
+    let rest = rest.strip_prefix(['T', 't', ' ']).ok_or_else(err)?;
+    let time = rest.get(..8).ok_or_else(err)?;
+    let hms: Vec<&str> = time.split(':').collect();
+    if hms.len() != 3 {
+        return Err(err());
+    }
+    let (h, mi, s) = (num(hms[0])?, num(hms[1])?, num(hms[2])?);
+    if h > 23 || mi > 59 || s > 60 {
+        return Err(err());
+    }
+    secs += h * 3600 + mi * 60 + s;
+    let mut zone = &rest[8..];
+    if let Some(frac) = zone.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        zone = &frac[digits..];
+    }
+    match zone {
+        "" | "Z" | "z" => Ok(secs),
+        _ => {
+            let sign = match zone.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return Err(err()),
+            };
+            let hm: Vec<&str> = zone[1..].split(':').collect();
+            if hm.len() != 2 {
+                return Err(err());
+            }
+            let offset = num(hm[0])? * 3600 + num(hm[1])? * 60;
+            Ok(secs - sign * offset)
+        }
+    }
+}
+
+fn truncate(s: &str, max: usize) -> &str {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(parse_date("1970-01-01").unwrap(), 0);
+        assert_eq!(parse_date("2026-09-14").unwrap(), 1_789_344_000);
+        assert_eq!(parse_date("2024-02-29T12:00:00Z").unwrap(), 1_709_208_000);
+        assert_eq!(parse_date("2024-02-29T12:00:00.123-02:00").unwrap(), 1_709_215_200);
+        for bad in ["", "2023-02-29", "2026-13-01", "2026-1-01", "٢٠٢٦-٠٩-١٤", "2026-09-14T25:00:00", "2026-09-14Tnope"]
+        {
+            assert!(parse_date(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn validation() {
+        assert!(Record::new("a").validate().is_ok());
+        assert!(Record::new(" ").validate().is_err());
+        assert!(Record::new("a\u{0}").validate().is_err());
+        assert!(Record::new("a").number("x", f64::NAN).validate().is_err());
+        assert!(Record::new("a").lines(5, 2).validate().is_err());
+    }
+}

@@ -1,0 +1,263 @@
+//! What a caller asks for.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Filter, Principal};
+
+/// The largest `k` a request may ask for.
+pub const MAX_K: usize = 10_000;
+/// The longest query text accepted, in bytes (16 KiB).
+pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+
+/// A recall leg: one way of finding candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Leg {
+    /// BM25 over the analysed title and body.
+    Lexical,
+    /// Typo, fragment and prefix recall.
+    Fuzzy,
+    /// Embedding similarity.
+    Semantic,
+}
+
+impl Leg {
+    /// Every leg, in fusion order.
+    pub const ALL: [Leg; 3] = [Leg::Lexical, Leg::Fuzzy, Leg::Semantic];
+
+    /// The leg's name as used in JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Leg::Lexical => "lexical",
+            Leg::Fuzzy => "fuzzy",
+            Leg::Semantic => "semantic",
+        }
+    }
+}
+
+impl std::fmt::Display for Leg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which legs a request runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Every leg the index can run (the default).
+    #[default]
+    Auto,
+    /// BM25 only.
+    Lexical,
+    /// The fuzzy leg only (it also scores exact matches, above fuzzy ones).
+    Fuzzy,
+    /// The semantic leg only; an error when the index has no embedding model.
+    Semantic,
+    /// Every available leg, fused with RRF.
+    Hybrid,
+}
+
+impl Mode {
+    /// Parses `auto`, `lexical`, `fuzzy`, `semantic` or `hybrid`.
+    pub fn parse(text: &str) -> Option<Mode> {
+        Some(match text.trim().to_ascii_lowercase().as_str() {
+            "auto" => Mode::Auto,
+            "lexical" | "bm25" => Mode::Lexical,
+            "fuzzy" => Mode::Fuzzy,
+            "semantic" | "dense" | "vector" => Mode::Semantic,
+            "hybrid" => Mode::Hybrid,
+            _ => return None,
+        })
+    }
+
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Lexical => "lexical",
+            Mode::Fuzzy => "fuzzy",
+            Mode::Semantic => "semantic",
+            Mode::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// How the query text is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuerySyntax {
+    /// Plain text: quotes, colons, brackets, `AND`/`OR`/`-` are just characters (the default).
+    #[default]
+    Plain,
+    /// tantivy's query language over title and body, parsed leniently (the lexical leg only).
+    Tantivy,
+}
+
+/// Per-leg weights for reciprocal rank fusion. By default every leg weighs 1.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LegWeights {
+    /// Weight of the lexical leg.
+    pub lexical: f32,
+    /// Weight of the fuzzy leg.
+    pub fuzzy: f32,
+    /// Weight of the semantic leg.
+    pub semantic: f32,
+}
+
+impl Default for LegWeights {
+    fn default() -> Self {
+        LegWeights { lexical: 1.0, fuzzy: 1.0, semantic: 1.0 }
+    }
+}
+
+impl LegWeights {
+    /// The weight of `leg`.
+    pub fn get(&self, leg: Leg) -> f32 {
+        match leg {
+            Leg::Lexical => self.lexical,
+            Leg::Fuzzy => self.fuzzy,
+            Leg::Semantic => self.semantic,
+        }
+    }
+}
+
+/// One search: the query, who asks, and how.
+///
+/// Built with chained setters; every knob has a stated default. Validation happens in
+/// `search()`, which answers `k = 0` with an empty result and rejects `k > MAX_K` and queries
+/// over [`MAX_QUERY_BYTES`] with typed errors.
+///
+/// ```
+/// use braid_core::{Filter, Mode, Principal, SearchRequest};
+/// let req = SearchRequest::new("retun policy", Principal::public())
+///     .k(3)
+///     .mode(Mode::Fuzzy)
+///     .filter(Filter::keyword("category", "billing"));
+/// assert_eq!(req.query(), "retun policy");
+/// ```
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    query: String,
+    principal: Principal,
+    filter: Option<Filter>,
+    k: usize,
+    mode: Mode,
+    syntax: QuerySyntax,
+    depth: usize,
+    rrf_k: f32,
+    weights: LegWeights,
+    suggest: bool,
+    snippet_chars: usize,
+}
+
+impl SearchRequest {
+    /// A request for `query` on behalf of `principal`.
+    pub fn new(query: impl Into<String>, principal: Principal) -> Self {
+        SearchRequest {
+            query: query.into(),
+            principal,
+            filter: None,
+            k: 10,
+            mode: Mode::Auto,
+            syntax: QuerySyntax::Plain,
+            depth: 100,
+            rrf_k: 60.0,
+            weights: LegWeights::default(),
+            suggest: true,
+            snippet_chars: 200,
+        }
+    }
+
+    /// How many hits to return. By default, 10.
+    pub fn k(mut self, k: usize) -> Self {
+        self.k = k;
+        self
+    }
+    /// Which legs run. By default, [`Mode::Auto`].
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+    /// A structured filter, applied with access control before ranking. By default, none.
+    pub fn filter(mut self, filter: Filter) -> Self {
+        self.filter = Some(filter);
+        self
+    }
+    /// How the query text is read. By default, [`QuerySyntax::Plain`].
+    pub fn syntax(mut self, syntax: QuerySyntax) -> Self {
+        self.syntax = syntax;
+        self
+    }
+    /// How many candidates each leg contributes to fusion (at least `k`). By default, 100.
+    pub fn depth(mut self, depth: usize) -> Self {
+        self.depth = depth;
+        self
+    }
+    /// The RRF constant: a hit at rank r (1-based) of a leg adds `weight / (rrf_k + r)`.
+    /// By default, 60.
+    pub fn rrf_k(mut self, rrf_k: f32) -> Self {
+        self.rrf_k = rrf_k;
+        self
+    }
+    /// Per-leg fusion weights. By default, all 1.
+    pub fn weights(mut self, weights: LegWeights) -> Self {
+        self.weights = weights;
+        self
+    }
+    /// Whether to compute "did you mean" suggestions. By default, true.
+    pub fn suggest(mut self, suggest: bool) -> Self {
+        self.suggest = suggest;
+        self
+    }
+    /// The longest snippet in characters (0 turns snippets off). By default, 200.
+    pub fn snippet_chars(mut self, chars: usize) -> Self {
+        self.snippet_chars = chars;
+        self
+    }
+
+    /// The query text.
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+    /// The principal.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+    /// The structured filter.
+    pub fn filter_ref(&self) -> Option<&Filter> {
+        self.filter.as_ref()
+    }
+    /// The number of hits asked for.
+    pub fn limit(&self) -> usize {
+        self.k
+    }
+    /// The mode.
+    pub fn mode_ref(&self) -> Mode {
+        self.mode
+    }
+    /// The query syntax.
+    pub fn syntax_ref(&self) -> QuerySyntax {
+        self.syntax
+    }
+    /// Candidates per leg: `max(depth, k)`.
+    pub fn leg_depth(&self) -> usize {
+        self.depth.max(self.k)
+    }
+    /// The RRF constant.
+    pub fn rrf_constant(&self) -> f32 {
+        self.rrf_k
+    }
+    /// Per-leg fusion weights.
+    pub fn leg_weights(&self) -> LegWeights {
+        self.weights
+    }
+    /// Whether suggestions are wanted.
+    pub fn wants_suggestions(&self) -> bool {
+        self.suggest
+    }
+    /// Longest snippet in characters.
+    pub fn snippet_len(&self) -> usize {
+        self.snippet_chars
+    }
+}

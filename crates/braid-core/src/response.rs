@@ -1,0 +1,139 @@
+//! What a search returns: hits with explain records, suggestions, and stats beside them.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::{Leg, Mode};
+
+/// The answer to one `search()`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResponse {
+    /// Ranked hits, best first.
+    pub hits: Vec<Hit>,
+    /// "Did you mean" suggestions for query terms unknown to the records the caller may see.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggestion>,
+    /// Timings and counts, beside the answer.
+    pub stats: Stats,
+}
+
+/// One ranked record.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    /// The record's external id.
+    pub id: String,
+    /// The final score (fused, or the single leg's score normalised the same way).
+    pub score: f32,
+    /// The record's title.
+    pub title: String,
+    /// A passage of the body around the query terms (serialised flat, as `snippet` text and
+    /// `highlights` byte ranges).
+    #[serde(flatten)]
+    pub snippet: Snippet,
+    /// The parent record, for chunks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// The heading path, for chunks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub section: Vec<String>,
+    /// The 1-based inclusive line range, for chunks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<(u32, u32)>,
+    /// Keyword fields.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub keywords: BTreeMap<String, Vec<String>>,
+    /// Numeric and date fields (dates as Unix seconds).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub numbers: BTreeMap<String, f64>,
+    /// How the score came about.
+    pub explain: Explain,
+}
+
+/// A fragment of text with highlighted byte ranges.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Snippet {
+    /// The fragment.
+    #[serde(rename = "snippet")]
+    pub text: String,
+    /// Byte ranges of `text` that match query terms.
+    pub highlights: Vec<(usize, usize)>,
+}
+
+impl Snippet {
+    /// The fragment with each highlight wrapped in `open` … `close`.
+    ///
+    /// ```
+    /// use braid_core::Snippet;
+    /// let s = Snippet { text: "refund policy".into(), highlights: vec![(0, 6)] };
+    /// assert_eq!(s.marked("[", "]"), "[refund] policy");
+    /// ```
+    pub fn marked(&self, open: &str, close: &str) -> String {
+        let mut out = String::with_capacity(self.text.len() + 8 * self.highlights.len());
+        let mut at = 0;
+        for &(s, e) in &self.highlights {
+            let (Some(before), Some(mid)) = (self.text.get(at..s), self.text.get(s..e)) else { continue };
+            out.push_str(before);
+            out.push_str(open);
+            out.push_str(mid);
+            out.push_str(close);
+            at = e;
+        }
+        out.push_str(self.text.get(at..).unwrap_or(""));
+        out
+    }
+}
+
+/// How a hit's score came about.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Explain {
+    /// Each leg that found the hit: its rank, raw score and contribution.
+    pub legs: Vec<LegExplain>,
+    /// The fused score (sum of contributions).
+    pub fused: f32,
+}
+
+/// One leg's part in a hit's score.
+#[derive(Debug, Clone, Serialize)]
+pub struct LegExplain {
+    /// The leg.
+    pub leg: Leg,
+    /// 1-based rank in the leg's list.
+    pub rank: usize,
+    /// The leg's own score (BM25, fuzzy BM25, cosine).
+    pub raw: f32,
+    /// What the leg added to the fused score.
+    pub contribution: f32,
+}
+
+/// A "did you mean" suggestion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Suggestion {
+    /// The query term as typed (lowercased).
+    pub term: String,
+    /// The closest known term.
+    pub suggestion: String,
+    /// Edit distance (transpositions count as one).
+    pub distance: usize,
+}
+
+/// Timings and counts of one request, beside the answer — never inside the text a model reads.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Stats {
+    /// The mode asked for.
+    pub mode: Option<Mode>,
+    /// The legs that ran, in order.
+    pub legs: Vec<Leg>,
+    /// Candidates per leg, after access control.
+    pub candidates: BTreeMap<Leg, usize>,
+    /// The fusion weight each leg ran with (the request's weights, adjusted by `Auto`).
+    pub weights: BTreeMap<Leg, f32>,
+    /// Microseconds per stage: `visibility`, `lexical`, `fuzzy`, `semantic`, `fusion`,
+    /// `hits`, `suggest`, `total`.
+    pub micros: BTreeMap<&'static str, u64>,
+    /// Which path the semantic leg took (`hnsw` or `exact`), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semantic_path: Option<&'static str>,
+    /// Records the caller may see under the request's filter.
+    pub allowed: usize,
+}

@@ -1,0 +1,23 @@
+//! Braid's fusion stage: braids the ranked lists of the recall legs into one.
+//!
+//! Reciprocal rank fusion (RRF) gives a candidate at 1-based rank `r` of a leg with weight `w`
+//! the contribution `w / (k + r)`; a candidate's fused score is the sum over the legs that found
+//! it. Every fused candidate keeps an explain record: each leg's rank, raw score and
+//! contribution. Fusion is pure: it sees only what the legs returned, and the legs only ever
+//! return records of the request's allowed set.
+//!
+//! ```
+//! use braid_core::Leg;
+//! use braid_fusion::{rrf, LegList};
+//!
+//! let lexical = LegList::new(Leg::Lexical, 1.0, vec![(7, 12.5), (3, 9.0)]);
+//! let fuzzy = LegList::new(Leg::Fuzzy, 1.0, vec![(3, 4.0), (9, 2.0)]);
+//! let fused = rrf(&[lexical, fuzzy], 60.0);
+//! assert_eq!(fused[0].ord, 3); // found by both legs
+//! assert_eq!(fused[0].legs.len(), 2);
+//! ```
+#![deny(missing_docs)]
+
+mod rrf;
+
+pub use rrf::{rrf, Fused, LegList, LegScore};

@@ -1,0 +1,106 @@
+//! Text analysis: how titles, bodies and queries become terms.
+
+use serde::{Deserialize, Serialize};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, NgramTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer,
+    StopWordFilter, TextAnalyzer,
+};
+
+/// Name under which the configured analyzer for title and body is registered.
+pub(crate) const TEXT_TOKENIZER: &str = "braid_text";
+/// Lowercased, folded words without stemming: the vocabulary for fuzzy recall and suggestions.
+pub(crate) const WORDS_TOKENIZER: &str = "braid_words";
+/// Character trigrams: fragment and substring recall.
+pub(crate) const GRAMS_TOKENIZER: &str = "braid_grams";
+
+/// Tokens longer than this many bytes are dropped (they are never words people type).
+const MAX_TOKEN_BYTES: usize = 40;
+
+/// The analyzer for title and body, chosen per index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Analyzer {
+    /// Words split on non-alphanumerics, lowercased, ASCII-folded, English stop words removed,
+    /// Snowball English stemming (the default).
+    #[default]
+    English,
+    /// Like `English` without stop words and stemming.
+    Simple,
+}
+
+impl Analyzer {
+    /// Builds the tantivy analyzer.
+    pub(crate) fn build(self) -> TextAnalyzer {
+        let base = TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
+            .filter(LowerCaser)
+            .filter(AsciiFoldingFilter);
+        match self {
+            Analyzer::English => base
+                .filter(StopWordFilter::new(Language::English).expect("tantivy ships English stop words"))
+                .filter(Stemmer::new(Language::English))
+                .build(),
+            Analyzer::Simple => base.build(),
+        }
+    }
+}
+
+pub(crate) fn words_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build()
+}
+
+pub(crate) fn grams_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(NgramTokenizer::new(3, 3, false).expect("3..=3 is a valid n-gram range"))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build()
+}
+
+/// Runs `analyzer` over `text` and returns the terms, in order.
+pub(crate) fn terms(analyzer: &TextAnalyzer, text: &str) -> Vec<String> {
+    let mut analyzer = analyzer.clone();
+    let mut stream = analyzer.token_stream(text);
+    let mut out = Vec::new();
+    while stream.advance() {
+        out.push(stream.token().text.clone());
+    }
+    out
+}
+
+/// The character trigrams of one word, as the grams field indexes them.
+pub(crate) fn word_trigrams(word: &str) -> Vec<String> {
+    let chars: Vec<char> = word.chars().collect();
+    if chars.len() < 3 {
+        return Vec::new();
+    }
+    let mut grams: Vec<String> = chars.windows(3).map(|w| w.iter().collect()).collect();
+    grams.dedup();
+    grams
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_stems_and_drops_stop_words() {
+        let a = Analyzer::English.build();
+        assert_eq!(terms(&a, "The Refunds of Policies"), ["refund", "polici"]);
+        assert_eq!(terms(&a, "HTTP 451 — Café"), ["http", "451", "cafe"]);
+        assert!(terms(&a, "\"unbalanced (quotes AND -x").contains(&"unbalanc".to_string()));
+        assert!(terms(&a, "🙂🙂 ¿?").is_empty());
+    }
+
+    #[test]
+    fn words_and_grams() {
+        assert_eq!(terms(&words_analyzer(), "Kubernetes Relays"), ["kubernetes", "relays"]);
+        assert_eq!(word_trigrams("kuber"), ["kub", "ube", "ber"]);
+        assert!(word_trigrams("ab").is_empty());
+        assert_eq!(terms(&grams_analyzer(), "AbcD"), ["abc", "bcd"]);
+    }
+}

@@ -1,0 +1,390 @@
+//! The lexical index: a tantivy index, its reader, and immutable snapshots to search.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use braid_core::{AllowedSet, Error, Ord, OrdSet, QuerySyntax, Result, Snippet, Suggestion, Visibility};
+use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::MmapDirectory;
+use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::snippet::SnippetGenerator;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, TantivyError, Term};
+
+use crate::analysis::{self, words_analyzer, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER};
+use crate::legs::{fuzzy_query, lexical_query, max_edits, BuiltQuery, MAX_QUERY_TERMS};
+use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
+use crate::stored::{from_doc, StoredRecord};
+use crate::visibility::{restrict, visibility_query, OrdCollector};
+use crate::vocabulary::Vocabulary;
+use crate::writer::{lexical, LexicalWriter};
+
+/// Memory budget of the writer's indexing buffer. By default, 128 MiB.
+pub const DEFAULT_WRITER_HEAP: usize = 128 * 1024 * 1024;
+
+/// The ranked output of one leg.
+#[derive(Debug, Clone, Default)]
+pub struct LegOutput {
+    /// `(ordinal, raw score)`, best first; only ordinals of the allowed set.
+    pub candidates: Vec<(Ord, f32)>,
+    /// Analysed terms that matched or were expanded, with weights, for highlighting.
+    pub highlight: BTreeMap<String, f32>,
+}
+
+/// A query word and how often it occurs in records the caller may see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryWord {
+    /// The word, lowercased and folded, unstemmed.
+    pub word: String,
+    /// Records of the allowed set that contain it.
+    pub visible_df: usize,
+    /// Whether the analyzer drops it as a stop word.
+    pub stop_word: bool,
+}
+
+impl QueryWord {
+    /// Whether the word holds a digit (a code, version or number).
+    pub fn has_digits(&self) -> bool {
+        self.word.chars().any(|c| c.is_ascii_digit())
+    }
+}
+
+/// An inverted index over records: BM25, fuzzy recall, suggestions and stored fields.
+pub struct LexicalIndex {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+    config: SchemaConfig,
+    path: Option<PathBuf>,
+    snapshot: RwLock<Arc<Snapshot>>,
+}
+
+impl LexicalIndex {
+    /// Creates an index in the empty directory `dir`, or in memory when `dir` is `None`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the directory cannot be used, [`Error::Lexical`] when it already
+    /// holds an index.
+    pub fn create(dir: Option<&Path>, config: SchemaConfig) -> Result<Self> {
+        config.validate()?;
+        let (schema, fields) = build_schema(&config);
+        let index = match dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                let mmap = MmapDirectory::open(dir).map_err(lexical)?;
+                Index::create(mmap, schema, Default::default()).map_err(lexical)?
+            }
+            None => Index::create_in_ram(schema),
+        };
+        Self::from_index(index, fields, config, dir.map(Path::to_path_buf))
+    }
+
+    /// Opens the index in `dir`, written with `config`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when the directory holds no readable index.
+    pub fn open(dir: &Path, config: SchemaConfig) -> Result<Self> {
+        let corrupt = |reason: String| Error::Corrupt { path: dir.join("meta.json"), reason };
+        if !dir.join("meta.json").is_file() {
+            return Err(corrupt("missing".into()));
+        }
+        let index = Index::open_in_dir(dir).map_err(|e| corrupt(e.to_string()))?;
+        let fields = fields_of(&index.schema(), &config)?;
+        Self::from_index(index, fields, config, Some(dir.to_path_buf()))
+    }
+
+    fn from_index(index: Index, fields: Fields, config: SchemaConfig, path: Option<PathBuf>) -> Result<Self> {
+        let tokenizers = index.tokenizers();
+        tokenizers.register(TEXT_TOKENIZER, config.analyzer.build());
+        tokenizers.register(WORDS_TOKENIZER, words_analyzer());
+        tokenizers.register(GRAMS_TOKENIZER, analysis::grams_analyzer());
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(lexical)?;
+        let snapshot = Snapshot::new(reader.searcher(), fields.clone(), config.clone())?;
+        Ok(LexicalIndex { index, reader, fields, config, path, snapshot: RwLock::new(Arc::new(snapshot)) })
+    }
+
+    /// The schema configuration.
+    pub fn config(&self) -> &SchemaConfig {
+        &self.config
+    }
+
+    /// Opens the single writer, with an indexing buffer of `heap_bytes`.
+    ///
+    /// # Errors
+    /// [`Error::LockBusy`] when another writer (thread or process) holds the index.
+    pub fn writer(&self, heap_bytes: usize) -> Result<LexicalWriter> {
+        let writer = self.index.writer(heap_bytes.max(15_000_000)).map_err(|e| match e {
+            TantivyError::LockFailure(..) => {
+                Error::LockBusy { path: self.path.clone().unwrap_or_else(|| PathBuf::from("<memory>")) }
+            }
+            other => lexical(other),
+        })?;
+        Ok(LexicalWriter { writer, fields: self.fields.clone() })
+    }
+
+    /// Picks up the latest commit: later calls to [`LexicalIndex::snapshot`] see it.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the new commit cannot be read.
+    pub fn reload(&self) -> Result<()> {
+        self.reader.reload().map_err(lexical)?;
+        let snapshot = Snapshot::new(self.reader.searcher(), self.fields.clone(), self.config.clone())?;
+        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+        Ok(())
+    }
+
+    /// The current snapshot. Searching it never blocks on writing.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// An immutable view of one commit.
+pub struct Snapshot {
+    searcher: Searcher,
+    fields: Fields,
+    config: SchemaConfig,
+    analyzer: TextAnalyzer,
+    words: TextAnalyzer,
+    vocabulary: Vocabulary,
+}
+
+impl Snapshot {
+    fn new(searcher: Searcher, fields: Fields, config: SchemaConfig) -> Result<Self> {
+        let vocabulary = Vocabulary::build(&searcher, fields.words)?;
+        let analyzer = config.analyzer.build();
+        Ok(Snapshot { searcher, fields, config, analyzer, words: words_analyzer(), vocabulary })
+    }
+
+    /// The number of live records.
+    pub fn num_records(&self) -> u64 {
+        self.searcher.num_docs()
+    }
+
+    /// The number of distinct words in the vocabulary.
+    pub fn vocabulary_len(&self) -> usize {
+        self.vocabulary.len()
+    }
+
+    /// The records `visibility` admits: the allowed set every leg is confined to.
+    ///
+    /// # Errors
+    /// [`Error::UnknownField`] when the filter names a field the schema lacks.
+    pub fn allowed_set(&self, visibility: Visibility) -> Result<AllowedSet> {
+        let query = visibility_query(&self.fields, &visibility)?;
+        let ords: OrdSet = self.searcher.search(&*query, &OrdCollector).map_err(lexical)?;
+        Ok(AllowedSet::new(visibility, ords))
+    }
+
+    /// The highest ordinal in use, if any record exists.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] on a damaged index.
+    pub fn max_ord(&self) -> Result<Option<Ord>> {
+        let mut max = None;
+        for segment in self.searcher.segment_readers() {
+            let column = segment.fast_fields().u64("ord").map_err(lexical)?;
+            if segment.num_docs() > 0 {
+                max = max.max(Some(column.max_value()));
+            }
+        }
+        Ok(max)
+    }
+
+    /// The lexical leg: BM25 over title and body, confined to `allowed`.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] on an internal failure.
+    pub fn lexical(&self, text: &str, allowed: &AllowedSet, depth: usize, syntax: QuerySyntax) -> Result<LegOutput> {
+        let built = match syntax {
+            QuerySyntax::Plain => lexical_query(&self.fields, &self.config, &self.analyzer, text),
+            QuerySyntax::Tantivy => self.parsed_query(text),
+        };
+        self.run(built, allowed, depth)
+    }
+
+    /// The fuzzy leg: typos, fragments and as-you-type prefixes, confined to `allowed`.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] on an internal failure.
+    pub fn fuzzy(&self, text: &str, allowed: &AllowedSet, depth: usize) -> Result<LegOutput> {
+        let built = fuzzy_query(&self.fields, &self.config, &self.analyzer, &self.words, &self.vocabulary, text);
+        self.run(built, allowed, depth)
+    }
+
+    fn parsed_query(&self, text: &str) -> BuiltQuery {
+        let mut parser = QueryParser::new(
+            self.searcher.schema().clone(),
+            vec![self.fields.text, self.fields.title],
+            self.searcher.index().tokenizers().clone(),
+        );
+        parser.set_field_boost(self.fields.title, self.config.title_boost);
+        let (query, _errors) = parser.parse_query_lenient(text);
+        let highlight =
+            analysis::terms(&self.analyzer, text).into_iter().take(MAX_QUERY_TERMS).map(|t| (t, 1.0)).collect();
+        BuiltQuery { query: Some(query), highlight }
+    }
+
+    fn run(&self, built: BuiltQuery, allowed: &AllowedSet, depth: usize) -> Result<LegOutput> {
+        let Some(query) = built.query else { return Ok(LegOutput::default()) };
+        if depth == 0 || allowed.is_empty() {
+            return Ok(LegOutput { candidates: Vec::new(), highlight: built.highlight });
+        }
+        let query = restrict(&self.fields, allowed, query)?;
+        let top = self.searcher.search(&*query, &TopDocs::with_limit(depth)).map_err(lexical)?;
+        let mut candidates = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let ord = self.ord_of(address)?;
+            // Defence in depth: the query already applied the rule; the set must agree.
+            if allowed.contains(ord) {
+                candidates.push((ord, score));
+            }
+        }
+        Ok(LegOutput { candidates, highlight: built.highlight })
+    }
+
+    fn ord_of(&self, address: DocAddress) -> Result<Ord> {
+        let segment = self.searcher.segment_reader(address.segment_ord);
+        let column = segment.fast_fields().u64("ord").map_err(lexical)?;
+        column.first(address.doc_id).ok_or_else(|| Error::Lexical(format!("record without ordinal at {address:?}")))
+    }
+
+    fn address_of_ord(&self, ord: Ord) -> Result<Option<DocAddress>> {
+        let query = TermQuery::new(Term::from_field_u64(self.fields.ord, ord), IndexRecordOption::Basic);
+        let top = self.searcher.search(&query, &TopDocs::with_limit(1)).map_err(lexical)?;
+        Ok(top.first().map(|(_, a)| *a))
+    }
+
+    /// Reads back stored records by ordinal, in the given order; missing ordinals are skipped.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read.
+    pub fn records(&self, ords: &[Ord]) -> Result<Vec<StoredRecord>> {
+        let mut out = Vec::with_capacity(ords.len());
+        for &ord in ords {
+            if let Some(address) = self.address_of_ord(ord)? {
+                let doc: TantivyDocument = self.searcher.doc(address).map_err(lexical)?;
+                out.push(from_doc(&self.fields, &doc));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The live record with external id `id`, if any (for upserts and `read`).
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read.
+    pub fn record_by_id(&self, id: &str) -> Result<Option<StoredRecord>> {
+        let query = TermQuery::new(Term::from_field_text(self.fields.id, id), IndexRecordOption::Basic);
+        let top = self.searcher.search(&query, &TopDocs::with_limit(1)).map_err(lexical)?;
+        match top.first() {
+            Some((_, address)) => {
+                let doc: TantivyDocument = self.searcher.doc(*address).map_err(lexical)?;
+                Ok(Some(from_doc(&self.fields, &doc)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Every live record's `(id, ordinal, content hash)`.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read.
+    pub fn ids(&self) -> Result<Vec<(String, Ord, u64)>> {
+        let mut out = Vec::with_capacity(self.searcher.num_docs() as usize);
+        for (segment_ord, segment) in self.searcher.segment_readers().iter().enumerate() {
+            let store = segment.get_store_reader(64).map_err(lexical)?;
+            for doc_id in segment.doc_ids_alive() {
+                let doc: TantivyDocument = store.get(doc_id).map_err(lexical)?;
+                let r = from_doc(&self.fields, &doc);
+                let _ = segment_ord;
+                out.push((r.id, r.ord, r.hash));
+            }
+        }
+        Ok(out)
+    }
+
+    /// A snippet of `body` around the highlight terms, at most `max_chars` long.
+    pub fn snippet(&self, body: &str, highlight: &BTreeMap<String, f32>, max_chars: usize) -> Snippet {
+        if max_chars == 0 || body.is_empty() {
+            return Snippet::default();
+        }
+        let generator = SnippetGenerator::new(highlight.clone(), self.analyzer.clone(), self.fields.body, max_chars);
+        let snippet = generator.snippet(body);
+        if snippet.fragment().is_empty() {
+            let end = body.char_indices().nth(max_chars).map_or(body.len(), |(i, _)| i);
+            return Snippet { text: body[..end].to_string(), highlights: Vec::new() };
+        }
+        Snippet {
+            text: snippet.fragment().to_string(),
+            highlights: snippet.highlighted().iter().map(|r| (r.start, r.end)).collect(),
+        }
+    }
+
+    /// The query's words with their frequency among the records of the allowed set, in
+    /// query order, without repeats. Stop words are marked, not dropped.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] on an internal failure.
+    pub fn query_words(&self, text: &str, allowed: &AllowedSet) -> Result<Vec<QueryWord>> {
+        let mut words = analysis::terms(&self.words, text);
+        words.truncate(MAX_QUERY_TERMS);
+        let mut seen = std::collections::HashSet::new();
+        words.retain(|w| seen.insert(w.clone()));
+        words
+            .into_iter()
+            .map(|word| {
+                let stop_word = analysis::terms(&self.analyzer, &word).is_empty();
+                let visible_df = if self.vocabulary.df(&word) == 0 { 0 } else { self.visible_df(&word, allowed)? };
+                Ok(QueryWord { word, visible_df, stop_word })
+            })
+            .collect()
+    }
+
+    /// "Did you mean": for each query word that no visible record contains, the closest word
+    /// that visible records do contain. Candidates come from the whole vocabulary, but each is
+    /// kept only if a record of the allowed set holds it, and is ranked by its frequency among
+    /// those records: nothing about records outside the set can leak.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] on an internal failure.
+    pub fn suggest(&self, words: &[QueryWord], allowed: &AllowedSet) -> Result<Vec<Suggestion>> {
+        let mut out = Vec::new();
+        for w in words.iter().filter(|w| !w.stop_word && w.visible_df == 0) {
+            let edits = max_edits(&w.word).max(usize::from(w.word.chars().count() >= 3 && !w.has_digits()));
+            if edits == 0 {
+                continue;
+            }
+            let mut best: Option<(usize, usize, String)> = None;
+            for n in self.vocabulary.neighbours(&w.word, edits).into_iter().take(20) {
+                let df = self.visible_df(&n.word, allowed)?;
+                if df == 0 {
+                    continue;
+                }
+                let better = match &best {
+                    None => true,
+                    Some((d, f, _)) => n.distance < *d || (n.distance == *d && df > *f),
+                };
+                if better {
+                    best = Some((n.distance, df, n.word));
+                }
+            }
+            if let Some((distance, _, suggestion)) = best {
+                out.push(Suggestion { term: w.word.clone(), suggestion, distance });
+            }
+        }
+        Ok(out)
+    }
+
+    fn visible_df(&self, word: &str, allowed: &AllowedSet) -> Result<usize> {
+        let term: Box<dyn Query> =
+            Box::new(TermQuery::new(Term::from_field_text(self.fields.words, word), IndexRecordOption::Basic));
+        let query = BooleanQuery::new(vec![
+            (Occur::Must, visibility_query(&self.fields, allowed.visibility())?),
+            (Occur::Must, term),
+        ]);
+        self.searcher.search(&query, &Count).map_err(lexical)
+    }
+}

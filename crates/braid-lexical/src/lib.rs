@@ -1,0 +1,42 @@
+//! Braid's lexical and fuzzy legs, on tantivy.
+//!
+//! A [`LexicalIndex`] stores records in a tantivy index with a flat title+body field for BM25,
+//! a title field for the title boost, an unstemmed word field whose vocabulary (an `fst` map)
+//! drives typo expansion, completion and "did you mean", and a trigram field for fragments.
+//! Searches run on a [`Snapshot`] and are confined to an [`braid_core::AllowedSet`]: the
+//! visibility rule is a required clause inside tantivy, never a post-filter over a top-k.
+//!
+//! ```
+//! use braid_core::{AccessPolicy, Principal, QuerySyntax, Record, Visibility};
+//! use braid_lexical::{LexicalIndex, SchemaConfig};
+//!
+//! # fn main() -> braid_core::Result<()> {
+//! let index = LexicalIndex::create(None, SchemaConfig::default())?;
+//! let mut writer = index.writer(braid_lexical::DEFAULT_WRITER_HEAP)?;
+//! writer.upsert(0, &Record::new("a").title("Return policy").body("Send it back within 30 days."), 0)?;
+//! writer.commit()?;
+//! index.reload()?;
+//!
+//! let snapshot = index.snapshot();
+//! let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None))?;
+//! let hits = snapshot.fuzzy("retun polcy", &allowed, 10)?;
+//! assert_eq!(hits.candidates[0].0, 0);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod analysis;
+mod index;
+mod legs;
+mod schema;
+mod stored;
+mod visibility;
+mod vocabulary;
+mod writer;
+
+pub use analysis::Analyzer;
+pub use index::{LegOutput, LexicalIndex, QueryWord, Snapshot, DEFAULT_WRITER_HEAP};
+pub use legs::{max_edits, MAX_QUERY_TERMS};
+pub use schema::SchemaConfig;
+pub use stored::StoredRecord;
+pub use writer::LexicalWriter;

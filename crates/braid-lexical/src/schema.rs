@@ -1,0 +1,170 @@
+//! The tantivy schema behind a Braid index, and its configuration.
+
+use std::collections::BTreeSet;
+
+use braid_core::{Error, Result};
+use serde::{Deserialize, Serialize};
+use tantivy::schema::{
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
+};
+
+use crate::analysis::{Analyzer, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER};
+
+const KEYWORD_PREFIX: &str = "kw.";
+const NUMBER_PREFIX: &str = "num.";
+
+/// How an index is laid out: the analyzer, field boosts, and the keyword and numeric fields
+/// records may carry. Chosen when the index is created and stored with it.
+///
+/// By default: English analysis, title boost 0.5 on top of the flat title+body field,
+/// keyword fields `category`, `tags`, `lang`, `audience`, `source`, numeric fields
+/// `updated`, `created`, `priority`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchemaConfig {
+    /// The analyzer for title and body.
+    pub analyzer: Analyzer,
+    /// Extra weight of a title match, added to the flat title+body BM25 (0 turns it off).
+    pub title_boost: f32,
+    /// Keyword (exact, filterable) fields.
+    pub keyword_fields: BTreeSet<String>,
+    /// Numeric and date fields (filterable by range; dates as Unix seconds).
+    pub numeric_fields: BTreeSet<String>,
+}
+
+impl Default for SchemaConfig {
+    fn default() -> Self {
+        SchemaConfig {
+            analyzer: Analyzer::English,
+            title_boost: 0.5,
+            keyword_fields: ["category", "tags", "lang", "audience", "source"].map(String::from).into(),
+            numeric_fields: ["updated", "created", "priority"].map(String::from).into(),
+        }
+    }
+}
+
+impl SchemaConfig {
+    /// Checks field names: non-empty, at most 64 bytes of `[A-Za-z0-9_.-]`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRequest`] naming the bad field.
+    pub fn validate(&self) -> Result<()> {
+        for name in self.keyword_fields.iter().chain(&self.numeric_fields) {
+            let ok = !name.is_empty()
+                && name.len() <= 64
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+            if !ok {
+                return Err(Error::invalid_request(format!("bad field name {name:?}")));
+            }
+        }
+        if !self.title_boost.is_finite() || self.title_boost < 0.0 {
+            return Err(Error::invalid_request("title_boost must be a finite number >= 0"));
+        }
+        Ok(())
+    }
+}
+
+/// The fields of the tantivy schema.
+#[derive(Debug, Clone)]
+pub(crate) struct Fields {
+    pub id: Field,
+    pub ord: Field,
+    pub title: Field,
+    pub body: Field,
+    pub text: Field,
+    pub words: Field,
+    pub grams: Field,
+    pub acl: Field,
+    pub tenant: Field,
+    pub parent: Field,
+    pub section: Field,
+    pub section_path: Field,
+    pub lines: Field,
+    pub hash: Field,
+    pub keywords: Vec<(String, Field)>,
+    pub numbers: Vec<(String, Field)>,
+}
+
+impl Fields {
+    pub fn keyword(&self, name: &str) -> Result<Field> {
+        lookup(&self.keywords, name)
+    }
+
+    pub fn number(&self, name: &str) -> Result<Field> {
+        lookup(&self.numbers, name)
+    }
+}
+
+fn lookup(fields: &[(String, Field)], name: &str) -> Result<Field> {
+    fields
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, f)| *f)
+        .ok_or_else(|| Error::UnknownField { name: name.to_string() })
+}
+
+fn indexed_text(tokenizer: &str, record: IndexRecordOption) -> TextOptions {
+    TextOptions::default()
+        .set_indexing_options(TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(record))
+}
+
+pub(crate) fn build_schema(config: &SchemaConfig) -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let id = b.add_text_field("id", STRING | STORED);
+    let ord = b.add_u64_field("ord", INDEXED | FAST | STORED);
+    let title = b.add_text_field("title", indexed_text(TEXT_TOKENIZER, IndexRecordOption::WithFreqs) | STORED);
+    let body = b.add_text_field("body", STORED);
+    let text = b.add_text_field("text", indexed_text(TEXT_TOKENIZER, IndexRecordOption::WithFreqs));
+    let words = b.add_text_field("words", indexed_text(WORDS_TOKENIZER, IndexRecordOption::Basic));
+    let grams = b.add_text_field("grams", indexed_text(GRAMS_TOKENIZER, IndexRecordOption::WithFreqs));
+    let acl = b.add_text_field("acl", STRING | STORED);
+    let tenant = b.add_text_field("tenant", STRING);
+    let parent = b.add_text_field("parent", STRING | STORED);
+    let section = b.add_text_field("section", STORED);
+    let section_path = b.add_text_field("section_path", STRING);
+    let lines = b.add_u64_field("lines", STORED);
+    let hash = b.add_u64_field("hash", STORED);
+    let keywords = config
+        .keyword_fields
+        .iter()
+        .map(|n| (n.clone(), b.add_text_field(&format!("{KEYWORD_PREFIX}{n}"), STRING | STORED)))
+        .collect();
+    let numbers = config
+        .numeric_fields
+        .iter()
+        .map(|n| {
+            let opts = NumericOptions::default().set_indexed().set_fast().set_stored();
+            (n.clone(), b.add_f64_field(&format!("{NUMBER_PREFIX}{n}"), opts))
+        })
+        .collect();
+    let fields = Fields {
+        id,
+        ord,
+        title,
+        body,
+        text,
+        words,
+        grams,
+        acl,
+        tenant,
+        parent,
+        section,
+        section_path,
+        lines,
+        hash,
+        keywords,
+        numbers,
+    };
+    (b.build(), fields)
+}
+
+/// Recovers the fields of an existing schema, checking it is a Braid schema.
+pub(crate) fn fields_of(schema: &Schema, config: &SchemaConfig) -> Result<Fields> {
+    let (expected, fields) = build_schema(config);
+    let names = |s: &Schema| s.fields().map(|(_, e)| e.name().to_string()).collect::<Vec<_>>();
+    if names(schema) != names(&expected) {
+        return Err(Error::Lexical(
+            "the index schema does not match its Braid configuration (was it written by another program?)".into(),
+        ));
+    }
+    Ok(fields)
+}

@@ -1,0 +1,71 @@
+//! Records as stored in the index, read back for hits.
+
+use std::collections::BTreeMap;
+
+use braid_core::Ord;
+use tantivy::schema::Value;
+use tantivy::TantivyDocument;
+
+use crate::schema::Fields;
+
+/// A record read back from the index (everything but the ACL, which never leaves the engine).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRecord {
+    /// Internal ordinal.
+    pub ord: Ord,
+    /// External id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Body.
+    pub body: String,
+    /// Parent record, for chunks.
+    pub parent: Option<String>,
+    /// Heading path.
+    pub section: Vec<String>,
+    /// Line range.
+    pub lines: Option<(u32, u32)>,
+    /// Keyword fields.
+    pub keywords: BTreeMap<String, Vec<String>>,
+    /// Numeric and date fields.
+    pub numbers: BTreeMap<String, f64>,
+    /// Content hash (see `content_hash`).
+    pub hash: u64,
+}
+
+fn text(doc: &TantivyDocument, field: tantivy::schema::Field) -> Option<String> {
+    doc.get_first(field).and_then(|v| v.as_str()).map(str::to_string)
+}
+
+pub(crate) fn from_doc(fields: &Fields, doc: &TantivyDocument) -> StoredRecord {
+    let u64s = |field| doc.get_all(field).filter_map(|v| v.as_u64()).collect::<Vec<u64>>();
+    let lines = u64s(fields.lines);
+    let keywords = fields
+        .keywords
+        .iter()
+        .filter_map(|(name, f)| {
+            let values: Vec<String> = doc.get_all(*f).filter_map(|v| v.as_str()).map(str::to_string).collect();
+            (!values.is_empty()).then(|| (name.clone(), values))
+        })
+        .collect();
+    let numbers = fields
+        .numbers
+        .iter()
+        .filter_map(|(name, f)| doc.get_first(*f).and_then(|v| v.as_f64()).map(|v| (name.clone(), v)))
+        .collect();
+    StoredRecord {
+        ord: u64s(fields.ord).first().copied().unwrap_or(0),
+        id: text(doc, fields.id).unwrap_or_default(),
+        title: text(doc, fields.title).unwrap_or_default(),
+        body: text(doc, fields.body).unwrap_or_default(),
+        parent: text(doc, fields.parent),
+        section: doc.get_all(fields.section).filter_map(|v| v.as_str()).map(str::to_string).collect(),
+        lines: match lines.as_slice() {
+            [s, e] => Some((*s as u32, *e as u32)),
+            _ => None,
+        },
+        keywords,
+        numbers,
+        hash: u64s(fields.hash).first().copied().unwrap_or(0),
+    }
+}

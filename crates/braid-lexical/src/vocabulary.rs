@@ -1,0 +1,148 @@
+//! The vocabulary of a snapshot as an `fst` map (word → document frequency): fuzzy term
+//! expansion, prefix completion and "did you mean" all walk it with automata.
+
+use std::collections::BTreeMap;
+
+use braid_core::{Error, Result};
+use fst::automaton::{Levenshtein, Str};
+use fst::{Automaton, IntoStreamer, Map, Streamer};
+use tantivy::schema::Field;
+use tantivy::Searcher;
+
+/// Words longer than this are not expanded (no one types them with typos worth fixing).
+const MAX_FUZZY_CHARS: usize = 32;
+
+/// word → document frequency over every segment of one snapshot.
+pub(crate) struct Vocabulary {
+    map: Map<Vec<u8>>,
+}
+
+/// A known word near a query word.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Neighbour {
+    pub word: String,
+    pub distance: usize,
+    pub df: u64,
+}
+
+impl Vocabulary {
+    pub fn build(searcher: &Searcher, field: Field) -> Result<Self> {
+        let mut merged: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(field).map_err(lexical)?;
+            let mut stream = inverted.terms().stream().map_err(lexical)?;
+            while stream.advance() {
+                *merged.entry(stream.key().to_vec()).or_insert(0) += u64::from(stream.value().doc_freq);
+            }
+        }
+        let map = Map::from_iter(merged).map_err(|e| Error::Lexical(format!("vocabulary: {e}")))?;
+        Ok(Vocabulary { map })
+    }
+
+    /// The number of distinct words.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Document frequency of `word` (0 when unknown).
+    pub fn df(&self, word: &str) -> u64 {
+        self.map.get(word).unwrap_or(0)
+    }
+
+    /// Known words within `max_distance` edits of `word` (transpositions count as one edit),
+    /// the word itself excluded; closest first, then most frequent.
+    pub fn neighbours(&self, word: &str, max_distance: usize) -> Vec<Neighbour> {
+        let chars = word.chars().count();
+        if max_distance == 0 || chars > MAX_FUZZY_CHARS {
+            return Vec::new();
+        }
+        let mut found: BTreeMap<String, Neighbour> = BTreeMap::new();
+        let mut add = |w: &str, df: u64| {
+            if w == word {
+                return;
+            }
+            let distance = strsim::osa_distance(word, w);
+            if distance <= max_distance {
+                found.insert(w.to_string(), Neighbour { word: w.to_string(), distance, df });
+            }
+        };
+        if let Ok(automaton) = Levenshtein::new(word, max_distance.min(2) as u32) {
+            let mut stream = self.map.search(automaton).into_stream();
+            while let Some((key, df)) = stream.next() {
+                if let Ok(w) = std::str::from_utf8(key) {
+                    add(w, df);
+                }
+            }
+        }
+        // The automaton counts a transposition as two edits: look the swaps up directly.
+        let letters: Vec<char> = word.chars().collect();
+        for i in 0..letters.len().saturating_sub(1) {
+            if letters[i] == letters[i + 1] {
+                continue;
+            }
+            let mut swapped = letters.clone();
+            swapped.swap(i, i + 1);
+            let swapped: String = swapped.into_iter().collect();
+            if let Some(df) = self.map.get(&swapped) {
+                add(&swapped, df);
+            }
+        }
+        let mut out: Vec<Neighbour> = found.into_values().collect();
+        out.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then(a.word.cmp(&b.word)));
+        out
+    }
+
+    /// Known words that start with `prefix` (the prefix itself excluded), most frequent first.
+    pub fn completions(&self, prefix: &str, limit: usize) -> Vec<(String, u64)> {
+        if prefix.is_empty() || limit == 0 {
+            return Vec::new();
+        }
+        let automaton = Str::new(prefix).starts_with();
+        let mut stream = self.map.search(automaton).into_stream();
+        let mut out = Vec::new();
+        while let Some((key, df)) = stream.next() {
+            if key != prefix.as_bytes() {
+                if let Ok(w) = std::str::from_utf8(key) {
+                    out.push((w.to_string(), df));
+                }
+            }
+        }
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out.truncate(limit);
+        out
+    }
+}
+
+fn lexical(e: impl std::fmt::Display) -> Error {
+    Error::Lexical(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vocab(words: &[(&str, u64)]) -> Vocabulary {
+        let mut sorted: Vec<_> = words.to_vec();
+        sorted.sort();
+        Vocabulary { map: Map::from_iter(sorted.into_iter().map(|(w, d)| (w.as_bytes().to_vec(), d))).unwrap() }
+    }
+
+    #[test]
+    fn neighbours_count_transpositions_as_one_edit() {
+        let v = vocab(&[("return", 10), ("retina", 2), ("policy", 5), ("receive", 3)]);
+        let n = v.neighbours("retun", 1);
+        assert_eq!(n[0].word, "return");
+        assert_eq!(n[0].distance, 1);
+        let n = v.neighbours("recieve", 1);
+        assert_eq!(n.iter().map(|n| n.word.as_str()).collect::<Vec<_>>(), ["receive"]);
+        assert!(v.neighbours("policy", 1).is_empty());
+        assert!(v.neighbours("zzzzzz", 2).is_empty());
+    }
+
+    #[test]
+    fn completions_by_frequency() {
+        let v = vocab(&[("kubectl", 3), ("kubernetes", 9), ("kube", 1), ("cube", 4)]);
+        assert_eq!(v.completions("kube", 5), [("kubernetes".to_string(), 9), ("kubectl".to_string(), 3)]);
+        assert!(v.completions("", 5).is_empty());
+    }
+}

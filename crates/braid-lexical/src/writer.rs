@@ -1,0 +1,107 @@
+//! Adding, replacing and deleting records in the inverted index.
+
+use braid_core::{Error, Ord, Record, Result, NO_ACL_TOKEN, NO_TENANT_TOKEN, TENANT_PREFIX};
+use tantivy::{IndexWriter, TantivyDocument, Term};
+
+use crate::schema::Fields;
+use crate::visibility::section_key;
+
+/// The single writer of a lexical index. Changes become visible to searches at `commit()`.
+pub struct LexicalWriter {
+    pub(crate) writer: IndexWriter,
+    pub(crate) fields: Fields,
+}
+
+impl LexicalWriter {
+    /// Adds `record` under ordinal `ord`, replacing any record with the same id.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRecord`] for a bad record, [`Error::UnknownField`] for keyword or
+    /// numeric fields the schema does not declare.
+    pub fn upsert(&mut self, ord: Ord, record: &Record, hash: u64) -> Result<()> {
+        record.validate()?;
+        let doc = self.document(ord, record, hash)?;
+        self.writer.delete_term(Term::from_field_text(self.fields.id, record.id()));
+        self.writer.add_document(doc).map_err(lexical)?;
+        Ok(())
+    }
+
+    /// Deletes the record with external id `id` (a no-op when there is none).
+    pub fn delete(&mut self, id: &str) {
+        self.writer.delete_term(Term::from_field_text(self.fields.id, id));
+    }
+
+    /// Makes every change since the last commit durable and visible to new snapshots.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when tantivy cannot commit (for example, the disk is full).
+    pub fn commit(&mut self) -> Result<()> {
+        self.writer.commit().map_err(lexical)?;
+        Ok(())
+    }
+
+    /// Drops every change since the last commit.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when tantivy cannot roll back.
+    pub fn rollback(&mut self) -> Result<()> {
+        self.writer.rollback().map_err(lexical)?;
+        Ok(())
+    }
+
+    fn document(&self, ord: Ord, record: &Record, hash: u64) -> Result<TantivyDocument> {
+        let f = &self.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_text(f.id, record.id());
+        doc.add_u64(f.ord, ord);
+        doc.add_u64(f.hash, hash);
+        doc.add_text(f.title, record.title_text());
+        doc.add_text(f.body, record.body_text());
+        let flat = format!("{} {}", record.title_text(), record.body_text());
+        doc.add_text(f.text, &flat);
+        doc.add_text(f.words, &flat);
+        doc.add_text(f.grams, &flat);
+        let acl: Vec<&str> = record.acl_tokens().iter().map(|t| t.trim()).filter(|t| !t.is_empty()).collect();
+        if acl.is_empty() {
+            doc.add_text(f.acl, NO_ACL_TOKEN);
+        }
+        for token in &acl {
+            doc.add_text(f.acl, token);
+        }
+        let mut tenants = acl.iter().filter(|t| t.starts_with(TENANT_PREFIX)).peekable();
+        if tenants.peek().is_none() {
+            doc.add_text(f.tenant, NO_TENANT_TOKEN);
+        }
+        for t in tenants {
+            doc.add_text(f.tenant, t);
+        }
+        if let Some(parent) = record.parent_id() {
+            doc.add_text(f.parent, parent);
+        }
+        let section = record.section_path();
+        for heading in section {
+            doc.add_text(f.section, heading);
+        }
+        for depth in 1..=section.len() {
+            doc.add_text(f.section_path, section_key(&section[..depth]));
+        }
+        if let Some((s, e)) = record.line_range() {
+            doc.add_u64(f.lines, u64::from(s));
+            doc.add_u64(f.lines, u64::from(e));
+        }
+        for (name, values) in record.keywords() {
+            let field = f.keyword(name)?;
+            for v in values {
+                doc.add_text(field, v);
+            }
+        }
+        for (name, value) in record.numbers() {
+            doc.add_f64(f.number(name)?, *value);
+        }
+        Ok(doc)
+    }
+}
+
+pub(crate) fn lexical(e: impl std::fmt::Display) -> Error {
+    Error::Lexical(e.to_string())
+}

@@ -1,0 +1,240 @@
+//! Integration tests for braid-models against `shared/models/reference.json` (outputs of
+//! Python onnxruntime 1.31.1).
+//!
+//! Tests that run a model need the ONNX Runtime library: run `bash scripts/setup-onnxruntime.sh`
+//! first (CI does). Without it they FAIL rather than skip, so a missing runtime is never
+//! mistaken for a passing suite.
+
+use std::path::{Path, PathBuf};
+
+use braid_core::{Embedder, Error, Reranker};
+use braid_models::{find_model_dir, init_runtime, CrossEncoder, OnnxEmbedder, DEFAULT_EMBEDDING_MODEL};
+use serde_json::Value;
+
+/// `shared/models`, found by walking up from this crate (the same walk discovery does).
+fn shared_models() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("shared").join("models"))
+        .find(|dir| dir.join("reference.json").is_file())
+        .expect("shared/models/reference.json above the crate directory")
+}
+
+fn reference() -> Value {
+    let path = shared_models().join("reference.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn runtime() {
+    if let Err(e) = init_runtime() {
+        panic!("ONNX Runtime is required for this test; run `bash scripts/setup-onnxruntime.sh`: {e}");
+    }
+}
+
+fn floats(v: &Value) -> Vec<f32> {
+    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
+}
+
+fn ints(v: &Value) -> Vec<i64> {
+    v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect()
+}
+
+fn strs(v: &Value) -> Vec<String> {
+    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_owned()).collect()
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    dot(a, b) / (dot(a, a).sqrt() * dot(b, b).sqrt())
+}
+
+fn minilm_dir() -> PathBuf {
+    shared_models().join(DEFAULT_EMBEDDING_MODEL)
+}
+
+fn check_embedding_parity(key: &str, file: &str) {
+    runtime();
+    let reference = reference();
+    let case = &reference["embedding"][key];
+    assert_eq!(case["file"], file);
+    let sentences = strs(&reference["sentences"]);
+    let texts: Vec<&str> = sentences.iter().map(String::as_str).collect();
+
+    let embedder = OnnxEmbedder::builder().model_dir(minilm_dir()).onnx_file(file).build().unwrap();
+    assert_eq!(embedder.dim(), 384);
+    assert_eq!(embedder.model_id(), format!("all-MiniLM-L6-v2/{file}"));
+
+    // Reference ids are padded with [PAD] = 0 to the batch's longest sentence.
+    let ids = embedder.token_ids(&texts).unwrap();
+    for (got, want) in ids.iter().zip(case["token_ids"].as_array().unwrap()) {
+        let mut want = ints(want);
+        while want.last() == Some(&0) {
+            want.pop();
+        }
+        assert_eq!(got, &want);
+    }
+
+    let vectors = embedder.embed(&texts).unwrap();
+    assert_eq!(vectors.len(), 3);
+    for (i, (got, want)) in vectors.iter().zip(case["vectors"].as_array().unwrap()).enumerate() {
+        let want = floats(want);
+        assert_eq!(got.len(), 384);
+        assert!((dot(got, got) - 1.0).abs() < 1e-5, "s{i} is not unit length");
+        let cos = cosine(got, &want);
+        assert!(cos >= 0.9999, "{key} s{i}: cosine {cos} to the reference");
+    }
+}
+
+#[test]
+fn fp32_embeddings_match_reference() {
+    check_embedding_parity("all-MiniLM-L6-v2/fp32", "model.onnx");
+}
+
+#[test]
+fn int8_embeddings_match_reference() {
+    check_embedding_parity("all-MiniLM-L6-v2/int8", "model_int8.onnx");
+}
+
+#[test]
+fn embed_keeps_input_order_and_handles_empty_input() {
+    runtime();
+    let embedder = OnnxEmbedder::builder().model_dir(minilm_dir()).batch_size(2).build().unwrap();
+    assert!(embedder.embed(&[]).unwrap().is_empty());
+
+    let texts = [
+        "Rust is a systems programming language focused on safety and speed.",
+        "",
+        "fox",
+        "The quick brown fox jumps over the lazy dog.",
+        "ünïcödé ✓ 中文 🦀",
+    ];
+    let together = embedder.embed(&texts).unwrap();
+    for (text, vector) in texts.iter().zip(&together) {
+        let alone = embedder.embed(&[text]).unwrap().remove(0);
+        assert!(cosine(vector, &alone) > 0.99999, "{text:?} moved");
+    }
+    // A text far beyond max_seq_len is truncated, not refused.
+    let long = "retrieval ".repeat(2000);
+    let v = embedder.embed(&[&long]).unwrap();
+    assert_eq!(v[0].len(), 384);
+}
+
+#[test]
+fn tiny_cross_encoder_matches_reference() {
+    runtime();
+    let reference = reference();
+    let case = &reference["reranker"]["tiny-random-cross-encoder/FIXTURE"];
+    let dir = shared_models().join(case["dir"].as_str().unwrap());
+    let model = CrossEncoder::builder().model_dir(&dir).max_len(512).build().unwrap();
+    assert_eq!(model.model_id(), "tiny-random-cross-encoder/model.onnx");
+
+    let pairs = case["pairs"].as_array().unwrap();
+    let query = pairs[0][0].as_str().unwrap();
+    let passages: Vec<&str> = pairs
+        .iter()
+        .map(|p| {
+            assert_eq!(p[0].as_str().unwrap(), query);
+            p[1].as_str().unwrap()
+        })
+        .collect();
+
+    for (i, passage) in passages.iter().enumerate() {
+        let enc = model.encode_pair(query, passage).unwrap();
+        let mask = ints(&reference["cost_fixture_reranker"]["attention_mask"][i]);
+        let len = mask.iter().filter(|&&m| m == 1).count();
+        assert_eq!(enc.input_ids, ints(&case["token_ids"][i])[..len]);
+        assert_eq!(enc.token_type_ids, ints(&case["type_ids"][i])[..len]);
+    }
+
+    let scores = model.score(query, &passages).unwrap();
+    for (got, want) in scores.iter().zip(floats(&case["logits"])) {
+        assert!((got - want).abs() < 1e-5, "logit {got}, reference {want}");
+    }
+    // Each pair alone (fp32 model: batching does not change scores).
+    for (passage, want) in passages.iter().zip(floats(&case["logits"])) {
+        let got = model.score(query, &[passage]).unwrap()[0];
+        assert!((got - want).abs() < 1e-5, "logit {got} alone, reference {want}");
+    }
+    assert!(model.score(query, &[]).unwrap().is_empty());
+}
+
+#[test]
+fn cost_fixture_matches_reference_in_one_batch() {
+    runtime();
+    let reference = reference();
+    let case = &reference["cost_fixture_reranker"];
+    let dir = shared_models().join(case["dir"].as_str().unwrap());
+    // int8 with dynamic quantisation: the reference sent both pairs in one padded batch,
+    // so this must too (batch_size >= 2).
+    let model = CrossEncoder::builder().model_dir(&dir).max_len(512).batch_size(16).intra_threads(1).build().unwrap();
+    let pairs = case["pairs"].as_array().unwrap();
+    let query = pairs[0][0].as_str().unwrap();
+    let passages: Vec<&str> = pairs.iter().map(|p| p[1].as_str().unwrap()).collect();
+    let scores = model.score(query, &passages).unwrap();
+    for (got, want) in scores.iter().zip(floats(&case["logits"])) {
+        assert!((got - want).abs() < 1e-5, "logit {got}, reference {want}");
+    }
+}
+
+#[test]
+fn long_passage_is_truncated_but_query_kept() {
+    runtime();
+    let reference = reference();
+    let case = &reference["reranker"]["tiny-random-cross-encoder/FIXTURE"];
+    let dir = shared_models().join(case["dir"].as_str().unwrap());
+    let model = CrossEncoder::builder().model_dir(&dir).max_len(128).build().unwrap();
+    let query = case["pairs"][0][0].as_str().unwrap();
+    // [CLS] query [SEP] from the reference encoding: the first 9 tokens.
+    let query_part = &ints(&case["token_ids"][0])[..9];
+    let passage = "Berlin has a population of 3,520,031 registered inhabitants. ".repeat(500);
+
+    let enc = model.encode_pair(query, &passage).unwrap();
+    assert_eq!(enc.input_ids.len(), 128);
+    assert_eq!(&enc.input_ids[..9], query_part, "every query token is present");
+    assert_eq!(enc.token_type_ids[..9], [0; 9]);
+    assert!(enc.token_type_ids[9..].iter().all(|&t| t == 1));
+    assert_eq!(enc.input_ids.last(), Some(&102), "ends with [SEP]");
+
+    let scores = model.score(query, &[&passage, "short"]).unwrap();
+    assert_eq!(scores.len(), 2);
+    assert!(scores.iter().all(|s| s.is_finite()));
+}
+
+#[test]
+fn missing_model_dir_is_a_typed_error() {
+    let nowhere = Path::new("/nonexistent/braid-model");
+    let err = OnnxEmbedder::builder().model_dir(nowhere).build().unwrap_err();
+    assert!(matches!(err, Error::Model { .. }), "{err:?}");
+    let err = CrossEncoder::builder().model_dir(nowhere).build().unwrap_err();
+    assert!(matches!(err, Error::Model { .. }), "{err:?}");
+    let err = find_model_dir(None, "no-such-model-for-braid").unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, Error::Model { .. }) && msg.contains("no-such-model-for-braid"), "{msg}");
+    // A missing ONNX file in a valid directory is also typed.
+    let err = OnnxEmbedder::builder().model_dir(minilm_dir()).onnx_file("nope.onnx").build().unwrap_err();
+    assert!(matches!(err, Error::Model { .. }), "{err:?}");
+}
+
+#[test]
+fn explicit_model_dir_wins_over_discovery() {
+    // The order env > cache > shared/models is covered by the unit tests in discovery.rs
+    // (without mutating this process's environment).
+    let tiny = shared_models().join("test-fixtures/tiny-random-cross-encoder");
+    assert_eq!(find_model_dir(Some(&tiny), DEFAULT_EMBEDDING_MODEL).unwrap(), tiny);
+    let found = find_model_dir(None, DEFAULT_EMBEDDING_MODEL).unwrap();
+    assert!(found.ends_with(DEFAULT_EMBEDDING_MODEL), "{}", found.display());
+}
+
+#[test]
+fn invalid_settings_are_refused() {
+    let err = OnnxEmbedder::builder().model_dir(minilm_dir()).batch_size(0).build().unwrap_err();
+    assert!(matches!(err, Error::InvalidRequest { .. }), "{err:?}");
+    let err = OnnxEmbedder::builder().model_dir(minilm_dir()).max_seq_len(4096).build().unwrap_err();
+    assert!(matches!(err, Error::InvalidRequest { .. }), "{err:?}");
+    let tiny = shared_models().join("test-fixtures/tiny-random-cross-encoder");
+    let err = CrossEncoder::builder().model_dir(&tiny).max_len(2).build().unwrap_err();
+    assert!(matches!(err, Error::InvalidRequest { .. }), "{err:?}");
+}

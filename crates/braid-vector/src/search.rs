@@ -1,0 +1,116 @@
+//! What a vector search returns, and the top-k selection both paths share.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use braid_core::Ord;
+
+/// Which path answered a vector search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SearchPath {
+    /// The filtered HNSW graph (approximate).
+    Hnsw,
+    /// A brute-force scan over the allowed live vectors (exact).
+    Exact,
+}
+
+impl SearchPath {
+    /// A stable lowercase name for stats and logs: `"hnsw"` or `"exact"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchPath::Hnsw => "hnsw",
+            SearchPath::Exact => "exact",
+        }
+    }
+}
+
+/// The answer of [`crate::VectorStore::search`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorSearch {
+    /// `(ordinal, score)` pairs, best first; the score is the dot product of the normalised
+    /// query and the stored vector (cosine similarity). Ties go to the smaller ordinal.
+    pub hits: Vec<(Ord, f32)>,
+    /// Which path produced the hits.
+    pub path: SearchPath,
+}
+
+/// A hit ordered so that the *worst* hit is the greatest (for a bounded max-heap).
+#[derive(Debug, Clone, Copy)]
+struct Worst(Ord, f32);
+
+impl PartialEq for Worst {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Worst {}
+impl PartialOrd for Worst {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl std::cmp::Ord for Worst {
+    fn cmp(&self, other: &Self) -> Ordering {
+        better(&(self.0, self.1), &(other.0, other.1))
+    }
+}
+
+/// Ranking order: higher score first, then smaller ordinal. `Less` means `a` ranks first.
+pub(crate) fn better(a: &(Ord, f32), b: &(Ord, f32)) -> Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
+
+/// Keeps the best `k` of a stream of hits, then returns them best first.
+pub(crate) struct TopK {
+    k: usize,
+    heap: BinaryHeap<Worst>,
+}
+
+impl TopK {
+    pub(crate) fn new(k: usize) -> Self {
+        TopK { k, heap: BinaryHeap::with_capacity(k.saturating_add(1).min(4096)) }
+    }
+
+    pub(crate) fn push(&mut self, ord: Ord, score: f32) {
+        if self.k == 0 {
+            return;
+        }
+        let hit = Worst(ord, score);
+        if self.heap.len() < self.k {
+            self.heap.push(hit);
+        } else if let Some(worst) = self.heap.peek() {
+            if hit < *worst {
+                self.heap.pop();
+                self.heap.push(hit);
+            }
+        }
+    }
+
+    pub(crate) fn into_sorted(self) -> Vec<(Ord, f32)> {
+        // `into_sorted_vec` is ascending, and ascending `Worst` is best first.
+        self.heap.into_sorted_vec().into_iter().map(|Worst(o, s)| (o, s)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topk_keeps_best_and_breaks_ties_by_ord() {
+        let mut top = TopK::new(3);
+        for (o, s) in [(5, 0.1), (1, 0.9), (7, 0.5), (2, 0.5), (9, -1.0), (3, 0.5)] {
+            top.push(o, s);
+        }
+        assert_eq!(top.into_sorted(), vec![(1, 0.9), (2, 0.5), (3, 0.5)]);
+        let mut none = TopK::new(0);
+        none.push(1, 1.0);
+        assert!(none.into_sorted().is_empty());
+    }
+
+    #[test]
+    fn path_names() {
+        assert_eq!(SearchPath::Hnsw.name(), "hnsw");
+        assert_eq!(SearchPath::Exact.name(), "exact");
+    }
+}

@@ -1,0 +1,388 @@
+//! The vector store: a dense arena of unit vectors over record ordinals, with a graph beside it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+
+use braid_core::{AllowedSet, Error, Ord, Result};
+
+use crate::distance::{dot, normalised, BadVector};
+use crate::graph::Graph;
+use crate::params::HnswParams;
+use crate::persist;
+use crate::search::{better, SearchPath, TopK, VectorSearch};
+
+/// Unit vectors keyed by record ordinal, searchable by dot product within an [`AllowedSet`].
+///
+/// Vectors live in a dense arena (the source of truth) addressed by *slot*; an HNSW graph
+/// (`hnsw_rs`) indexes the slots. Deleting or replacing a record tombstones its slot; once
+/// tombstones pass [`HnswParams::rebuild_tombstone_fraction`] the arena is compacted and the
+/// graph rebuilt from the live vectors.
+///
+/// Vectors are L2-normalised on insert and queries on search, so a score is the cosine
+/// similarity, which for already normalised embeddings is their dot product.
+///
+/// ```
+/// use braid_core::{AccessPolicy, AllowedSet, OrdSet, Principal, Visibility};
+/// use braid_vector::{HnswParams, SearchPath, VectorStore};
+///
+/// # fn main() -> braid_core::Result<()> {
+/// let mut store = VectorStore::new(3, HnswParams::default());
+/// store.insert(7, &[1.0, 0.0, 0.0])?;
+/// store.insert(8, &[0.0, 1.0, 0.0])?;
+/// store.insert(9, &[0.6, 0.8, 0.0])?;
+///
+/// // The visibility stage decides which ordinals this request may touch.
+/// let visibility = Visibility::new(Principal::public(), AccessPolicy::Public, None);
+/// let allowed = AllowedSet::new(visibility, [7, 9].into_iter().collect::<OrdSet>());
+///
+/// let found = store.search(&[1.0, 0.1, 0.0], 2, &allowed)?;
+/// assert_eq!(found.hits.iter().map(|h| h.0).collect::<Vec<_>>(), [7, 9]);
+/// assert_eq!(found.path, SearchPath::Exact); // tiny allowed set: scanned exactly
+///
+/// let dir = std::env::temp_dir().join(format!("braid-vector-doc-{}", std::process::id()));
+/// store.save(&dir)?;
+/// let reopened = VectorStore::open(&dir)?;
+/// assert_eq!(reopened.search(&[1.0, 0.1, 0.0], 2, &allowed)?, found);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok(())
+/// # }
+/// ```
+pub struct VectorStore {
+    dim: usize,
+    params: HnswParams,
+    /// Slot-major vectors, `dim` floats per slot, unit length.
+    arena: Vec<f32>,
+    /// The ordinal each slot was written for.
+    slot_ord: Vec<Ord>,
+    /// Whether each slot is live (not deleted or replaced).
+    live: Vec<bool>,
+    /// Live ordinals to their slot.
+    slots: HashMap<Ord, usize>,
+    /// Number of tombstoned slots.
+    dead: usize,
+    /// Indexes the live slots that existed when it was (re)built or since inserted.
+    graph: Graph,
+}
+
+impl fmt::Debug for VectorStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VectorStore")
+            .field("dim", &self.dim)
+            .field("len", &self.len())
+            .field("tombstones", &self.dead)
+            .field("params", &self.params)
+            .finish_non_exhaustive()
+    }
+}
+
+impl VectorStore {
+    /// An empty store for vectors of `dim` dimensions.
+    pub fn new(dim: usize, params: HnswParams) -> Self {
+        let graph = Graph::new(&params, 0);
+        VectorStore {
+            dim,
+            params,
+            arena: Vec::new(),
+            slot_ord: Vec::new(),
+            live: Vec::new(),
+            slots: HashMap::new(),
+            dead: 0,
+            graph,
+        }
+    }
+
+    /// The number of dimensions every vector has.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The number of live vectors.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether the store holds no live vector.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The parameters the store was created (or saved) with.
+    pub fn params(&self) -> &HnswParams {
+        &self.params
+    }
+
+    /// Changes the search width [`HnswParams::ef_search`]; takes effect on the next search.
+    pub fn set_ef_search(&mut self, ef_search: usize) {
+        self.params.ef_search = ef_search;
+    }
+
+    /// Changes [`HnswParams::exact_threshold`]; takes effect on the next search.
+    pub fn set_exact_threshold(&mut self, exact_threshold: usize) {
+        self.params.exact_threshold = exact_threshold;
+    }
+
+    /// The number of tombstoned slots (deleted or replaced vectors still in the graph).
+    pub fn tombstones(&self) -> usize {
+        self.dead
+    }
+
+    /// The live ordinals, in no particular order.
+    pub fn ords(&self) -> impl Iterator<Item = Ord> + '_ {
+        self.slots.keys().copied()
+    }
+
+    /// Whether `ord` has a live vector.
+    pub fn contains(&self, ord: Ord) -> bool {
+        self.slots.contains_key(&ord)
+    }
+
+    /// The stored (normalised) vector of `ord`, if live.
+    pub fn vector(&self, ord: Ord) -> Option<&[f32]> {
+        self.slots.get(&ord).map(|&slot| self.slot_vector(slot))
+    }
+
+    /// Stores `vector` for `ord`, replacing any vector `ord` had.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DimensionMismatch`] when `vector.len() != self.dim()`;
+    /// [`Error::InvalidRecord`] when it has a NaN or infinite component or is all zeros.
+    pub fn insert(&mut self, ord: Ord, vector: &[f32]) -> Result<()> {
+        let unit = self.check_record(vector)?;
+        let slot = self.push_slot(ord, &unit);
+        self.graph.insert(&[(slot_slice(&self.arena, self.dim, slot), slot)]);
+        self.maybe_rebuild();
+        Ok(())
+    }
+
+    /// Stores many vectors at once, inserting them into the graph in parallel. Later items
+    /// win over earlier ones with the same ordinal. All or nothing: on error nothing is stored.
+    ///
+    /// # Errors
+    ///
+    /// As [`VectorStore::insert`], for the first bad item.
+    pub fn insert_batch(&mut self, items: &[(Ord, Vec<f32>)]) -> Result<()> {
+        let units = items.iter().map(|(_, v)| self.check_record(v)).collect::<Result<Vec<_>>>()?;
+        let mut new_slots = Vec::with_capacity(items.len());
+        for ((ord, _), unit) in items.iter().zip(&units) {
+            new_slots.push(self.push_slot(*ord, unit));
+        }
+        let batch: Vec<(&[f32], usize)> = new_slots
+            .iter()
+            .filter(|&&slot| self.live[slot])
+            .map(|&slot| (slot_slice(&self.arena, self.dim, slot), slot))
+            .collect();
+        self.graph.insert(&batch);
+        self.maybe_rebuild();
+        Ok(())
+    }
+
+    /// Deletes `ord`'s vector; returns whether it had one. The slot is tombstoned and the
+    /// graph rebuilt once tombstones pass the configured fraction.
+    pub fn delete(&mut self, ord: Ord) -> bool {
+        match self.slots.remove(&ord) {
+            Some(slot) => {
+                self.live[slot] = false;
+                self.dead += 1;
+                self.maybe_rebuild();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The `k` allowed live vectors most similar to `query`, best first.
+    ///
+    /// Allowed sets smaller than [`HnswParams::exact_threshold`] (and any search while the
+    /// graph is empty) are scanned exactly; larger ones search the graph with a filter that
+    /// admits only allowed, live slots. Should the graph return fewer than `k` hits, the exact
+    /// scan answers instead, so a result is short only when fewer than `k` vectors qualify.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DimensionMismatch`] for a query of the wrong length;
+    /// [`Error::InvalidRequest`] for a query with a non-finite component or all zeros.
+    #[tracing::instrument(level = "debug", skip_all, target = "braid::recall::semantic",
+        fields(k, allowed = allowed.len(), path, hits))]
+    pub fn search(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Result<VectorSearch> {
+        let query = self.check_query(query)?;
+        let span = tracing::Span::current();
+        if k == 0 {
+            return Ok(VectorSearch { hits: Vec::new(), path: SearchPath::Exact });
+        }
+        let use_graph = allowed.len() >= self.params.exact_threshold && self.graph.points() > 0;
+        let found = if use_graph {
+            let hits = self.graph_search(&query, k, allowed);
+            if hits.len() < k {
+                VectorSearch { hits: self.scan(&query, k, allowed), path: SearchPath::Exact }
+            } else {
+                VectorSearch { hits, path: SearchPath::Hnsw }
+            }
+        } else {
+            VectorSearch { hits: self.scan(&query, k, allowed), path: SearchPath::Exact }
+        };
+        span.record("path", found.path.name());
+        span.record("hits", found.hits.len());
+        Ok(found)
+    }
+
+    /// The exact `k` best allowed live vectors by brute force: the ground truth the graph is
+    /// measured against. Same ordering and scores as [`VectorStore::search`].
+    ///
+    /// # Errors
+    ///
+    /// As [`VectorStore::search`].
+    pub fn search_exact(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Result<Vec<(Ord, f32)>> {
+        let query = self.check_query(query)?;
+        Ok(self.scan(&query, k, allowed))
+    }
+
+    /// Writes the live vectors and parameters to `dir` (created if needed): a new file,
+    /// fsynced, then renamed over the old one, so a crash leaves the old or the new store.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] naming the path that failed.
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        let records = self
+            .slot_ord
+            .iter()
+            .enumerate()
+            .filter(|&(slot, _)| self.live[slot])
+            .map(|(slot, &ord)| (ord, self.slot_vector(slot)));
+        persist::write(dir, self.dim, &self.params, self.len(), records)
+    }
+
+    /// Reads a store written by [`VectorStore::save`] and rebuilds its graph.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] naming the file when it is missing, truncated or fails its checksum;
+    /// [`Error::FormatVersion`] when another format version wrote it; [`Error::Io`] otherwise.
+    pub fn open(dir: &Path) -> Result<Self> {
+        let saved = persist::read(dir)?;
+        let mut store = VectorStore::new(saved.dim, saved.params);
+        store.arena = saved.arena;
+        store.slot_ord = saved.ords;
+        store.live = vec![true; store.slot_ord.len()];
+        store.slots = store.slot_ord.iter().enumerate().map(|(slot, &ord)| (ord, slot)).collect();
+        store.build_graph();
+        Ok(store)
+    }
+
+    fn slot_vector(&self, slot: usize) -> &[f32] {
+        slot_slice(&self.arena, self.dim, slot)
+    }
+
+    fn check_dim(&self, vector: &[f32]) -> Result<()> {
+        if vector.len() == self.dim {
+            Ok(())
+        } else {
+            Err(Error::DimensionMismatch { expected: self.dim, got: vector.len() })
+        }
+    }
+
+    fn check_record(&self, vector: &[f32]) -> Result<Vec<f32>> {
+        self.check_dim(vector)?;
+        normalised(vector).map_err(|bad: BadVector| Error::InvalidRecord { reason: bad.reason().to_string() })
+    }
+
+    fn check_query(&self, query: &[f32]) -> Result<Vec<f32>> {
+        self.check_dim(query)?;
+        normalised(query).map_err(|bad| Error::invalid_request(format!("query {}", bad.reason())))
+    }
+
+    /// Appends a live slot for `ord`, tombstoning the slot it replaces.
+    fn push_slot(&mut self, ord: Ord, unit: &[f32]) -> usize {
+        let slot = self.slot_ord.len();
+        self.arena.extend_from_slice(unit);
+        self.slot_ord.push(ord);
+        self.live.push(true);
+        if let Some(old) = self.slots.insert(ord, slot) {
+            self.live[old] = false;
+            self.dead += 1;
+        }
+        slot
+    }
+
+    fn graph_search(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ord, f32)> {
+        let ef = self.params.ef_search.max(k);
+        let keep = |slot: usize| self.live.get(slot).copied().unwrap_or(false) && allowed.contains(self.slot_ord[slot]);
+        let mut hits: Vec<(Ord, f32)> = self
+            .graph
+            .search(query, ef, &keep)
+            .into_iter()
+            .map(|slot| (self.slot_ord[slot], dot(query, self.slot_vector(slot))))
+            .collect();
+        hits.sort_by(better);
+        hits.dedup_by_key(|h| h.0);
+        hits.truncate(k);
+        hits
+    }
+
+    fn scan(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ord, f32)> {
+        let mut top = TopK::new(k);
+        if k == 0 {
+            return Vec::new();
+        }
+        if allowed.len() < self.slots.len() {
+            for ord in allowed.ords().iter() {
+                if let Some(&slot) = self.slots.get(&ord) {
+                    top.push(ord, dot(query, self.slot_vector(slot)));
+                }
+            }
+        } else {
+            for (slot, &ord) in self.slot_ord.iter().enumerate() {
+                if self.live[slot] && allowed.contains(ord) {
+                    top.push(ord, dot(query, self.slot_vector(slot)));
+                }
+            }
+        }
+        top.into_sorted()
+    }
+
+    fn maybe_rebuild(&mut self) {
+        let slots = self.slot_ord.len();
+        if self.dead > 0 && self.dead as f32 > self.params.rebuild_tombstone_fraction * slots as f32 {
+            self.compact();
+            self.build_graph();
+        }
+    }
+
+    /// Drops tombstoned slots from the arena; slot numbers change, so the graph must follow.
+    fn compact(&mut self) {
+        let mut arena = Vec::with_capacity(self.slots.len() * self.dim);
+        let mut slot_ord = Vec::with_capacity(self.slots.len());
+        for (slot, &ord) in self.slot_ord.iter().enumerate() {
+            if self.live[slot] {
+                arena.extend_from_slice(self.slot_vector(slot));
+                slot_ord.push(ord);
+            }
+        }
+        self.arena = arena;
+        self.slot_ord = slot_ord;
+        self.live = vec![true; self.slot_ord.len()];
+        self.slots = self.slot_ord.iter().enumerate().map(|(slot, &ord)| (ord, slot)).collect();
+        self.dead = 0;
+    }
+
+    /// A fresh graph over every live slot, inserted in parallel.
+    fn build_graph(&mut self) {
+        let started = std::time::Instant::now();
+        let mut graph = Graph::new(&self.params, self.slots.len());
+        let batch: Vec<(&[f32], usize)> = (0..self.slot_ord.len())
+            .filter(|&slot| self.live[slot])
+            .map(|slot| (slot_slice(&self.arena, self.dim, slot), slot))
+            .collect();
+        graph.insert(&batch);
+        let points = batch.len();
+        self.graph = graph;
+        tracing::debug!(target: "braid::vector", points, ms = started.elapsed().as_millis() as u64, "graph rebuilt");
+    }
+}
+
+/// The vector of `slot` in a slot-major arena of `dim`-float vectors.
+fn slot_slice(arena: &[f32], dim: usize, slot: usize) -> &[f32] {
+    &arena[slot * dim..(slot + 1) * dim]
+}

@@ -1,0 +1,141 @@
+//! An index: the lexical store, its configuration and ordinal counter, on disk or in memory.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use braid_core::{AccessPolicy, Error, Principal, Result, SearchRequest, SearchResponse, Visibility};
+use braid_lexical::{LexicalIndex, SchemaConfig, StoredRecord};
+use serde::{Deserialize, Serialize};
+
+use crate::manifest::{Manifest, FORMAT_VERSION, LEXICAL_DIR};
+use crate::writer::Writer;
+
+/// How an index is built; fixed at creation and stored with the index.
+///
+/// By default: [`SchemaConfig::default`] and [`AccessPolicy::Public`] for records without ACL.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IndexConfig {
+    /// Analyzer, boosts, keyword and numeric fields.
+    pub schema: SchemaConfig,
+    /// Visibility of records that carry no ACL tokens.
+    pub policy: AccessPolicy,
+}
+
+/// A Braid index. Cheap to clone; every clone sees the same data.
+///
+/// Searches run on the latest committed snapshot and never block on writing; there is one
+/// writer at a time (see [`Index::writer`]).
+#[derive(Clone)]
+pub struct Index {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub dir: Option<PathBuf>,
+    pub config: IndexConfig,
+    pub lexical: LexicalIndex,
+    /// The next ordinal to hand out; persisted in the manifest at each commit.
+    pub next_ord: Mutex<u64>,
+}
+
+impl Index {
+    /// Creates a new index in `dir` (created if needed; it must not hold an index already).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRequest`] when `dir` already holds an index, [`Error::Io`] when it cannot
+    /// be written.
+    pub fn create(dir: &Path, config: IndexConfig) -> Result<Index> {
+        if Manifest::path(dir).exists() {
+            return Err(Error::invalid_request(format!("{} already holds an index", dir.display())));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let lexical = LexicalIndex::create(Some(&dir.join(LEXICAL_DIR)), config.schema.clone())?;
+        let manifest = Manifest { format: FORMAT_VERSION, config: config.clone(), next_ord: 0 };
+        manifest.write(dir)?;
+        Ok(Self::assemble(Some(dir.to_path_buf()), config, lexical, 0))
+    }
+
+    /// Creates an index held in memory only.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRequest`] for a bad configuration.
+    pub fn create_in_ram(config: IndexConfig) -> Result<Index> {
+        let lexical = LexicalIndex::create(None, config.schema.clone())?;
+        Ok(Self::assemble(None, config, lexical, 0))
+    }
+
+    /// Opens the index in `dir`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the file when the index is missing or damaged,
+    /// [`Error::FormatVersion`] when another version of Braid wrote it.
+    pub fn open(dir: &Path) -> Result<Index> {
+        let manifest = Manifest::read(dir)?;
+        let lexical = LexicalIndex::open(&dir.join(LEXICAL_DIR), manifest.config.schema.clone())?;
+        let after_max = lexical.snapshot().max_ord()?.map_or(0, |m| m + 1);
+        let next_ord = manifest.next_ord.max(after_max);
+        Ok(Self::assemble(Some(dir.to_path_buf()), manifest.config, lexical, next_ord))
+    }
+
+    /// Opens the index in `dir`, or creates it with `config` when there is none.
+    ///
+    /// # Errors
+    /// As [`Index::open`] and [`Index::create`].
+    pub fn open_or_create(dir: &Path, config: IndexConfig) -> Result<Index> {
+        if Manifest::path(dir).exists() {
+            Self::open(dir)
+        } else {
+            Self::create(dir, config)
+        }
+    }
+
+    fn assemble(dir: Option<PathBuf>, config: IndexConfig, lexical: LexicalIndex, next_ord: u64) -> Index {
+        Index { inner: Arc::new(Inner { dir, config, lexical, next_ord: Mutex::new(next_ord) }) }
+    }
+
+    /// The index's configuration.
+    pub fn config(&self) -> &IndexConfig {
+        &self.inner.config
+    }
+
+    /// The directory, for on-disk indexes.
+    pub fn dir(&self) -> Option<&Path> {
+        self.inner.dir.as_deref()
+    }
+
+    /// The number of committed, live records.
+    pub fn num_records(&self) -> u64 {
+        self.inner.lexical.snapshot().num_records()
+    }
+
+    /// Opens the single writer.
+    ///
+    /// # Errors
+    /// [`Error::LockBusy`] when another writer, in this or another process, is open.
+    pub fn writer(&self) -> Result<Writer> {
+        Writer::new(self.clone())
+    }
+
+    /// Searches the latest commit. See [`SearchRequest`] for the knobs and defaults.
+    ///
+    /// # Errors
+    /// [`Error::QueryTooLong`], [`Error::InvalidRequest`] (`k` above [`braid_core::MAX_K`]),
+    /// [`Error::UnknownField`] (a filter on an undeclared field), [`Error::LegUnavailable`]
+    /// (semantic mode without a model). An empty or unanalysable query gives no hits, not an
+    /// error.
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
+        crate::search::search(self, request)
+    }
+
+    /// Reads one record by id on behalf of `principal`: `None` when it does not exist or the
+    /// principal may not see it (the two are indistinguishable on purpose).
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the store cannot be read.
+    pub fn record(&self, id: &str, principal: &Principal) -> Result<Option<StoredRecord>> {
+        let snapshot = self.inner.lexical.snapshot();
+        let Some(record) = snapshot.record_by_id(id)? else { return Ok(None) };
+        let allowed = snapshot.allowed_set(Visibility::new(principal.clone(), self.inner.config.policy, None))?;
+        Ok(allowed.contains(record.ord).then_some(record))
+    }
+}

@@ -1,0 +1,42 @@
+//! Braid: hybrid retrieval for RAG services, help centers and agent tools.
+//!
+//! Braid braids several kinds of recall into one ranking: BM25 keyword recall and fuzzy
+//! recall (typos, fragments, as-you-type prefixes) from a tantivy index, and — with the
+//! `braid-models`/`braid-vector` crates — semantic recall over embeddings. The legs run in
+//! parallel, are fused by reciprocal rank fusion, and are confined to the records the caller
+//! may see: permissions are the first filter, in every mode.
+//!
+//! One entry point, [`Index::search`], serves every mode:
+//!
+//! ```
+//! use braid::{Index, IndexConfig, Mode, Principal, Record, SearchRequest};
+//!
+//! # fn main() -> braid::Result<()> {
+//! let index = Index::create_in_ram(IndexConfig::default())?;
+//! let mut writer = index.writer()?;
+//! writer.upsert(&Record::new("returns").title("Return policy").body("Send an item back within 30 days.").acl(["public"]))?;
+//! writer.upsert(&Record::new("refund-exceptions").title("Refund exceptions").body("Agents may refund after 30 days.").acl(["group:support"]))?;
+//! writer.commit()?;
+//!
+//! let customer = Principal::public();
+//! let response = index.search(&SearchRequest::new("retun policy", customer).mode(Mode::Hybrid))?;
+//! assert_eq!(response.hits[0].id, "returns");
+//! assert!(response.hits.iter().all(|h| h.id != "refund-exceptions"));
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod index;
+pub mod ingest;
+mod manifest;
+mod routing;
+mod search;
+mod writer;
+
+pub use braid_core::{
+    AccessPolicy, AllowedSet, Error, Explain, Filter, Hit, Leg, LegExplain, LegWeights, Mode, Principal, QuerySyntax,
+    Record, Result, SearchRequest, SearchResponse, Snippet, Stats, Suggestion, Visibility, MAX_K, MAX_QUERY_BYTES,
+};
+pub use braid_lexical::{Analyzer, SchemaConfig, StoredRecord};
+pub use index::{Index, IndexConfig};
+pub use writer::{content_hash, Writer};

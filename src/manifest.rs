@@ -1,0 +1,64 @@
+//! `braid.json`: the index's format version, configuration and ordinal counter, replaced
+//! atomically (write a temporary file, fsync, rename, fsync the directory).
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use braid_core::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::IndexConfig;
+
+/// The on-disk format this build reads and writes.
+pub(crate) const FORMAT_VERSION: u32 = 1;
+pub(crate) const MANIFEST_FILE: &str = "braid.json";
+pub(crate) const LEXICAL_DIR: &str = "lexical";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Manifest {
+    pub format: u32,
+    pub config: IndexConfig,
+    pub next_ord: u64,
+}
+
+impl Manifest {
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join(MANIFEST_FILE)
+    }
+
+    pub fn read(dir: &Path) -> Result<Manifest> {
+        let path = Self::path(dir);
+        let bytes = fs::read(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::Corrupt { path: path.clone(), reason: "missing (not a Braid index?)".into() }
+            }
+            _ => Error::io(&path, e),
+        })?;
+        #[derive(Deserialize)]
+        struct Version {
+            format: u32,
+        }
+        let version: Version =
+            serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt { path: path.clone(), reason: e.to_string() })?;
+        if version.format != FORMAT_VERSION {
+            return Err(Error::FormatVersion { path, found: version.format, expected: FORMAT_VERSION });
+        }
+        serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt { path, reason: e.to_string() })
+    }
+
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let path = Self::path(dir);
+        let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
+        let json = serde_json::to_vec_pretty(self).map_err(|e| Error::Lexical(e.to_string()))?;
+        let io = |e| Error::io(&tmp, e);
+        let mut file = File::create(&tmp).map_err(io)?;
+        file.write_all(&json).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+}

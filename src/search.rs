@@ -1,0 +1,173 @@
+//! One request, end to end: visibility, recall legs in parallel, fusion, hits.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use braid_core::{
+    Error, Explain, Hit, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Stats, Visibility, MAX_K,
+    MAX_QUERY_BYTES,
+};
+use braid_fusion::{rrf, LegList};
+use braid_lexical::{LegOutput, Snapshot};
+use tracing::info_span;
+
+use crate::index::Index;
+use crate::routing;
+
+fn micros(since: Instant) -> u64 {
+    since.elapsed().as_micros() as u64
+}
+
+/// The legs a mode runs on this index.
+fn legs_for(mode: Mode) -> Result<Vec<Leg>> {
+    Ok(match mode {
+        Mode::Lexical => vec![Leg::Lexical],
+        Mode::Fuzzy => vec![Leg::Fuzzy],
+        Mode::Semantic => {
+            return Err(Error::LegUnavailable {
+                leg: "semantic",
+                reason: "this index has no embedding model (build it with `braid index --model <DIR>`)".into(),
+            })
+        }
+        Mode::Hybrid | Mode::Auto => vec![Leg::Lexical, Leg::Fuzzy],
+    })
+}
+
+pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchResponse> {
+    let started = Instant::now();
+    let query = request.query();
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(Error::QueryTooLong { max: MAX_QUERY_BYTES, got: query.len() });
+    }
+    if request.limit() > MAX_K {
+        return Err(Error::invalid_request(format!("k = {} is above the maximum of {MAX_K}", request.limit())));
+    }
+    let legs = legs_for(request.mode_ref())?;
+    let mut stats = Stats { mode: Some(request.mode_ref()), ..Stats::default() };
+    let inner = &index.inner;
+    let snapshot = inner.lexical.snapshot();
+
+    // 1. Visibility, first: every later stage sees only the allowed set.
+    let t = Instant::now();
+    let allowed = {
+        let _span = info_span!(target: "braid::visibility", "visibility").entered();
+        let visibility =
+            Visibility::new(request.principal().clone(), inner.config.policy, request.filter_ref().cloned());
+        snapshot.allowed_set(visibility)?
+    };
+    stats.allowed = allowed.len();
+    stats.micros.insert("visibility", micros(t));
+    if request.limit() == 0 {
+        stats.micros.insert("total", micros(started));
+        return Ok(SearchResponse { hits: Vec::new(), suggestions: Vec::new(), stats });
+    }
+
+    // The query's words as the caller's records know them: for routing and suggestions.
+    let t = Instant::now();
+    let words = if request.wants_suggestions() || request.mode_ref() == Mode::Auto {
+        snapshot.query_words(query, &allowed)?
+    } else {
+        Vec::new()
+    };
+    let weights = match request.mode_ref() {
+        Mode::Auto => routing::route(&words, request.leg_weights()),
+        _ => request.leg_weights(),
+    };
+    stats.micros.insert("analyse", micros(t));
+
+    // 2. Recall: the legs run in parallel, each confined to the allowed set.
+    let depth = request.leg_depth();
+    let run = |leg: Leg| -> Result<(LegOutput, u64)> {
+        let t = Instant::now();
+        let out = match leg {
+            Leg::Lexical => {
+                let _span = info_span!(target: "braid::recall::lexical", "lexical").entered();
+                snapshot.lexical(query, &allowed, depth, request.syntax_ref())?
+            }
+            Leg::Fuzzy => {
+                let _span = info_span!(target: "braid::recall::fuzzy", "fuzzy").entered();
+                snapshot.fuzzy(query, &allowed, depth)?
+            }
+            Leg::Semantic => unreachable!("legs_for never schedules an unavailable leg"),
+        };
+        Ok((out, micros(t)))
+    };
+    let outputs: Vec<(Leg, LegOutput, u64)> = match legs.as_slice() {
+        [a, b] => {
+            let (ra, rb) = rayon::join(|| run(*a), || run(*b));
+            let (oa, ta) = ra?;
+            let (ob, tb) = rb?;
+            vec![(*a, oa, ta), (*b, ob, tb)]
+        }
+        _ => legs.iter().map(|&leg| run(leg).map(|(o, t)| (leg, o, t))).collect::<Result<_>>()?,
+    };
+    let mut highlight: BTreeMap<String, f32> = BTreeMap::new();
+    let mut lists = Vec::with_capacity(outputs.len());
+    for (leg, out, took) in outputs {
+        stats.legs.push(leg);
+        stats.candidates.insert(leg, out.candidates.len());
+        stats.micros.insert(leg.name(), took);
+        for (term, w) in out.highlight {
+            let h = highlight.entry(term).or_insert(0.0);
+            *h = h.max(w);
+        }
+        stats.weights.insert(leg, weights.get(leg));
+        lists.push(LegList::new(leg, weights.get(leg), out.candidates));
+    }
+
+    // 3. Fusion.
+    let t = Instant::now();
+    let fused = {
+        let _span = info_span!(target: "braid::fusion", "fusion").entered();
+        let mut fused = rrf(&lists, request.rrf_constant());
+        fused.truncate(request.limit());
+        fused
+    };
+    stats.micros.insert("fusion", micros(t));
+
+    // 4. Hits: stored fields and snippets for the top k only.
+    let t = Instant::now();
+    let hits = build_hits(&snapshot, &fused, &highlight, request.snippet_len())?;
+    stats.micros.insert("hits", micros(t));
+
+    // 5. Suggestions, from records the caller may see only.
+    let t = Instant::now();
+    let suggestions = if request.wants_suggestions() { snapshot.suggest(&words, &allowed)? } else { Vec::new() };
+    stats.micros.insert("suggest", micros(t));
+    stats.micros.insert("total", micros(started));
+    Ok(SearchResponse { hits, suggestions, stats })
+}
+
+fn build_hits(
+    snapshot: &Snapshot,
+    fused: &[braid_fusion::Fused],
+    highlight: &BTreeMap<String, f32>,
+    snippet_chars: usize,
+) -> Result<Vec<Hit>> {
+    let ords: Vec<u64> = fused.iter().map(|f| f.ord).collect();
+    let records = snapshot.records(&ords)?;
+    let mut by_ord: BTreeMap<u64, braid_lexical::StoredRecord> = records.into_iter().map(|r| (r.ord, r)).collect();
+    let mut hits = Vec::with_capacity(fused.len());
+    for f in fused {
+        let Some(record) = by_ord.remove(&f.ord) else { continue };
+        let snippet = snapshot.snippet(&record.body, highlight, snippet_chars);
+        let legs = f
+            .legs
+            .iter()
+            .map(|l| LegExplain { leg: l.leg, rank: l.rank, raw: l.raw, contribution: l.contribution })
+            .collect();
+        hits.push(Hit {
+            id: record.id,
+            score: f.score,
+            title: record.title,
+            snippet,
+            parent: record.parent,
+            section: record.section,
+            lines: record.lines,
+            keywords: record.keywords,
+            numbers: record.numbers,
+            explain: Explain { legs, fused: f.score },
+        });
+    }
+    Ok(hits)
+}

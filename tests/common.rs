@@ -1,0 +1,88 @@
+//! Shared fixtures.
+
+use std::path::PathBuf;
+
+use braid::{Index, IndexConfig, Record};
+
+/// A small help-center-like corpus with public, support-only and two tenants' records.
+pub fn corpus() -> Vec<Record> {
+    vec![
+        Record::new("returns")
+            .title("Return policy")
+            .body("You can send an item back within 30 days if you no longer want it. Refunds go to the original payment method.")
+            .keyword("category", "billing")
+            .acl(["public"]),
+        Record::new("refund-annual")
+            .title("Refunds for annual plans")
+            .body("Annual plans are refunded pro rata when cancelled in the first 60 days.")
+            .keyword("category", "billing")
+            .number("updated", 1_780_000_000.0)
+            .acl(["public"]),
+        Record::new("kubernetes-relay")
+            .title("Deploying the relay on Kubernetes")
+            .body("Install the helm chart, then run kubectl get pods to check the relay is ready.")
+            .keyword("category", "admin")
+            .number("updated", 1_700_000_000.0),
+        Record::new("http-451")
+            .title("HTTP 451 Unavailable For Legal Reasons")
+            .body("A 451 response means the content is blocked in your region. Error FBX-2210 is a quota error instead.")
+            .keyword("category", "api-errors")
+            .acl(["public"]),
+        Record::new("two-factor")
+            .title("Two-factor authentication")
+            .body("Turn on two-factor authentication with an authenticator app or a security key.")
+            .keyword("category", "security")
+            .acl(["public"]),
+        Record::new("refund-exceptions")
+            .title("Refund exceptions (agents only)")
+            .body("Support agents may approve a refund after 30 days for the zorblax escalation queue.")
+            .keyword("category", "billing")
+            .acl(["group:support"]),
+        Record::new("acme-sso")
+            .title("Acme SSO setup")
+            .body("Acme employees sign in through the quuxly identity provider with SAML.")
+            .acl(["tenant:acme"]),
+        Record::new("globex-sso")
+            .title("Globex SSO setup")
+            .body("Globex employees sign in through Okta with SAML and the frobnicator bridge.")
+            .acl(["tenant:globex"]),
+        Record::new("globex-support-runbook")
+            .title("Globex support runbook")
+            .body("Escalations for Globex go to the frobnicator on-call rota.")
+            .acl(["tenant:globex", "group:support"]),
+        Record::new("chunk-1")
+            .title("Billing guide")
+            .body("Invoices list the VAT number of your company.")
+            .parent("billing-guide")
+            .section(["Invoices", "VAT"])
+            .lines(10, 14)
+            .acl(["public"]),
+    ]
+}
+
+/// An in-memory index holding [`corpus`].
+pub fn index() -> Index {
+    let index = Index::create_in_ram(IndexConfig::default()).expect("index");
+    let mut writer = index.writer().expect("writer");
+    for record in corpus() {
+        writer.upsert(&record).expect("upsert");
+    }
+    writer.commit().expect("commit");
+    index
+}
+
+/// The shared datasets folder (`../shared/datasets` from the repository root).
+pub fn shared_datasets() -> PathBuf {
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        let candidate = dir.join("shared").join("datasets");
+        if candidate.is_dir() {
+            return candidate;
+        }
+        assert!(dir.pop(), "no shared/datasets folder above the repository; see datasets/README.md");
+    }
+}
+
+pub fn ids(response: &braid::SearchResponse) -> Vec<&str> {
+    response.hits.iter().map(|h| h.id.as_str()).collect()
+}

@@ -1,0 +1,140 @@
+//! What each leg finds.
+
+use braid::{Leg, Mode, Principal, QuerySyntax, SearchRequest};
+
+use crate::common::{ids, index};
+
+fn search(query: &str, mode: Mode) -> braid::SearchResponse {
+    index().search(&SearchRequest::new(query, Principal::public()).mode(mode)).expect("search")
+}
+
+#[test]
+fn lexical_finds_exact_codes_and_ranks_title_matches_first() {
+    let r = search("HTTP 451", Mode::Lexical);
+    assert_eq!(ids(&r)[0], "http-451");
+    let r = search("FBX-2210", Mode::Lexical);
+    assert_eq!(ids(&r), ["http-451"]);
+    let r = search("refund", Mode::Lexical);
+    assert_eq!(ids(&r)[0], "refund-annual", "title match first: {:?}", ids(&r));
+}
+
+#[test]
+fn query_syntax_characters_are_plain_text() {
+    let plain = ids(&search("return policy", Mode::Lexical)).into_iter().map(String::from).collect::<Vec<_>>();
+    for q in [
+        "\"return policy\"",
+        "return AND policy",
+        "return OR policy",
+        "title:return policy",
+        "(return) [policy]",
+        "return -policy",
+        "+return ~policy^2",
+    ] {
+        let r = search(q, Mode::Lexical);
+        assert_eq!(ids(&r), plain, "{q}");
+    }
+}
+
+#[test]
+fn opt_in_query_syntax_is_lenient() {
+    let idx = index();
+    let r = idx
+        .search(
+            &SearchRequest::new("title:kubernetes AND (relay", Principal::public())
+                .mode(Mode::Lexical)
+                .syntax(QuerySyntax::Tantivy),
+        )
+        .expect("lenient parse");
+    assert_eq!(ids(&r).first(), Some(&"kubernetes-relay"));
+}
+
+#[test]
+fn fuzzy_recalls_typos_with_transpositions() {
+    for q in ["retun policy", "rteurn polciy", "two factr authentification", "kubernets relay"] {
+        let r = search(q, Mode::Fuzzy);
+        assert!(!r.hits.is_empty(), "{q}");
+        let want = match q {
+            q if q.contains("factr") => "two-factor",
+            q if q.contains("kuber") => "kubernetes-relay",
+            _ => "returns",
+        };
+        assert_eq!(ids(&r)[0], want, "{q}: {:?}", ids(&r));
+    }
+}
+
+#[test]
+fn fuzzy_recalls_prefixes_and_fragments() {
+    let r = search("kuber", Mode::Fuzzy);
+    assert_eq!(ids(&r)[0], "kubernetes-relay");
+    let r = search("bernetes", Mode::Fuzzy);
+    assert_eq!(ids(&r).first(), Some(&"kubernetes-relay"), "trigram fragment recall");
+    // Only the last word is completed as-you-type; "authenticat" is a fragment of a known word.
+    let r = search("authenticat", Mode::Fuzzy);
+    assert_eq!(ids(&r).first(), Some(&"two-factor"));
+}
+
+#[test]
+fn exact_matches_outrank_fuzzy_ones() {
+    let idx = braid::Index::create_in_ram(braid::IndexConfig::default()).unwrap();
+    let mut w = idx.writer().unwrap();
+    for i in 0..9 {
+        w.upsert(&braid::Record::new(format!("relay-{i}")).title("Notes").body("the relay is configured")).unwrap();
+    }
+    // A record that really contains the rarer spelling.
+    w.upsert(&braid::Record::new("exact").title("Notes").body("the rellay is configured")).unwrap();
+    w.commit().unwrap();
+    let r = idx.search(&SearchRequest::new("rellay", Principal::public()).mode(Mode::Fuzzy).k(20)).unwrap();
+    assert_eq!(ids(&r)[0], "exact", "{:?}", ids(&r));
+    assert_eq!(r.hits.len(), 10, "the frequent neighbour is recalled too");
+    let exact = &r.hits[0].explain.legs[0].raw;
+    assert!(r.hits[1..].iter().all(|h| h.explain.legs[0].raw < *exact));
+    // A known word is not expanded toward a rarer neighbour.
+    let r = idx.search(&SearchRequest::new("relay", Principal::public()).mode(Mode::Fuzzy).k(20)).unwrap();
+    assert!(!ids(&r).contains(&"exact"));
+}
+
+#[test]
+fn did_you_mean_suggests_known_terms() {
+    let r = search("retun polcy", Mode::Lexical);
+    let pairs: Vec<(&str, &str)> = r.suggestions.iter().map(|s| (s.term.as_str(), s.suggestion.as_str())).collect();
+    assert!(pairs.contains(&("retun", "return")), "{pairs:?}");
+    assert!(pairs.contains(&("polcy", "policy")), "{pairs:?}");
+    assert!(search("return policy", Mode::Lexical).suggestions.is_empty());
+}
+
+#[test]
+fn hybrid_runs_both_legs_and_explains_each() {
+    let r = search("retun policy", Mode::Hybrid);
+    assert_eq!(r.stats.legs, [Leg::Lexical, Leg::Fuzzy]);
+    let top = &r.hits[0];
+    assert_eq!(top.id, "returns");
+    assert_eq!(top.explain.legs.len(), 2);
+    let sum: f32 = top.explain.legs.iter().map(|l| l.contribution).sum();
+    assert!((sum - top.explain.fused).abs() < 1e-6);
+    assert!(top.explain.legs.iter().all(|l| l.rank >= 1 && l.raw > 0.0));
+    for key in ["visibility", "lexical", "fuzzy", "fusion", "hits", "total"] {
+        assert!(r.stats.micros.contains_key(key), "{key}");
+    }
+    assert!(r.stats.candidates[&Leg::Fuzzy] >= 1);
+    // Snippets highlight the body's words that matched, after analysis ("sending" → "send").
+    let r = search("sending it bakc", Mode::Hybrid);
+    let marked = r.hits[0].snippet.marked("[", "]");
+    assert!(marked.contains("[send]") && marked.contains("[back]"), "{marked}");
+}
+
+#[test]
+fn semantic_without_a_model_is_a_typed_error() {
+    let err = index().search(&SearchRequest::new("anything", Principal::public()).mode(Mode::Semantic)).unwrap_err();
+    assert!(matches!(err, braid::Error::LegUnavailable { leg: "semantic", .. }), "{err}");
+}
+
+#[test]
+fn chunks_carry_parent_section_and_lines() {
+    let r = search("VAT number", Mode::Lexical);
+    let hit = &r.hits[0];
+    assert_eq!(hit.id, "chunk-1");
+    assert_eq!(hit.parent.as_deref(), Some("billing-guide"));
+    assert_eq!(hit.section, ["Invoices", "VAT"]);
+    assert_eq!(hit.lines, Some((10, 14)));
+    assert!(hit.snippet.marked("[", "]").contains("[VAT]"));
+}

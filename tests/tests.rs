@@ -1,0 +1,8 @@
+//! Integration tests of the `braid` facade: one binary, a module per concern.
+
+mod common;
+mod hostile_input;
+mod lifecycle;
+mod permissions;
+mod quality;
+mod recall;
