@@ -1,13 +1,14 @@
 //! An index: the lexical store, its configuration and ordinal counter, on disk or in memory.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
-use braid_core::{AccessPolicy, Error, Principal, Result, SearchRequest, SearchResponse, Visibility};
+use braid_core::{AccessPolicy, Embedder, Error, Principal, Result, SearchRequest, SearchResponse, Visibility};
 use braid_lexical::{LexicalIndex, SchemaConfig, StoredRecord};
 use serde::{Deserialize, Serialize};
 
 use crate::manifest::{Manifest, FORMAT_VERSION, LEXICAL_DIR};
+use crate::semantic::{EmbeddingInfo, Semantic};
 use crate::writer::Writer;
 
 /// How an index is built; fixed at creation and stored with the index.
@@ -36,6 +37,10 @@ pub(crate) struct Inner {
     pub lexical: LexicalIndex,
     /// The next ordinal to hand out; persisted in the manifest at each commit.
     pub next_ord: Mutex<u64>,
+    /// The model recorded in the manifest (vectors on disk were made with it).
+    pub embedding: Mutex<Option<EmbeddingInfo>>,
+    /// The semantic leg, once an embedder is attached.
+    pub semantic: RwLock<Option<Arc<Semantic>>>,
 }
 
 impl Index {
@@ -50,9 +55,9 @@ impl Index {
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let lexical = LexicalIndex::create(Some(&dir.join(LEXICAL_DIR)), config.schema.clone())?;
-        let manifest = Manifest { format: FORMAT_VERSION, config: config.clone(), next_ord: 0 };
+        let manifest = Manifest { format: FORMAT_VERSION, config: config.clone(), next_ord: 0, embedding: None };
         manifest.write(dir)?;
-        Ok(Self::assemble(Some(dir.to_path_buf()), config, lexical, 0))
+        Ok(Self::assemble(Some(dir.to_path_buf()), config, lexical, 0, None))
     }
 
     /// Creates an index held in memory only.
@@ -61,7 +66,7 @@ impl Index {
     /// [`Error::InvalidRequest`] for a bad configuration.
     pub fn create_in_ram(config: IndexConfig) -> Result<Index> {
         let lexical = LexicalIndex::create(None, config.schema.clone())?;
-        Ok(Self::assemble(None, config, lexical, 0))
+        Ok(Self::assemble(None, config, lexical, 0, None))
     }
 
     /// Opens the index in `dir`.
@@ -74,7 +79,7 @@ impl Index {
         let lexical = LexicalIndex::open(&dir.join(LEXICAL_DIR), manifest.config.schema.clone())?;
         let after_max = lexical.snapshot().max_ord()?.map_or(0, |m| m + 1);
         let next_ord = manifest.next_ord.max(after_max);
-        Ok(Self::assemble(Some(dir.to_path_buf()), manifest.config, lexical, next_ord))
+        Ok(Self::assemble(Some(dir.to_path_buf()), manifest.config, lexical, next_ord, manifest.embedding))
     }
 
     /// Opens the index in `dir`, or creates it with `config` when there is none.
@@ -89,8 +94,78 @@ impl Index {
         }
     }
 
-    fn assemble(dir: Option<PathBuf>, config: IndexConfig, lexical: LexicalIndex, next_ord: u64) -> Index {
-        Index { inner: Arc::new(Inner { dir, config, lexical, next_ord: Mutex::new(next_ord) }) }
+    fn assemble(
+        dir: Option<PathBuf>,
+        config: IndexConfig,
+        lexical: LexicalIndex,
+        next_ord: u64,
+        embedding: Option<EmbeddingInfo>,
+    ) -> Index {
+        Index {
+            inner: Arc::new(Inner {
+                dir,
+                config,
+                lexical,
+                next_ord: Mutex::new(next_ord),
+                embedding: Mutex::new(embedding),
+                semantic: RwLock::new(None),
+            }),
+        }
+    }
+
+    /// Attaches an embedding model: from now on the writer embeds records and searches can run
+    /// the semantic leg. On an index that already holds vectors, the model must be the one
+    /// that made them, and its vectors are loaded.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRequest`] when the index's vectors were made by another model,
+    /// [`Error::Corrupt`] when its vector file is damaged.
+    pub fn attach_embedder(&self, embedder: Arc<dyn Embedder>) -> Result<()> {
+        let inner = &self.inner;
+        if let Some(info) = inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            if info.model_id != embedder.model_id() || info.dim != embedder.dim() {
+                return Err(Error::invalid_request(format!(
+                    "this index holds vectors of {} ({} dimensions); the model given is {} ({} dimensions)",
+                    info.model_id,
+                    info.dim,
+                    embedder.model_id(),
+                    embedder.dim()
+                )));
+            }
+        }
+        let mut store = match &inner.dir {
+            Some(dir) => Semantic::open_store(dir)?,
+            None => None,
+        };
+        if let Some(store) = store.as_mut() {
+            // A crash between saving vectors and committing the records leaves vectors of
+            // records that never committed: drop them, and never reuse their ordinals.
+            let live: std::collections::HashSet<u64> =
+                inner.lexical.snapshot().ids()?.into_iter().map(|(_, ord, _)| ord).collect();
+            let orphans: Vec<u64> = store.ords().filter(|o| !live.contains(o)).collect();
+            let mut next = inner.next_ord.lock().unwrap_or_else(|p| p.into_inner());
+            for ord in orphans {
+                *next = (*next).max(ord + 1);
+                store.delete(ord);
+            }
+        }
+        let semantic = Semantic::new(embedder, store)?;
+        *inner.semantic.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(semantic));
+        Ok(())
+    }
+
+    /// The embedding model whose vectors this index holds, if any.
+    pub fn embedding(&self) -> Option<EmbeddingInfo> {
+        self.inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether the semantic leg can run (an embedder is attached).
+    pub fn has_semantic(&self) -> bool {
+        self.inner.semantic.read().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
+    pub(crate) fn semantic(&self) -> Option<Arc<Semantic>> {
+        self.inner.semantic.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The index's configuration.

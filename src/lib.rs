@@ -31,12 +31,19 @@ pub mod ingest;
 mod manifest;
 mod routing;
 mod search;
+mod semantic;
 mod writer;
 
 pub use braid_core::{
-    AccessPolicy, AllowedSet, Error, Explain, Filter, Hit, Leg, LegExplain, LegWeights, Mode, Principal, QuerySyntax,
-    Record, Result, SearchRequest, SearchResponse, Snippet, Stats, Suggestion, Visibility, MAX_K, MAX_QUERY_BYTES,
+    AccessPolicy, AllowedSet, Embedder, Error, Explain, Filter, Hit, Leg, LegExplain, LegWeights, Mode, Principal,
+    QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stats, Suggestion, Visibility,
+    MAX_K, MAX_QUERY_BYTES,
 };
 pub use braid_lexical::{Analyzer, SchemaConfig, StoredRecord};
 pub use index::{Index, IndexConfig};
+pub use semantic::EmbeddingInfo;
+
+/// The ONNX models (with the `models` feature): the bundled embedder and cross-encoder.
+#[cfg(feature = "models")]
+pub use braid_models as models;
 pub use writer::{content_hash, Writer};

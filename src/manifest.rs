@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use braid_core::{Error, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::semantic::EmbeddingInfo;
 use crate::IndexConfig;
 
 /// The on-disk format this build reads and writes.
@@ -20,6 +21,9 @@ pub(crate) struct Manifest {
     pub format: u32,
     pub config: IndexConfig,
     pub next_ord: u64,
+    /// The model whose vectors the index holds, once one was attached.
+    #[serde(default)]
+    pub embedding: Option<EmbeddingInfo>,
 }
 
 impl Manifest {

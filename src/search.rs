@@ -9,6 +9,7 @@ use braid_core::{
 };
 use braid_fusion::{rrf, LegList};
 use braid_lexical::{LegOutput, Snapshot};
+use rayon::prelude::*;
 use tracing::info_span;
 
 use crate::index::Index;
@@ -19,16 +20,20 @@ fn micros(since: Instant) -> u64 {
 }
 
 /// The legs a mode runs on this index.
-fn legs_for(mode: Mode) -> Result<Vec<Leg>> {
+fn legs_for(mode: Mode, semantic: bool) -> Result<Vec<Leg>> {
     Ok(match mode {
         Mode::Lexical => vec![Leg::Lexical],
         Mode::Fuzzy => vec![Leg::Fuzzy],
+        Mode::Semantic if semantic => vec![Leg::Semantic],
         Mode::Semantic => {
             return Err(Error::LegUnavailable {
                 leg: "semantic",
-                reason: "this index has no embedding model (build it with `braid index --model <DIR>`)".into(),
+                reason: "no embedding model is attached to this index (index with `braid index --model <DIR>`, \
+                         or call `Index::attach_embedder`)"
+                    .into(),
             })
         }
+        Mode::Hybrid | Mode::Auto if semantic => vec![Leg::Lexical, Leg::Fuzzy, Leg::Semantic],
         Mode::Hybrid | Mode::Auto => vec![Leg::Lexical, Leg::Fuzzy],
     })
 }
@@ -42,7 +47,8 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     if request.limit() > MAX_K {
         return Err(Error::invalid_request(format!("k = {} is above the maximum of {MAX_K}", request.limit())));
     }
-    let legs = legs_for(request.mode_ref())?;
+    let semantic = index.semantic();
+    let legs = legs_for(request.mode_ref(), semantic.is_some())?;
     let mut stats = Stats { mode: Some(request.mode_ref()), ..Stats::default() };
     let inner = &index.inner;
     let snapshot = inner.lexical.snapshot();
@@ -77,8 +83,9 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
 
     // 2. Recall: the legs run in parallel, each confined to the allowed set.
     let depth = request.leg_depth();
-    let run = |leg: Leg| -> Result<(LegOutput, u64)> {
+    let run = |leg: Leg| -> Result<(LegOutput, u64, Option<&'static str>)> {
         let t = Instant::now();
+        let mut path = None;
         let out = match leg {
             Leg::Lexical => {
                 let _span = info_span!(target: "braid::recall::lexical", "lexical").entered();
@@ -88,19 +95,28 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
                 let _span = info_span!(target: "braid::recall::fuzzy", "fuzzy").entered();
                 snapshot.fuzzy(query, &allowed, depth)?
             }
-            Leg::Semantic => unreachable!("legs_for never schedules an unavailable leg"),
+            Leg::Semantic => {
+                let _span = info_span!(target: "braid::recall::semantic", "semantic").entered();
+                let semantic = semantic.as_ref().ok_or(Error::LegUnavailable {
+                    leg: "semantic",
+                    reason: "no embedding model is attached to this index".into(),
+                })?;
+                let (candidates, took) = semantic.search(query, depth, &allowed)?;
+                path = Some(took.name());
+                LegOutput { candidates, highlight: BTreeMap::new() }
+            }
         };
-        Ok((out, micros(t)))
+        Ok((out, micros(t), path))
     };
-    let outputs: Vec<(Leg, LegOutput, u64)> = match legs.as_slice() {
-        [a, b] => {
-            let (ra, rb) = rayon::join(|| run(*a), || run(*b));
-            let (oa, ta) = ra?;
-            let (ob, tb) = rb?;
-            vec![(*a, oa, ta), (*b, ob, tb)]
+    let results: Vec<Result<(LegOutput, u64, Option<&'static str>)>> = legs.par_iter().map(|&leg| run(leg)).collect();
+    let mut outputs: Vec<(Leg, LegOutput, u64)> = Vec::with_capacity(legs.len());
+    for (leg, result) in legs.iter().zip(results) {
+        let (out, took, path) = result?;
+        if path.is_some() {
+            stats.semantic_path = path;
         }
-        _ => legs.iter().map(|&leg| run(leg).map(|(o, t)| (leg, o, t))).collect::<Result<_>>()?,
-    };
+        outputs.push((*leg, out, took));
+    }
     let mut highlight: BTreeMap<String, f32> = BTreeMap::new();
     let mut lists = Vec::with_capacity(outputs.len());
     for (leg, out, took) in outputs {

@@ -1,51 +1,125 @@
 //! The single writer: upserts and deletes, made durable and visible by `commit()`.
 
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
-use braid_core::{Record, Result};
+use braid_core::{Ord, Record, Result};
 use braid_lexical::{LexicalWriter, DEFAULT_WRITER_HEAP};
 
 use crate::index::Index;
 use crate::manifest::{Manifest, FORMAT_VERSION};
+use crate::semantic::{Semantic, VECTORS_DIR};
+
+/// Texts embedded per batch while indexing.
+const EMBED_BATCH: usize = 32;
 
 /// Writes to an [`Index`]. There is one at a time per index; a second gets
 /// [`braid_core::Error::LockBusy`].
 ///
 /// Changes are invisible to searches until [`Writer::commit`]. Dropping a writer without
-/// committing discards its changes.
+/// committing discards its changes. When the index has an embedder attached, records are
+/// embedded in batches as they arrive; re-upserting a record whose content did not change is
+/// a no-op, so re-indexing a corpus never recomputes its embeddings.
 pub struct Writer {
     index: Index,
     lexical: LexicalWriter,
+    semantic: Option<Arc<Semantic>>,
     pending: usize,
+    /// Records upserted since the last commit: id → ordinal.
+    pending_ids: HashMap<String, Ord>,
+    /// Texts waiting to be embedded, with their ordinals.
+    to_embed: Vec<(Ord, String)>,
+    /// Vectors ready to insert at commit.
+    vectors: Vec<(Ord, Vec<f32>)>,
+    /// Ordinals whose vectors go at commit (replaced or deleted records).
+    superseded: Vec<Ord>,
+    /// Ids upserted or deleted since the last commit.
+    touched: HashSet<String>,
 }
 
 impl Writer {
     pub(crate) fn new(index: Index) -> Result<Writer> {
         let lexical = index.inner.lexical.writer(DEFAULT_WRITER_HEAP)?;
-        Ok(Writer { index, lexical, pending: 0 })
+        let semantic = index.semantic();
+        Ok(Writer {
+            index,
+            lexical,
+            semantic,
+            pending: 0,
+            pending_ids: HashMap::new(),
+            to_embed: Vec::new(),
+            vectors: Vec::new(),
+            superseded: Vec::new(),
+            touched: HashSet::new(),
+        })
     }
 
     /// Adds `record`, replacing any record with the same id.
     ///
     /// # Errors
     /// [`braid_core::Error::InvalidRecord`] or [`braid_core::Error::UnknownField`]; the
-    /// record is then not written.
+    /// record is then not written. With an embedder attached, [`braid_core::Error::Model`]
+    /// when a batch cannot be embedded.
     pub fn upsert(&mut self, record: &Record) -> Result<()> {
-        let mut next = self.index.inner.next_ord.lock().unwrap_or_else(|p| p.into_inner());
-        let ord = *next;
-        self.lexical.upsert(ord, record, content_hash(record))?;
-        *next += 1;
+        record.validate()?;
+        let hash = content_hash(record);
+        let committed = self.index.inner.lexical.snapshot().record_by_id(record.id())?;
+        if let Some(old) = &committed {
+            let has_vector = self.semantic.as_ref().is_none_or(|s| s.store.read().is_ok_and(|v| v.contains(old.ord)));
+            if old.hash == hash && has_vector && !self.touched.contains(record.id()) {
+                return Ok(());
+            }
+        }
+        self.touched.insert(record.id().to_string());
+        let ord = {
+            let mut next = self.index.inner.next_ord.lock().unwrap_or_else(|p| p.into_inner());
+            let ord = *next;
+            self.lexical.upsert(ord, record, hash)?;
+            *next += 1;
+            ord
+        };
         self.pending += 1;
+        self.supersede(record.id(), committed.map(|r| r.ord));
+        self.pending_ids.insert(record.id().to_string(), ord);
+        if self.semantic.is_some() {
+            self.to_embed.push((ord, record.passage()));
+            if self.to_embed.len() >= EMBED_BATCH {
+                self.embed_pending()?;
+            }
+        }
         Ok(())
     }
 
     /// Deletes the record with this id (a no-op when there is none).
     ///
     /// # Errors
-    /// Never fails today; the `Result` leaves room for stores that can.
+    /// [`braid_core::Error::Lexical`] when the committed record cannot be looked up.
     pub fn delete(&mut self, id: &str) -> Result<()> {
         self.lexical.delete(id);
+        let committed = self.index.inner.lexical.snapshot().record_by_id(id)?;
+        self.supersede(id, committed.map(|r| r.ord));
+        self.pending_ids.remove(id);
+        self.touched.insert(id.to_string());
         self.pending += 1;
+        Ok(())
+    }
+
+    fn supersede(&mut self, id: &str, committed: Option<Ord>) {
+        self.superseded.extend(committed);
+        if let Some(ord) = self.pending_ids.get(id) {
+            self.superseded.push(*ord);
+        }
+    }
+
+    fn embed_pending(&mut self) -> Result<()> {
+        let Some(semantic) = &self.semantic else { return Ok(()) };
+        if self.to_embed.is_empty() {
+            return Ok(());
+        }
+        let texts: Vec<&str> = self.to_embed.iter().map(|(_, t)| t.as_str()).collect();
+        let vectors = semantic.embedder.embed(&texts)?;
+        self.vectors.extend(self.to_embed.drain(..).map(|(ord, _)| ord).zip(vectors));
         Ok(())
     }
 
@@ -54,27 +128,47 @@ impl Writer {
         self.pending
     }
 
-    /// Makes every change durable and visible to new searches, atomically: a crash before
-    /// this returns loses only the uncommitted changes.
+    /// Makes every change durable and visible to new searches. A crash before this returns
+    /// loses only the uncommitted changes: vectors are saved first (by atomic rename), then
+    /// the records, then the manifest; on open, vectors without a committed record are
+    /// dropped.
     ///
     /// # Errors
-    /// [`braid_core::Error::Lexical`] or [`braid_core::Error::Io`] when the commit cannot be
-    /// written; the previous commit stays intact.
+    /// [`braid_core::Error::Lexical`], [`braid_core::Error::Io`] or
+    /// [`braid_core::Error::Model`] when the commit cannot be written; the previous commit
+    /// stays intact.
     pub fn commit(&mut self) -> Result<()> {
+        self.embed_pending()?;
         let inner = &self.index.inner;
+        if let Some(semantic) = &self.semantic {
+            let mut store = semantic.store.write().unwrap_or_else(|p| p.into_inner());
+            store.insert_batch(&self.vectors)?;
+            for ord in &self.superseded {
+                store.delete(*ord);
+            }
+            if let Some(dir) = &inner.dir {
+                store.save(&dir.join(VECTORS_DIR))?;
+            }
+            *inner.embedding.lock().unwrap_or_else(|p| p.into_inner()) = Some(semantic.info.clone());
+        }
         self.lexical.commit()?;
         if let Some(dir) = &inner.dir {
             let next_ord = *inner.next_ord.lock().unwrap_or_else(|p| p.into_inner());
-            Manifest { format: FORMAT_VERSION, config: inner.config.clone(), next_ord }.write(dir)?;
+            let embedding = inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            Manifest { format: FORMAT_VERSION, config: inner.config.clone(), next_ord, embedding }.write(dir)?;
         }
         inner.lexical.reload()?;
         self.pending = 0;
+        self.pending_ids.clear();
+        self.vectors.clear();
+        self.superseded.clear();
+        self.touched.clear();
         Ok(())
     }
 }
 
 /// A stable 64-bit hash of everything in a record that search reads (FNV-1a over the
-/// serialised record), used to skip re-embedding unchanged records.
+/// serialised record), used to skip re-indexing unchanged records.
 pub fn content_hash(record: &Record) -> u64 {
     struct Fnv(u64);
     impl Hasher for Fnv {

@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -49,10 +50,41 @@ fn load(index: &Index, source: &Source) -> Result<(usize, usize)> {
     Ok((added, rejected))
 }
 
-pub fn index(input: &Path, dir: &Path, policy: AccessPolicy) -> Result<()> {
+/// Loads an embedding model: `spec` is a model directory, or `default` for all-MiniLM-L6-v2
+/// found by discovery; `None` means the model the index was built with, if any.
+fn embedder(spec: Option<&str>, index: &Index) -> Result<Option<Arc<dyn braid::Embedder>>> {
+    use braid::models::{OnnxEmbedder, DEFAULT_EMBEDDING_MODEL};
+    let mut builder = OnnxEmbedder::builder();
+    match (spec, index.embedding()) {
+        (Some("default"), _) => builder.model_name(DEFAULT_EMBEDDING_MODEL),
+        (Some(dir), _) => builder.model_dir(dir),
+        (None, Some(info)) => {
+            // Model ids are "<model dir name>/<onnx file>".
+            let (name, file) = info.model_id.split_once('/').unwrap_or((info.model_id.as_str(), "model.onnx"));
+            builder.model_name(name).onnx_file(file)
+        }
+        (None, None) => return Ok(None),
+    };
+    Ok(Some(Arc::new(builder.build()?)))
+}
+
+/// Attaches the embedding model when one is asked for or recorded in the index. A recorded
+/// model that cannot be loaded is a warning: lexical and fuzzy search still work.
+fn attach(index: &Index, spec: Option<&str>) -> Result<()> {
+    match embedder(spec, index) {
+        Ok(Some(e)) => index.attach_embedder(e)?,
+        Ok(None) => {}
+        Err(e) if spec.is_none() => eprintln!("warning: semantic leg off: {e:#}"),
+        Err(e) => return Err(e),
+    }
+    Ok(())
+}
+
+pub fn index(input: &Path, dir: &Path, policy: AccessPolicy, model: Option<&str>) -> Result<()> {
     let source = Source::detect(input).with_context(|| format!("reading {}", input.display()))?;
     let config = IndexConfig { policy, ..IndexConfig::default() };
     let index = Index::open_or_create(dir, config).with_context(|| format!("opening index {}", dir.display()))?;
+    attach(&index, model)?;
     let started = Instant::now();
     let (added, rejected) = load(&index, &source)?;
     let secs = started.elapsed().as_secs_f64();
@@ -72,8 +104,17 @@ fn parse_mode(text: &str) -> Result<Mode> {
     }
 }
 
-pub fn search(dir: &Path, mode: &str, k: usize, json: bool, principal: &[String], query: &str) -> Result<()> {
+pub fn search(
+    dir: &Path,
+    mode: &str,
+    k: usize,
+    json: bool,
+    principal: &[String],
+    model: Option<&str>,
+    query: &str,
+) -> Result<()> {
     let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
+    attach(&index, model)?;
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::from_verified_tokens(principal);
     let request = SearchRequest::new(query, principal).k(k).mode(parse_mode(mode)?);
@@ -86,20 +127,28 @@ pub fn search(dir: &Path, mode: &str, k: usize, json: bool, principal: &[String]
     Ok(())
 }
 
-pub fn eval(
-    dataset_dir: &Path,
-    index_dir: Option<&Path>,
-    modes: &[String],
-    split: &str,
-    json: bool,
-    out: Option<&Path>,
-    typos: bool,
-) -> Result<()> {
+/// What `braid eval` runs on.
+pub struct EvalArgs<'a> {
+    pub dataset: &'a Path,
+    pub index: Option<&'a Path>,
+    pub split: &'a str,
+    pub json: bool,
+    pub typos: bool,
+    pub model: Option<&'a str>,
+}
+
+pub fn eval(args: &EvalArgs<'_>, modes: &[String], out: Option<&Path>) -> Result<()> {
+    let EvalArgs { dataset: dataset_dir, index: index_dir, split, json, typos, model } = *args;
     let dataset = Dataset::load(dataset_dir, split).with_context(|| format!("loading {}", dataset_dir.display()))?;
     let index = match index_dir {
-        Some(dir) => Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?,
+        Some(dir) => {
+            let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
+            attach(&index, model)?;
+            index
+        }
         None => {
             let index = Index::create_in_ram(IndexConfig::default())?;
+            attach(&index, model)?;
             let source = Source::detect(dataset_dir)?;
             let started = Instant::now();
             let (added, _) = load(&index, &source)?;

@@ -29,6 +29,10 @@ enum Command {
         /// Visibility of records without ACL tokens, for a new index.
         #[arg(long, value_enum, default_value_t = Policy::Public)]
         policy: Policy,
+        /// Embed records with this ONNX model directory (`default`: all-MiniLM-L6-v2, found by
+        /// discovery) so the semantic leg can run.
+        #[arg(long)]
+        model: Option<String>,
     },
     /// Search an index.
     Search {
@@ -47,6 +51,9 @@ enum Command {
         /// ACL tokens of the caller, comma-separated (operator input; `public` is implied).
         #[arg(long, value_delimiter = ',')]
         principal: Vec<String>,
+        /// The embedding model directory, when the index's own cannot be found.
+        #[arg(long)]
+        model: Option<String>,
         /// The query text (read as plain text, never as query syntax).
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
@@ -74,6 +81,10 @@ enum Command {
         /// Misspell every content word of each query once (seeded), to measure typo tolerance.
         #[arg(long)]
         typos: bool,
+        /// Embedding model directory (`default`: all-MiniLM-L6-v2) for the temporary index, or
+        /// to override the one `--index` was built with.
+        #[arg(long)]
+        model: Option<String>,
     },
 }
 
@@ -90,13 +101,24 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Index { input, index, policy } => commands::index(&input, &index, policy_of(policy)),
-        Command::Search { index, mode, k, json, principal, query } => {
-            commands::search(&index, &mode, k, json, &principal, &query.join(" "))
+        Command::Index { input, index, policy, model } => {
+            commands::index(&input, &index, policy_of(policy), model.as_deref())
         }
-        Command::Eval { dataset, index, mode, split, json, out, typos } => {
-            commands::eval(&dataset, index.as_deref(), &mode, &split, json, out.as_deref(), typos)
+        Command::Search { index, mode, k, json, principal, model, query } => {
+            commands::search(&index, &mode, k, json, &principal, model.as_deref(), &query.join(" "))
         }
+        Command::Eval { dataset, index, mode, split, json, out, typos, model } => commands::eval(
+            &commands::EvalArgs {
+                dataset: &dataset,
+                index: index.as_deref(),
+                split: &split,
+                json,
+                typos,
+                model: model.as_deref(),
+            },
+            &mode,
+            out.as_deref(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
