@@ -6,3 +6,4 @@ mod lifecycle;
 mod permissions;
 mod quality;
 mod recall;
+mod semantic;

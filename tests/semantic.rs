@@ -1,0 +1,144 @@
+//! The semantic leg with the real all-MiniLM-L6-v2 model (ONNX Runtime must be installed:
+//! `bash scripts/setup-onnxruntime.sh`, which the README's test command runs).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use braid::models::OnnxEmbedder;
+use braid::{Embedder, Error, Index, IndexConfig, Leg, Mode, Principal, Record, SearchRequest};
+
+use crate::common::{corpus, ids};
+
+/// The real model, wrapped to count how many texts it embeds.
+struct Counting {
+    inner: Arc<OnnxEmbedder>,
+    texts: AtomicUsize,
+}
+
+impl Embedder for Counting {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> braid::Result<Vec<Vec<f32>>> {
+        self.texts.fetch_add(texts.len(), Ordering::SeqCst);
+        self.inner.embed(texts)
+    }
+}
+
+fn model() -> Arc<OnnxEmbedder> {
+    static MODEL: OnceLock<Arc<OnnxEmbedder>> = OnceLock::new();
+    MODEL.get_or_init(|| Arc::new(OnnxEmbedder::builder().intra_threads(1).build().expect("model"))).clone()
+}
+
+fn counting() -> Arc<Counting> {
+    Arc::new(Counting { inner: model(), texts: AtomicUsize::new(0) })
+}
+
+fn semantic_index() -> Index {
+    let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+    index.attach_embedder(model()).unwrap();
+    let mut w = index.writer().unwrap();
+    for r in corpus() {
+        w.upsert(&r).unwrap();
+    }
+    w.commit().unwrap();
+    index
+}
+
+#[test]
+fn natural_questions_find_their_answer() {
+    let idx = semantic_index();
+    let r = idx
+        .search(&SearchRequest::new("can I send it back if I no longer want it?", Principal::public()).mode(Mode::Semantic))
+        .unwrap();
+    assert_eq!(ids(&r)[0], "returns");
+    assert_eq!(r.stats.legs, [Leg::Semantic]);
+    assert_eq!(r.stats.semantic_path, Some("exact"));
+    let r = idx.search(&SearchRequest::new("how do I secure my login with a phone app", Principal::public())).unwrap();
+    assert_eq!(r.stats.legs, [Leg::Lexical, Leg::Fuzzy, Leg::Semantic]);
+    assert_eq!(ids(&r)[0], "two-factor");
+}
+
+#[test]
+fn the_semantic_leg_respects_permissions() {
+    let idx = semantic_index();
+    let principals = [
+        Principal::public(),
+        Principal::from_verified_tokens(["tenant:acme"]),
+        Principal::from_verified_tokens(["tenant:globex", "group:support"]),
+    ];
+    for p in principals {
+        for mode in [Mode::Semantic, Mode::Hybrid, Mode::Auto] {
+            for q in ["single sign-on for employees", "escalation rota", "refund after 30 days", "🙂", ""] {
+                let r = idx.search(&SearchRequest::new(q, p.clone()).mode(mode).k(50)).unwrap();
+                for hit in &r.hits {
+                    let record = corpus().into_iter().find(|c| c.id() == hit.id).unwrap();
+                    let v = braid::Visibility::new(p.clone(), braid::AccessPolicy::Public, None);
+                    assert!(v.admits_acl(record.acl_tokens()), "{p:?} {mode:?} {q:?} leaked {}", hit.id);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn unchanged_records_are_not_embedded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let idx = Index::create(dir.path(), IndexConfig::default()).unwrap();
+    let embedder = counting();
+    idx.attach_embedder(embedder.clone()).unwrap();
+    let mut w = idx.writer().unwrap();
+    for r in corpus() {
+        w.upsert(&r).unwrap();
+    }
+    w.commit().unwrap();
+    let first = embedder.texts.load(Ordering::SeqCst);
+    assert_eq!(first, corpus().len());
+    // Re-index everything, one record changed.
+    for r in corpus() {
+        let r = if r.id() == "returns" { r.body("Items can be returned within 45 days.") } else { r };
+        w.upsert(&r).unwrap();
+    }
+    w.commit().unwrap();
+    assert_eq!(embedder.texts.load(Ordering::SeqCst), first + 1);
+    drop(w);
+
+    // Reopen with the same model: the vectors come back; another model is refused.
+    let reopened = Index::open(dir.path()).unwrap();
+    assert_eq!(reopened.embedding().unwrap().dim, 384);
+    reopened.attach_embedder(counting()).unwrap();
+    let r = reopened
+        .search(&SearchRequest::new("how many days do I have to return an item", Principal::public()).mode(Mode::Semantic))
+        .unwrap();
+    assert_eq!(ids(&r)[0], "returns");
+    assert_eq!(r.hits.len(), 6, "every public record has exactly one vector");
+
+    struct Other;
+    impl Embedder for Other {
+        fn model_id(&self) -> &str {
+            "other/model.onnx"
+        }
+        fn dim(&self) -> usize {
+            384
+        }
+        fn embed(&self, texts: &[&str]) -> braid::Result<Vec<Vec<f32>>> {
+            Ok(texts.iter().map(|_| vec![1.0; 384]).collect())
+        }
+    }
+    assert!(matches!(Index::open(dir.path()).unwrap().attach_embedder(Arc::new(Other)), Err(Error::InvalidRequest { .. })));
+}
+
+#[test]
+fn deleted_records_leave_the_vector_leg() {
+    let idx = semantic_index();
+    let mut w = idx.writer().unwrap();
+    w.delete("returns").unwrap();
+    w.upsert(&Record::new("new").title("Exchange policy").body("Swap an item for another size.").acl(["public"])).unwrap();
+    w.commit().unwrap();
+    let r = idx.search(&SearchRequest::new("return an unwanted item", Principal::public()).mode(Mode::Semantic).k(50)).unwrap();
+    assert!(!ids(&r).contains(&"returns"));
+    assert!(ids(&r).contains(&"new"));
+}
