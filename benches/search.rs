@@ -62,7 +62,8 @@ fn bench_modes(c: &mut Criterion, name: &str, index: &Index, modes: &[Mode], que
         group.bench_with_input(BenchmarkId::from_parameter(mode.name()), &mode, |b, &mode| {
             b.iter(|| {
                 for q in queries {
-                    let r = index.search(&SearchRequest::new(q.as_str(), Principal::public()).mode(mode).k(10)).unwrap();
+                    let r =
+                        index.search(&SearchRequest::new(q.as_str(), Principal::public()).mode(mode).k(10)).unwrap();
                     std::hint::black_box(r);
                 }
             })

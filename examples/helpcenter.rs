@@ -7,14 +7,18 @@
 //! ```
 //!
 //! The first run indexes every article, section by section, into `target/helpcenter-index`
-//! (set `BRAID_HELPCENTER_INDEX` to change it); later runs reuse that index. Each answer cites
+//! (set `BRAID_HELPCENTER_INDEX` to change it); later runs reuse that index. When ONNX Runtime
+//! is installed (`bash scripts/setup-onnxruntime.sh`) the sections are embedded too and search
+//! is hybrid; otherwise it is lexical + fuzzy and says so. Each answer cites
 //! its article, heading path and line range so a reader — or a RAG prompt — can open the source.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use braid::ingest::Source;
-use braid::{Index, IndexConfig, Mode, Principal, SearchRequest, SearchResponse};
+use std::sync::Arc;
+
+use braid::{Embedder, Index, IndexConfig, Mode, Principal, SearchRequest, SearchResponse};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Arguments: optional `--principal tok1,tok2`, then the query words.
@@ -30,8 +34,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let principal = Principal::from_verified_tokens(&tokens);
 
     let corpus = repo_root().join("datasets/helpcenter");
-    let index = open_or_build(&corpus)?;
-    println!("{} sections indexed · legs: lexical + fuzzy (no embedding model configured)", index.num_records());
+    // With ONNX Runtime and the all-MiniLM-L6-v2 model available, search is hybrid; without,
+    // lexical + fuzzy, and we say why.
+    let embedder = match braid::models::OnnxEmbedder::builder().build() {
+        Ok(model) => Some(Arc::new(model) as Arc<dyn Embedder>),
+        Err(e) => {
+            println!("semantic leg off: {e}");
+            None
+        }
+    };
+    let index = open_or_build(&corpus, embedder)?;
+    let legs = if index.has_semantic() { "lexical + fuzzy + semantic (all-MiniLM-L6-v2)" } else { "lexical + fuzzy" };
+    println!("{} sections indexed · legs: {legs}", index.num_records());
 
     if !args.is_empty() {
         answer(&index, &principal, &args.join(" "))?;
@@ -56,20 +70,29 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Reuses the index when it was built from the same corpus; rebuilds it otherwise.
-fn open_or_build(corpus: &Path) -> Result<Index, Box<dyn std::error::Error>> {
-    let dir = std::env::var_os("BRAID_HELPCENTER_INDEX")
+/// Reuses the index built on an earlier run (one per kind: with or without embeddings);
+/// builds it otherwise. Re-upserting unchanged sections is a no-op, so edits to the corpus
+/// are picked up cheaply.
+fn open_or_build(corpus: &Path, embedder: Option<Arc<dyn Embedder>>) -> Result<Index, Box<dyn std::error::Error>> {
+    let base = std::env::var_os("BRAID_HELPCENTER_INDEX")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("target/helpcenter-index"));
-    if let Ok(index) = Index::open(&dir) {
-        if index.num_records() > 0 {
-            return Ok(index);
+    let dir = if embedder.is_some() { base.with_extension("minilm") } else { base };
+    let index = match Index::open(&dir) {
+        Ok(index) => index,
+        Err(_) => {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)?;
+            }
+            Index::create(&dir, IndexConfig::default())?
+        }
+    };
+    if let Some(embedder) = embedder {
+        index.attach_embedder(embedder)?;
+        if index.embedding().is_none() {
+            println!("embedding the corpus once (about a minute on 2 cores)…");
         }
     }
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir)?;
-    }
-    let index = Index::create(&dir, IndexConfig::default())?;
     let mut writer = index.writer()?;
     for record in Source::detect(corpus)?.records(&index.config().schema) {
         writer.upsert(&record?)?;

@@ -52,7 +52,9 @@ fn semantic_index() -> Index {
 fn natural_questions_find_their_answer() {
     let idx = semantic_index();
     let r = idx
-        .search(&SearchRequest::new("can I send it back if I no longer want it?", Principal::public()).mode(Mode::Semantic))
+        .search(
+            &SearchRequest::new("can I send it back if I no longer want it?", Principal::public()).mode(Mode::Semantic),
+        )
         .unwrap();
     assert_eq!(ids(&r)[0], "returns");
     assert_eq!(r.stats.legs, [Leg::Semantic]);
@@ -111,7 +113,9 @@ fn unchanged_records_are_not_embedded_again() {
     assert_eq!(reopened.embedding().unwrap().dim, 384);
     reopened.attach_embedder(counting()).unwrap();
     let r = reopened
-        .search(&SearchRequest::new("how many days do I have to return an item", Principal::public()).mode(Mode::Semantic))
+        .search(
+            &SearchRequest::new("how many days do I have to return an item", Principal::public()).mode(Mode::Semantic),
+        )
         .unwrap();
     assert_eq!(ids(&r)[0], "returns");
     assert_eq!(r.hits.len(), 6, "every public record has exactly one vector");
@@ -128,7 +132,10 @@ fn unchanged_records_are_not_embedded_again() {
             Ok(texts.iter().map(|_| vec![1.0; 384]).collect())
         }
     }
-    assert!(matches!(Index::open(dir.path()).unwrap().attach_embedder(Arc::new(Other)), Err(Error::InvalidRequest { .. })));
+    assert!(matches!(
+        Index::open(dir.path()).unwrap().attach_embedder(Arc::new(Other)),
+        Err(Error::InvalidRequest { .. })
+    ));
 }
 
 #[test]
@@ -136,9 +143,12 @@ fn deleted_records_leave_the_vector_leg() {
     let idx = semantic_index();
     let mut w = idx.writer().unwrap();
     w.delete("returns").unwrap();
-    w.upsert(&Record::new("new").title("Exchange policy").body("Swap an item for another size.").acl(["public"])).unwrap();
+    w.upsert(&Record::new("new").title("Exchange policy").body("Swap an item for another size.").acl(["public"]))
+        .unwrap();
     w.commit().unwrap();
-    let r = idx.search(&SearchRequest::new("return an unwanted item", Principal::public()).mode(Mode::Semantic).k(50)).unwrap();
+    let r = idx
+        .search(&SearchRequest::new("return an unwanted item", Principal::public()).mode(Mode::Semantic).k(50))
+        .unwrap();
     assert!(!ids(&r).contains(&"returns"));
     assert!(ids(&r).contains(&"new"));
 }

@@ -2,10 +2,12 @@
 //! expansion, prefix completion and "did you mean" all walk it with automata.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use braid_core::{Error, Result};
-use fst::automaton::{Levenshtein, Str};
+use fst::automaton::Str;
 use fst::{Automaton, IntoStreamer, Map, Streamer};
+use levenshtein_automata::LevenshteinAutomatonBuilder;
 use tantivy::schema::Field;
 use tantivy::Searcher;
 
@@ -56,38 +58,21 @@ impl Vocabulary {
         if max_distance == 0 || chars > MAX_FUZZY_CHARS {
             return Vec::new();
         }
-        let mut found: BTreeMap<String, Neighbour> = BTreeMap::new();
-        let mut add = |w: &str, df: u64| {
+        // A Levenshtein automaton (transpositions count as one edit) walks the fst; each word
+        // it accepts is ranked by its exact distance (strsim's optimal string alignment).
+        let dfa = automaton_builder(max_distance.min(2)).build_dfa(word);
+        let mut stream = self.map.search(&dfa).into_stream();
+        let mut out = Vec::new();
+        while let Some((key, df)) = stream.next() {
+            let Ok(w) = std::str::from_utf8(key) else { continue };
             if w == word {
-                return;
+                continue;
             }
             let distance = strsim::osa_distance(word, w);
             if distance <= max_distance {
-                found.insert(w.to_string(), Neighbour { word: w.to_string(), distance, df });
-            }
-        };
-        if let Ok(automaton) = Levenshtein::new(word, max_distance.min(2) as u32) {
-            let mut stream = self.map.search(automaton).into_stream();
-            while let Some((key, df)) = stream.next() {
-                if let Ok(w) = std::str::from_utf8(key) {
-                    add(w, df);
-                }
+                out.push(Neighbour { word: w.to_string(), distance, df });
             }
         }
-        // The automaton counts a transposition as two edits: look the swaps up directly.
-        let letters: Vec<char> = word.chars().collect();
-        for i in 0..letters.len().saturating_sub(1) {
-            if letters[i] == letters[i + 1] {
-                continue;
-            }
-            let mut swapped = letters.clone();
-            swapped.swap(i, i + 1);
-            let swapped: String = swapped.into_iter().collect();
-            if let Some(df) = self.map.get(&swapped) {
-                add(&swapped, df);
-            }
-        }
-        let mut out: Vec<Neighbour> = found.into_values().collect();
         out.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then(a.word.cmp(&b.word)));
         out
     }
@@ -111,6 +96,13 @@ impl Vocabulary {
         out.truncate(limit);
         out
     }
+}
+
+/// Building a Levenshtein automaton builder is costly; building a DFA from one is cheap.
+fn automaton_builder(distance: usize) -> &'static LevenshteinAutomatonBuilder {
+    static BUILDERS: [OnceLock<LevenshteinAutomatonBuilder>; 2] = [OnceLock::new(), OnceLock::new()];
+    let i = distance.clamp(1, 2) - 1;
+    BUILDERS[i].get_or_init(|| LevenshteinAutomatonBuilder::new(i as u8 + 1, true))
 }
 
 fn lexical(e: impl std::fmt::Display) -> Error {
