@@ -2,6 +2,7 @@
 
 mod common;
 mod hostile_input;
+mod leaks;
 mod lifecycle;
 mod permissions;
 mod quality;
