@@ -3,6 +3,7 @@
 //! snippets, suggestions, counts or explain records.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use braid::{AccessPolicy, Index, IndexConfig, Mode, Principal, Record, SearchRequest, Visibility};
 use proptest::prelude::*;
@@ -59,6 +60,23 @@ fn query() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Probes run so far, per mode name (for the soak's report).
+static PROBES: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+
+/// Cases per property: 48 in CI; `BRAID_SOAK=N` runs N (the soak in the README).
+fn cases() -> u32 {
+    std::env::var("BRAID_SOAK").ok().and_then(|v| v.parse().ok()).unwrap_or(48)
+}
+
+fn report() {
+    if std::env::var_os("BRAID_SOAK").is_some() {
+        let modes = ["lexical", "fuzzy", "semantic", "hybrid", "auto"];
+        let counts: Vec<String> =
+            modes.iter().zip(&PROBES).map(|(m, c)| format!("{m} {}", c.load(Ordering::SeqCst))).collect();
+        eprintln!("leak soak: probes per mode (cumulative): {}; leaks found: 0", counts.join(", "));
+    }
+}
+
 fn check(index: &Index, docs: &[Doc], principal: &Principal, q: &str, mode: Mode) -> Result<(), TestCaseError> {
     let rule = Visibility::new(principal.clone(), AccessPolicy::Public, None);
     let acl = |d: &Doc| d.acl.iter().map(|&t| TOKENS[t].to_string()).collect::<Vec<_>>();
@@ -71,6 +89,14 @@ fn check(index: &Index, docs: &[Doc], principal: &Principal, q: &str, mode: Mode
         .map(|(_, d)| d.marker.as_str())
         .collect();
     let r = index.search(&SearchRequest::new(q, principal.clone()).mode(mode).k(100)).unwrap();
+    let slot = match mode {
+        Mode::Lexical => 0,
+        Mode::Fuzzy => 1,
+        Mode::Semantic => 2,
+        Mode::Hybrid => 3,
+        _ => 4,
+    };
+    PROBES[slot].fetch_add(1, Ordering::SeqCst);
     prop_assert_eq!(r.stats.allowed, visible.len());
     for hit in &r.hits {
         prop_assert!(visible.contains(&hit.id), "{:?} {:?} leaked {}", principal, mode, hit.id);
@@ -94,7 +120,7 @@ fn principal() -> impl Strategy<Value = Principal> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn no_leaks_in_lexical_and_fuzzy_modes(
@@ -112,6 +138,7 @@ proptest! {
                 check(&index, &docs, principal, q, mode)?;
             }
         }
+        report();
     }
 }
 
@@ -130,11 +157,12 @@ fn no_leaks_in_semantic_modes() {
         w.upsert(&record(i, d)).unwrap();
     }
     w.commit().unwrap();
-    for _ in 0..60 {
+    for _ in 0..cases().max(60) {
         let p = principal().new_tree(&mut runner).unwrap().current();
         let q = query().new_tree(&mut runner).unwrap().current();
         for mode in [Mode::Semantic, Mode::Hybrid, Mode::Auto] {
             check(&index, &docs, &p, &q, mode).unwrap();
         }
     }
+    report();
 }

@@ -161,12 +161,18 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], out: Option<&Path>) -> Result
     for mode_name in modes {
         let mode = parse_mode(mode_name)?;
         let label = if typos { format!("{}+typos", mode.name()) } else { mode.name().to_string() };
+        let mut stages: std::collections::BTreeMap<&'static str, u64> = Default::default();
         let report = evaluate(&dataset, &label, |query| -> Result<Vec<String>> {
             let text = if typos { misspell_query(&query.text, &query.id) } else { query.text.clone() };
             let principal = query_principal(query);
             // Chunked corpora are judged per article: collapse sections to their parent.
             let k = if chunked { 300 } else { 100 };
-            let response = index.search(&SearchRequest::new(text, principal).k(k).mode(mode))?;
+            // Rankings are all evaluation reads: no snippets (suggestions still run).
+            let request = SearchRequest::new(text, principal).k(k).mode(mode).snippet_chars(0);
+            let response = index.search(&request)?;
+            for (stage, us) in &response.stats.micros {
+                *stages.entry(stage).or_default() += us;
+            }
             let mut seen = HashSet::new();
             Ok(response
                 .hits
@@ -175,6 +181,9 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], out: Option<&Path>) -> Result
                 .filter(|id| seen.insert(id.clone()))
                 .collect())
         })?;
+        let n = report.queries.max(1) as f64;
+        let means: Vec<String> = stages.iter().map(|(s, us)| format!("{s} {:.2}", *us as f64 / n / 1000.0)).collect();
+        eprintln!("{label}: mean ms per stage: {}", means.join(", "));
         if json {
             println!("{}", serde_json::to_string(&report)?);
         } else {

@@ -5,13 +5,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use braid_core::{AllowedSet, Error, Ord, OrdSet, QuerySyntax, Result, Snippet, Suggestion, Visibility};
-use tantivy::collector::{Count, TopDocs};
+use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
-use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::query::{QueryParser, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{DocAddress, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, TantivyError, Term};
+use tantivy::{
+    DocAddress, DocSet, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, TantivyError, Term, TERMINATED,
+};
 
 use crate::analysis::{self, words_analyzer, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER};
 use crate::legs::{fuzzy_query, lexical_query, max_edits, BuiltQuery, MAX_QUERY_TERMS};
@@ -34,7 +36,7 @@ pub struct LegOutput {
 }
 
 /// A query word and how often it occurs in records the caller may see.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct QueryWord {
     /// The word, lowercased and folded, unstemmed.
     pub word: String,
@@ -42,13 +44,8 @@ pub struct QueryWord {
     pub visible_df: usize,
     /// Whether the analyzer drops it as a stop word.
     pub stop_word: bool,
-}
-
-impl QueryWord {
-    /// Whether the word holds a digit (a code, version or number).
-    pub fn has_digits(&self) -> bool {
-        self.word.chars().any(|c| c.is_ascii_digit())
-    }
+    /// For a content word no allowed record holds: the closest word one does hold.
+    pub suggestion: Option<Suggestion>,
 }
 
 /// An inverted index over records: BM25, fuzzy recall, suggestions and stored fields.
@@ -323,8 +320,12 @@ impl Snapshot {
         }
     }
 
-    /// The query's words with their frequency among the records of the allowed set, in
-    /// query order, without repeats. Stop words are marked, not dropped.
+    /// The query's words as the caller's records know them, in query order, without repeats:
+    /// how many allowed records hold each, and — for a content word that none holds — the
+    /// closest word that allowed records do hold ("did you mean"). Suggestion candidates come
+    /// from the whole vocabulary, but each is kept only if a record of the allowed set holds
+    /// it, and is ranked by its frequency among those records: nothing about records outside
+    /// the set can leak.
     ///
     /// # Errors
     /// [`Error::Lexical`] on an internal failure.
@@ -333,58 +334,60 @@ impl Snapshot {
         words.truncate(MAX_QUERY_TERMS);
         let mut seen = std::collections::HashSet::new();
         words.retain(|w| seen.insert(w.clone()));
-        words
-            .into_iter()
-            .map(|word| {
-                let stop_word = analysis::terms(&self.analyzer, &word).is_empty();
-                let visible_df = if self.vocabulary.df(&word) == 0 { 0 } else { self.visible_df(&word, allowed)? };
-                Ok(QueryWord { word, visible_df, stop_word })
-            })
-            .collect()
-    }
-
-    /// "Did you mean": for each query word that no visible record contains, the closest word
-    /// that visible records do contain. Candidates come from the whole vocabulary, but each is
-    /// kept only if a record of the allowed set holds it, and is ranked by its frequency among
-    /// those records: nothing about records outside the set can leak.
-    ///
-    /// # Errors
-    /// [`Error::Lexical`] on an internal failure.
-    pub fn suggest(&self, words: &[QueryWord], allowed: &AllowedSet) -> Result<Vec<Suggestion>> {
-        let mut out = Vec::new();
-        for w in words.iter().filter(|w| !w.stop_word && w.visible_df == 0) {
-            let edits = max_edits(&w.word).max(usize::from(w.word.chars().count() >= 3 && !w.has_digits()));
-            if edits == 0 {
-                continue;
-            }
-            let mut best: Option<(usize, usize, String)> = None;
-            for n in self.vocabulary.neighbours(&w.word, edits).into_iter().take(20) {
-                let df = self.visible_df(&n.word, allowed)?;
-                if df == 0 {
-                    continue;
-                }
-                let better = match &best {
-                    None => true,
-                    Some((d, f, _)) => n.distance < *d || (n.distance == *d && df > *f),
-                };
-                if better {
-                    best = Some((n.distance, df, n.word));
-                }
-            }
-            if let Some((distance, _, suggestion)) = best {
-                out.push(Suggestion { term: w.word.clone(), suggestion, distance });
-            }
+        let mut out = Vec::with_capacity(words.len());
+        for word in words {
+            let stop_word = analysis::terms(&self.analyzer, &word).is_empty();
+            let visible_df = if self.vocabulary.df(&word) == 0 { 0 } else { self.visible_df(&word, allowed)? };
+            let suggestion = if stop_word || visible_df > 0 { None } else { self.closest_visible(&word, allowed)? };
+            out.push(QueryWord { word, visible_df, stop_word, suggestion });
         }
         Ok(out)
     }
 
+    fn closest_visible(&self, word: &str, allowed: &AllowedSet) -> Result<Option<Suggestion>> {
+        let has_digits = word.chars().any(|c| c.is_ascii_digit());
+        let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
+        if edits == 0 {
+            return Ok(None);
+        }
+        let mut best: Option<(usize, usize, String)> = None;
+        for n in self.vocabulary.neighbours(word, edits).into_iter().take(20) {
+            let df = self.visible_df(&n.word, allowed)?;
+            if df == 0 {
+                continue;
+            }
+            let better = match &best {
+                None => true,
+                Some((d, f, _)) => n.distance < *d || (n.distance == *d && df > *f),
+            };
+            if better {
+                best = Some((n.distance, df, n.word));
+            }
+        }
+        Ok(best.map(|(distance, _, suggestion)| Suggestion { term: word.to_string(), suggestion, distance }))
+    }
+
+    /// Live records of the allowed set that hold `word`: its postings, checked against the
+    /// allowed set's ordinals (linear in the word's document frequency).
     fn visible_df(&self, word: &str, allowed: &AllowedSet) -> Result<usize> {
-        let term: Box<dyn Query> =
-            Box::new(TermQuery::new(Term::from_field_text(self.fields.words, word), IndexRecordOption::Basic));
-        let query = BooleanQuery::new(vec![
-            (Occur::Must, visibility_query(&self.fields, allowed.visibility())?),
-            (Occur::Must, term),
-        ]);
-        self.searcher.search(&query, &Count).map_err(lexical)
+        let term = Term::from_field_text(self.fields.words, word);
+        let mut count = 0;
+        for segment in self.searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.words).map_err(lexical)?;
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(lexical)? else {
+                continue;
+            };
+            let ords = segment.fast_fields().u64("ord").map_err(lexical)?;
+            let alive = segment.alive_bitset();
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                let live = alive.is_none_or(|a| a.is_alive(doc));
+                if live && ords.first(doc).is_some_and(|ord| allowed.contains(ord)) {
+                    count += 1;
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(count)
     }
 }

@@ -1,0 +1,52 @@
+//! Embedding throughput of Braid's ONNX embedder on SciFact passages.
+//!
+//! ```text
+//! cargo run --release --example embed_throughput -- <N docs> <threads> [batch]
+//! ```
+//! Prints one JSON line: docs, threads, batch, seconds, docs_per_s (tokenisation included,
+//! after one warm-up batch). `benches/peers/embed_vs_python.sh` runs it beside Python
+//! onnxruntime with the same model, passages, batch size and thread count.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use braid::models::OnnxEmbedder;
+use braid::Embedder;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let n = args.first().copied().unwrap_or(256);
+    let threads = args.get(1).copied().unwrap_or(1);
+    let batch = args.get(2).copied().unwrap_or(32);
+    let corpus = find("shared/datasets/scifact/corpus.jsonl").ok_or("no shared/datasets/scifact above here")?;
+    let passages: Vec<String> = braid_eval::read_corpus(&corpus)
+        .take(n)
+        .map(|d| d.map(|d| format!("{} {}", d.title, d.text)))
+        .collect::<Result<_, _>>()?;
+    let model = OnnxEmbedder::builder().intra_threads(threads).batch_size(batch).build()?;
+    let texts: Vec<&str> = passages.iter().map(String::as_str).collect();
+    model.embed(&texts[..batch.min(texts.len())])?; // warm-up
+    let started = Instant::now();
+    for chunk in texts.chunks(batch) {
+        std::hint::black_box(model.embed(chunk)?);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "{{\"engine\":\"braid\",\"docs\":{},\"threads\":{threads},\"batch\":{batch},\"seconds\":{secs:.3},\"docs_per_s\":{:.2}}}",
+        texts.len(),
+        texts.len() as f64 / secs
+    );
+    Ok(())
+}
+
+fn find(rel: &str) -> Option<PathBuf> {
+    let mut dir = std::env::current_dir().ok()?;
+    loop {
+        if dir.join(rel).is_file() {
+            return Some(dir.join(rel));
+        }
+        if !dir.pop() {
+            return None;
+        }
+    }
+}
