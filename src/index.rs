@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use braid_core::{AccessPolicy, Embedder, Error, Principal, Result, SearchRequest, SearchResponse, Visibility};
+use braid_core::{
+    AccessPolicy, Embedder, Error, Principal, Reranker, Result, SearchRequest, SearchResponse, Visibility,
+};
 use braid_lexical::{LexicalIndex, SchemaConfig, StoredRecord};
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +43,8 @@ pub(crate) struct Inner {
     pub embedding: Mutex<Option<EmbeddingInfo>>,
     /// The semantic leg, once an embedder is attached.
     pub semantic: RwLock<Option<Arc<Semantic>>>,
+    /// The cross-encoder of the rerank stage, once attached.
+    pub reranker: RwLock<Option<Arc<dyn Reranker>>>,
 }
 
 impl Index {
@@ -109,6 +113,7 @@ impl Index {
                 next_ord: Mutex::new(next_ord),
                 embedding: Mutex::new(embedding),
                 semantic: RwLock::new(None),
+                reranker: RwLock::new(None),
             }),
         }
     }
@@ -152,6 +157,17 @@ impl Index {
         let semantic = Semantic::new(embedder, store)?;
         *inner.semantic.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(semantic));
         Ok(())
+    }
+
+    /// Attaches a cross-encoder: searches then rescore their top fused candidates with it
+    /// (see [`SearchRequest::rerank`]). Any BERT-style cross-encoder exported to ONNX works
+    /// through `braid::models::CrossEncoder`.
+    pub fn attach_reranker(&self, reranker: Arc<dyn Reranker>) {
+        *self.inner.reranker.write().unwrap_or_else(|p| p.into_inner()) = Some(reranker);
+    }
+
+    pub(crate) fn reranker(&self) -> Option<Arc<dyn Reranker>> {
+        self.inner.reranker.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The embedding model whose vectors this index holds, if any.

@@ -29,6 +29,7 @@
 mod index;
 pub mod ingest;
 mod manifest;
+mod rerank;
 mod routing;
 mod search;
 mod semantic;
@@ -37,7 +38,7 @@ mod writer;
 pub use braid_core::{
     AccessPolicy, AllowedSet, Embedder, Error, Explain, Filter, Hit, Leg, LegExplain, LegWeights, Mode, Principal,
     QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stats, Suggestion, Visibility,
-    MAX_K, MAX_QUERY_BYTES,
+    DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
 };
 pub use braid_lexical::{Analyzer, SchemaConfig, StoredRecord};
 pub use index::{Index, IndexConfig};

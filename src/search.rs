@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use braid_core::{
-    Error, Explain, Hit, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Stats, Suggestion, Visibility,
-    MAX_K, MAX_QUERY_BYTES,
+    Error, Explain, Hit, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Snippet, Stats, Suggestion,
+    Visibility, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
 };
 use braid_fusion::{rrf, LegList};
 use braid_lexical::{LegOutput, Snapshot};
@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use tracing::info_span;
 
 use crate::index::Index;
+use crate::rerank;
 use crate::routing;
 
 fn micros(since: Instant) -> u64 {
@@ -48,6 +49,11 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         return Err(Error::invalid_request(format!("k = {} is above the maximum of {MAX_K}", request.limit())));
     }
     let semantic = index.semantic();
+    let reranker = index.reranker();
+    let rerank_budget = match &reranker {
+        Some(_) => request.rerank_budget().unwrap_or(DEFAULT_RERANK_CANDIDATES),
+        None => 0,
+    };
     let legs = legs_for(request.mode_ref(), semantic.is_some())?;
     let mut stats = Stats { mode: Some(request.mode_ref()), ..Stats::default() };
     let inner = &index.inner;
@@ -136,17 +142,35 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     let fused = {
         let _span = info_span!(target: "braid::fusion", "fusion").entered();
         let mut fused = rrf(&lists, request.rrf_constant());
-        fused.truncate(request.limit());
+        fused.truncate(request.limit().max(rerank_budget));
         fused
     };
     stats.micros.insert("fusion", micros(t));
 
-    // 4. Hits: stored fields and snippets for the top k only.
+    // 4. Hits: stored fields for the fused candidates.
     let t = Instant::now();
-    let hits = build_hits(&snapshot, &fused, &highlight, request.snippet_len())?;
+    let mut hits = build_hits(&snapshot, &fused)?;
     stats.micros.insert("hits", micros(t));
 
-    // 5. Suggestions, from records the caller may see only (computed with the query's words).
+    // 5. Rerank: the cross-encoder rescores the top fused candidates, and only those.
+    if let (Some(reranker), true) = (&reranker, rerank_budget > 0) {
+        let t = Instant::now();
+        let _span = info_span!(target: "braid::rerank", "rerank").entered();
+        stats.reranked = rerank::rerank(reranker.as_ref(), query, &mut hits, rerank_budget)?;
+        stats.micros.insert("rerank", micros(t));
+    }
+    hits.truncate(request.limit());
+    let t = Instant::now();
+    let hits: Vec<Hit> = hits
+        .into_iter()
+        .map(|(mut hit, body)| {
+            hit.snippet = snapshot.snippet(&body, &highlight, request.snippet_len());
+            hit
+        })
+        .collect();
+    stats.micros.insert("snippets", micros(t));
+
+    // 6. Suggestions, from records the caller may see only (computed with the query's words).
     let suggestions: Vec<Suggestion> = if request.wants_suggestions() {
         words.iter().filter_map(|w| w.suggestion.clone()).collect()
     } else {
@@ -156,36 +180,33 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     Ok(SearchResponse { hits, suggestions, stats })
 }
 
-fn build_hits(
-    snapshot: &Snapshot,
-    fused: &[braid_fusion::Fused],
-    highlight: &BTreeMap<String, f32>,
-    snippet_chars: usize,
-) -> Result<Vec<Hit>> {
+/// Hits for the fused candidates, in fused order, each with its body (for reranking and
+/// snippets, which only the final top k get).
+fn build_hits(snapshot: &Snapshot, fused: &[braid_fusion::Fused]) -> Result<Vec<(Hit, String)>> {
     let ords: Vec<u64> = fused.iter().map(|f| f.ord).collect();
     let records = snapshot.records(&ords)?;
     let mut by_ord: BTreeMap<u64, braid_lexical::StoredRecord> = records.into_iter().map(|r| (r.ord, r)).collect();
     let mut hits = Vec::with_capacity(fused.len());
-    for f in fused {
+    for (i, f) in fused.iter().enumerate() {
         let Some(record) = by_ord.remove(&f.ord) else { continue };
-        let snippet = snapshot.snippet(&record.body, highlight, snippet_chars);
         let legs = f
             .legs
             .iter()
             .map(|l| LegExplain { leg: l.leg, rank: l.rank, raw: l.raw, contribution: l.contribution })
             .collect();
-        hits.push(Hit {
+        let hit = Hit {
             id: record.id,
             score: f.score,
             title: record.title,
-            snippet,
+            snippet: Snippet::default(),
             parent: record.parent,
             section: record.section,
             lines: record.lines,
             keywords: record.keywords,
             numbers: record.numbers,
-            explain: Explain { legs, fused: f.score },
-        });
+            explain: Explain { legs, fused: f.score, fused_rank: i + 1, rerank: None },
+        };
+        hits.push((hit, record.body));
     }
     Ok(hits)
 }

@@ -73,13 +73,18 @@ pub fn index() -> Index {
 
 /// The shared datasets folder (`../shared/datasets` from the repository root).
 pub fn shared_datasets() -> PathBuf {
+    shared("datasets")
+}
+
+/// `shared/<rel>` in the first folder above the repository that has it.
+pub fn shared(rel: &str) -> PathBuf {
     let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     loop {
-        let candidate = dir.join("shared").join("datasets");
-        if candidate.is_dir() {
+        let candidate = dir.join("shared").join(rel);
+        if candidate.exists() {
             return candidate;
         }
-        assert!(dir.pop(), "no shared/datasets folder above the repository; see datasets/README.md");
+        assert!(dir.pop(), "no shared/{rel} above the repository; see datasets/README.md");
     }
 }
 

@@ -7,4 +7,5 @@ mod lifecycle;
 mod permissions;
 mod quality;
 mod recall;
+mod rerank;
 mod semantic;

@@ -104,20 +104,29 @@ fn parse_mode(text: &str) -> Result<Mode> {
     }
 }
 
-pub fn search(
-    dir: &Path,
-    mode: &str,
-    k: usize,
-    json: bool,
-    principal: &[String],
-    model: Option<&str>,
-    query: &str,
-) -> Result<()> {
+/// What `braid search` runs.
+pub struct SearchArgs<'a> {
+    pub dir: &'a Path,
+    pub mode: &'a str,
+    pub k: usize,
+    pub json: bool,
+    pub principal: &'a [String],
+    pub model: Option<&'a str>,
+    pub rerank: Option<(&'a Path, usize)>,
+}
+
+pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
+    let SearchArgs { dir, mode, k, json, principal, model, rerank } = *args;
     let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
     attach(&index, model)?;
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::from_verified_tokens(principal);
-    let request = SearchRequest::new(query, principal).k(k).mode(parse_mode(mode)?);
+    let mut request = SearchRequest::new(query, principal).k(k).mode(parse_mode(mode)?);
+    if let Some((dir, candidates)) = rerank {
+        let model = braid::models::CrossEncoder::builder().model_dir(dir).max_len(256).build()?;
+        index.attach_reranker(Arc::new(model));
+        request = request.rerank(candidates);
+    }
     let response = index.search(&request)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&response)?);

@@ -54,6 +54,12 @@ enum Command {
         /// The embedding model directory, when the index's own cannot be found.
         #[arg(long)]
         model: Option<String>,
+        /// Rerank the top fused candidates with this ONNX cross-encoder directory.
+        #[arg(long)]
+        rerank: Option<PathBuf>,
+        /// Candidates the cross-encoder rescores.
+        #[arg(long, default_value_t = braid::DEFAULT_RERANK_CANDIDATES)]
+        rerank_candidates: usize,
         /// The query text (read as plain text, never as query syntax).
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
@@ -104,8 +110,18 @@ fn main() -> ExitCode {
         Command::Index { input, index, policy, model } => {
             commands::index(&input, &index, policy_of(policy), model.as_deref())
         }
-        Command::Search { index, mode, k, json, principal, model, query } => {
-            commands::search(&index, &mode, k, json, &principal, model.as_deref(), &query.join(" "))
+        Command::Search { index, mode, k, json, principal, model, rerank, rerank_candidates, query } => {
+            let rerank = rerank.as_deref().map(|dir| (dir, rerank_candidates));
+            let args = commands::SearchArgs {
+                dir: &index,
+                mode: &mode,
+                k,
+                json,
+                principal: &principal,
+                model: model.as_deref(),
+                rerank,
+            };
+            commands::search(&args, &query.join(" "))
         }
         Command::Eval { dataset, index, mode, split, json, out, typos, model } => commands::eval(
             &commands::EvalArgs {

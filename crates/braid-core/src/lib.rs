@@ -36,7 +36,9 @@ pub use error::{Error, Result};
 pub use filter::Filter;
 pub use models::{Embedder, Reranker};
 pub use record::{parse_date, Record};
-pub use request::{Leg, LegWeights, Mode, QuerySyntax, SearchRequest, MAX_K, MAX_QUERY_BYTES};
+pub use request::{
+    Leg, LegWeights, Mode, QuerySyntax, SearchRequest, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
+};
 pub use response::{Explain, Hit, LegExplain, SearchResponse, Snippet, Stats, Suggestion};
 
 /// The internal ordinal of a record: shared by the lexical and vector indexes, assigned at

@@ -9,6 +9,11 @@ pub const MAX_K: usize = 10_000;
 /// The longest query text accepted, in bytes (16 KiB).
 pub const MAX_QUERY_BYTES: usize = 16 * 1024;
 
+/// Candidates a cross-encoder rescores by default: on this project's 2-core reference machine
+/// a MiniLM-L6-shaped cross-encoder costs about 0.1 s per 256-token pair on 2 threads
+/// (`benches/rerank.rs`), so 10 candidates keep a reranked search near one second.
+pub const DEFAULT_RERANK_CANDIDATES: usize = 10;
+
 /// A recall leg: one way of finding candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -149,6 +154,7 @@ pub struct SearchRequest {
     weights: LegWeights,
     suggest: bool,
     snippet_chars: usize,
+    rerank: Option<usize>,
 }
 
 impl SearchRequest {
@@ -166,6 +172,7 @@ impl SearchRequest {
             weights: LegWeights::default(),
             suggest: true,
             snippet_chars: 200,
+            rerank: None,
         }
     }
 
@@ -214,6 +221,19 @@ impl SearchRequest {
     pub fn snippet_chars(mut self, chars: usize) -> Self {
         self.snippet_chars = chars;
         self
+    }
+
+    /// How many of the top fused candidates the index's cross-encoder rescores (0 turns
+    /// reranking off). By default, [`DEFAULT_RERANK_CANDIDATES`] when the index has a reranker
+    /// attached; ignored otherwise.
+    pub fn rerank(mut self, candidates: usize) -> Self {
+        self.rerank = Some(candidates);
+        self
+    }
+
+    /// The rerank budget asked for, if any.
+    pub fn rerank_budget(&self) -> Option<usize> {
+        self.rerank
     }
 
     /// The query text.

@@ -91,6 +91,11 @@ pub struct Explain {
     pub legs: Vec<LegExplain>,
     /// The fused score (sum of contributions).
     pub fused: f32,
+    /// 1-based rank after fusion.
+    pub fused_rank: usize,
+    /// The cross-encoder's score, when the hit was among the reranked candidates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<f32>,
 }
 
 /// One leg's part in a hit's score.
@@ -136,4 +141,6 @@ pub struct Stats {
     pub semantic_path: Option<&'static str>,
     /// Records the caller may see under the request's filter.
     pub allowed: usize,
+    /// Candidates the cross-encoder scored (0 when no reranker ran).
+    pub reranked: usize,
 }

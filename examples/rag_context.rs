@@ -1,0 +1,92 @@
+//! Build a prompt-ready context block for a RAG answer from the bundled help center.
+//!
+//! ```text
+//! cargo run --release --example rag_context -- "how do I rotate an API key?"
+//! cargo run --release --example rag_context -- --principal group:support "refund after 30 days"
+//! ```
+//!
+//! The top sections (best section per article, up to four articles) are read back whole and
+//! printed as numbered sources a model can cite: article, heading path and line range. The
+//! sources and step timings are reported after the block, as data beside the text, never in
+//! the text a model reads.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use braid::ingest::Source;
+use braid::{Index, IndexConfig, Mode, Principal, SearchRequest};
+
+/// Articles cited at most.
+const MAX_SOURCES: usize = 4;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut tokens: Vec<String> = Vec::new();
+    if let Some(at) = args.iter().position(|a| a == "--principal") {
+        if at + 1 < args.len() {
+            tokens = args[at + 1].split(',').map(str::to_string).collect();
+            args.drain(at..=at + 1);
+        }
+    }
+    let question = if args.is_empty() { "how do I rotate an API key?".to_string() } else { args.join(" ") };
+    // The operator's command line is a verified source of principal tokens.
+    let principal = Principal::from_verified_tokens(&tokens);
+
+    let t = Instant::now();
+    let index = Index::create_in_ram(IndexConfig::default())?;
+    let mut writer = index.writer()?;
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/helpcenter");
+    for record in Source::detect(&corpus)?.records(&index.config().schema) {
+        writer.upsert(&record?)?;
+    }
+    writer.commit()?;
+    let index_ms = t.elapsed().as_secs_f64() * 1000.0;
+
+    let t = Instant::now();
+    let response = index.search(&SearchRequest::new(question.as_str(), principal.clone()).mode(Mode::Auto).k(20))?;
+    let search_ms = t.elapsed().as_secs_f64() * 1000.0;
+
+    // Collapse to the best section per article, then read each section back whole — as the
+    // same principal, so nothing the search could not show is ever read.
+    let t = Instant::now();
+    let mut seen = HashSet::new();
+    let mut sources = Vec::new();
+    for hit in &response.hits {
+        let article = hit.parent.clone().unwrap_or_else(|| hit.id.clone());
+        if !seen.insert(article.clone()) {
+            continue;
+        }
+        if let Some(section) = index.record(&hit.id, &principal)? {
+            sources.push((article, section));
+        }
+        if sources.len() == MAX_SOURCES {
+            break;
+        }
+    }
+    let read_ms = t.elapsed().as_secs_f64() * 1000.0;
+
+    println!("Answer the question using only the sources below. Cite them as [1], [2], ….\n");
+    println!("Question: {question}\n");
+    for (i, (article, section)) in sources.iter().enumerate() {
+        let path =
+            if section.section.is_empty() { String::new() } else { format!(" › {}", section.section.join(" > ")) };
+        let lines = section.lines.map(|(s, e)| format!(", lines {s}–{e}")).unwrap_or_default();
+        println!("[{}] {}{} ({article}.md{lines})", i + 1, section.title, path);
+        println!("{}\n", section.body.trim());
+    }
+    if sources.is_empty() {
+        println!("(no sources visible to this principal)");
+    }
+
+    // Telemetry beside the answer.
+    eprintln!("--- sources");
+    for (i, (article, section)) in sources.iter().enumerate() {
+        eprintln!("[{}] id={} article={article} lines={:?}", i + 1, section.id, section.lines);
+    }
+    eprintln!(
+        "--- steps: index {index_ms:.1} ms · search {search_ms:.1} ms ({} legs) · read {read_ms:.1} ms",
+        response.stats.legs.len()
+    );
+    Ok(())
+}
