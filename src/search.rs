@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use braid_core::{
-    Error, Explain, Hit, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Snippet, Stats, Suggestion,
-    Visibility, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
+    Error, Explain, Fusion, Hit, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Snippet, Stats,
+    Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
 };
-use braid_fusion::{rrf, LegList};
+use braid_fusion::{normalised, rrf, rrf_ceiling, LegList, Normalisation};
 use braid_lexical::{LegOutput, Snapshot};
 use rayon::prelude::*;
 use tracing::info_span;
@@ -139,17 +139,25 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
 
     // 3. Fusion.
     let t = Instant::now();
-    let fused = {
+    let (fused, ceiling) = {
         let _span = info_span!(target: "braid::fusion", "fusion").entered();
-        let mut fused = rrf(&lists, request.rrf_constant());
+        let (mut fused, ceiling) = match request.fusion_method() {
+            Fusion::Rrf => (rrf(&lists, request.rrf_constant()), rrf_ceiling(&lists, request.rrf_constant())),
+            Fusion::MinMax => (normalised(&lists, Normalisation::MinMax), 1.0),
+            Fusion::ZScore => (normalised(&lists, Normalisation::ZScore), 1.0),
+        };
+        // One scale for every method: [0, 1], 1 = first in every leg that ran.
+        let ceiling = if ceiling > 0.0 { ceiling } else { 1.0 };
+        let min_score = request.score_threshold();
+        fused.retain(|f| f.score / ceiling >= min_score);
         fused.truncate(request.limit().max(rerank_budget));
-        fused
+        (fused, ceiling)
     };
     stats.micros.insert("fusion", micros(t));
 
     // 4. Hits: stored fields for the fused candidates.
     let t = Instant::now();
-    let mut hits = build_hits(&snapshot, &fused)?;
+    let mut hits = build_hits(&snapshot, &fused, ceiling)?;
     stats.micros.insert("hits", micros(t));
 
     // 5. Rerank: the cross-encoder rescores the top fused candidates, and only those.
@@ -182,7 +190,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
 
 /// Hits for the fused candidates, in fused order, each with its body (for reranking and
 /// snippets, which only the final top k get).
-fn build_hits(snapshot: &Snapshot, fused: &[braid_fusion::Fused]) -> Result<Vec<(Hit, String)>> {
+fn build_hits(snapshot: &Snapshot, fused: &[braid_fusion::Fused], ceiling: f32) -> Result<Vec<(Hit, String)>> {
     let ords: Vec<u64> = fused.iter().map(|f| f.ord).collect();
     let records = snapshot.records(&ords)?;
     let mut by_ord: BTreeMap<u64, braid_lexical::StoredRecord> = records.into_iter().map(|r| (r.ord, r)).collect();
@@ -196,7 +204,7 @@ fn build_hits(snapshot: &Snapshot, fused: &[braid_fusion::Fused]) -> Result<Vec<
             .collect();
         let hit = Hit {
             id: record.id,
-            score: f.score,
+            score: (f.score / ceiling).min(1.0),
             title: record.title,
             snippet: Snippet::default(),
             parent: record.parent,

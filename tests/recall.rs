@@ -138,3 +138,33 @@ fn chunks_carry_parent_section_and_lines() {
     assert_eq!(hit.lines, Some((10, 14)));
     assert!(hit.snippet.marked("[", "]").contains("[VAT]"));
 }
+
+#[test]
+fn scores_share_one_scale_and_min_score_thresholds_it() {
+    let idx = index();
+    for fusion in [braid::Fusion::Rrf, braid::Fusion::MinMax, braid::Fusion::ZScore] {
+        let r = idx
+            .search(&SearchRequest::new("refund policy", Principal::public()).mode(Mode::Hybrid).fusion(fusion).k(50))
+            .unwrap();
+        assert!(!r.hits.is_empty());
+        assert!(r.hits.iter().all(|h| (0.0..=1.0).contains(&h.score)), "{fusion:?}");
+        for w in r.hits.windows(2) {
+            assert!(w[0].score >= w[1].score);
+        }
+        let cut = r.hits[r.hits.len() / 2].score;
+        let kept = idx
+            .search(
+                &SearchRequest::new("refund policy", Principal::public())
+                    .mode(Mode::Hybrid)
+                    .fusion(fusion)
+                    .k(50)
+                    .min_score(cut),
+            )
+            .unwrap();
+        assert!(kept.hits.iter().all(|h| h.score >= cut));
+        assert_eq!(kept.hits.len(), r.hits.iter().filter(|h| h.score >= cut).count());
+    }
+    // Ranked first by both legs: the top of the scale.
+    let r = idx.search(&SearchRequest::new("HTTP 451", Principal::public()).mode(Mode::Hybrid)).unwrap();
+    assert!((r.hits[0].score - 1.0).abs() < 1e-6, "{}", r.hits[0].score);
+}

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use braid::ingest::Source;
-use braid::{AccessPolicy, Index, IndexConfig, Mode, Principal, SearchRequest};
+use braid::{AccessPolicy, Fusion, Index, IndexConfig, Mode, Principal, SearchRequest};
 use braid_eval::{evaluate, misspell_query, Dataset, Report};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -146,7 +146,7 @@ pub struct EvalArgs<'a> {
     pub model: Option<&'a str>,
 }
 
-pub fn eval(args: &EvalArgs<'_>, modes: &[String], out: Option<&Path>) -> Result<()> {
+pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Option<&Path>) -> Result<()> {
     let EvalArgs { dataset: dataset_dir, index: index_dir, split, json, typos, model } = *args;
     let dataset = Dataset::load(dataset_dir, split).with_context(|| format!("loading {}", dataset_dir.display()))?;
     let index = match index_dir {
@@ -167,9 +167,24 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], out: Option<&Path>) -> Result
     };
     let chunked = dataset.articles_dir().is_some();
     let mut reports: Vec<Report> = Vec::new();
-    for mode_name in modes {
-        let mode = parse_mode(mode_name)?;
-        let label = if typos { format!("{}+typos", mode.name()) } else { mode.name().to_string() };
+    let runs: Vec<(Mode, Fusion)> = modes
+        .iter()
+        .map(|m| parse_mode(m))
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flat_map(|m| fusions.iter().map(move |f| (m, f)))
+        .map(|(m, f)| {
+            Fusion::parse(f).map(|f| (m, f)).with_context(|| format!("unknown fusion {f:?} (rrf, minmax, zscore)"))
+        })
+        .collect::<Result<_>>()?;
+    for (mode, fusion) in runs {
+        let mut label = mode.name().to_string();
+        if fusion != Fusion::Rrf {
+            label.push_str(&format!("/{}", fusion.name()));
+        }
+        if typos {
+            label.push_str("+typos");
+        }
         let mut stages: std::collections::BTreeMap<&'static str, u64> = Default::default();
         let report = evaluate(&dataset, &label, |query| -> Result<Vec<String>> {
             let text = if typos { misspell_query(&query.text, &query.id) } else { query.text.clone() };
@@ -177,7 +192,7 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], out: Option<&Path>) -> Result
             // Chunked corpora are judged per article: collapse sections to their parent.
             let k = if chunked { 300 } else { 100 };
             // Rankings are all evaluation reads: no snippets (suggestions still run).
-            let request = SearchRequest::new(text, principal).k(k).mode(mode).snippet_chars(0);
+            let request = SearchRequest::new(text, principal).k(k).mode(mode).fusion(fusion).snippet_chars(0);
             let response = index.search(&request)?;
             for (stage, us) in &response.stats.micros {
                 *stages.entry(stage).or_default() += us;

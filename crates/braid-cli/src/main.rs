@@ -91,6 +91,9 @@ enum Command {
         /// to override the one `--index` was built with.
         #[arg(long)]
         model: Option<String>,
+        /// Fusion methods to evaluate, comma-separated: rrf, minmax, zscore.
+        #[arg(long, default_value = "rrf", value_delimiter = ',')]
+        fusion: Vec<String>,
     },
 }
 
@@ -123,7 +126,7 @@ fn main() -> ExitCode {
             };
             commands::search(&args, &query.join(" "))
         }
-        Command::Eval { dataset, index, mode, split, json, out, typos, model } => commands::eval(
+        Command::Eval { dataset, index, mode, split, json, out, typos, model, fusion } => commands::eval(
             &commands::EvalArgs {
                 dataset: &dataset,
                 index: index.as_deref(),
@@ -133,6 +136,7 @@ fn main() -> ExitCode {
                 model: model.as_deref(),
             },
             &mode,
+            &fusion,
             out.as_deref(),
         ),
     };

@@ -37,7 +37,7 @@ pub use filter::Filter;
 pub use models::{Embedder, Reranker};
 pub use record::{parse_date, Record};
 pub use request::{
-    Leg, LegWeights, Mode, QuerySyntax, SearchRequest, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
+    Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
 };
 pub use response::{Explain, Hit, LegExplain, SearchResponse, Snippet, Stats, Suggestion};
 

@@ -99,6 +99,40 @@ pub enum QuerySyntax {
     Tantivy,
 }
 
+/// How the legs' ranked lists become one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fusion {
+    /// Reciprocal rank fusion: `Σ weight / (rrf_k + rank)` (the default: best measured).
+    #[default]
+    Rrf,
+    /// Weighted average of min-max normalised raw scores.
+    MinMax,
+    /// Weighted average of `Φ(z-score)` of raw scores (distribution-based).
+    ZScore,
+}
+
+impl Fusion {
+    /// Parses `rrf`, `minmax` or `zscore`.
+    pub fn parse(text: &str) -> Option<Fusion> {
+        Some(match text.trim().to_ascii_lowercase().replace(['-', '_'], "").as_str() {
+            "rrf" => Fusion::Rrf,
+            "minmax" => Fusion::MinMax,
+            "zscore" => Fusion::ZScore,
+            _ => return None,
+        })
+    }
+
+    /// The method's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fusion::Rrf => "rrf",
+            Fusion::MinMax => "minmax",
+            Fusion::ZScore => "zscore",
+        }
+    }
+}
+
 /// Per-leg weights for reciprocal rank fusion. By default every leg weighs 1.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LegWeights {
@@ -155,6 +189,8 @@ pub struct SearchRequest {
     suggest: bool,
     snippet_chars: usize,
     rerank: Option<usize>,
+    fusion: Fusion,
+    min_score: f32,
 }
 
 impl SearchRequest {
@@ -173,6 +209,8 @@ impl SearchRequest {
             suggest: true,
             snippet_chars: 200,
             rerank: None,
+            fusion: Fusion::Rrf,
+            min_score: 0.0,
         }
     }
 
@@ -229,6 +267,31 @@ impl SearchRequest {
     pub fn rerank(mut self, candidates: usize) -> Self {
         self.rerank = Some(candidates);
         self
+    }
+
+    /// How the legs are fused. By default, [`Fusion::Rrf`].
+    pub fn fusion(mut self, fusion: Fusion) -> Self {
+        self.fusion = fusion;
+        self
+    }
+
+    /// Drops hits whose score is below `min_score`. Scores are on one documented scale for
+    /// every fusion method, `[0, 1]`: 1 means first in every leg that ran (RRF) or the top
+    /// raw score of every leg (normalised fusion); with RRF, 0.5 is roughly "first in half the
+    /// legs' weight". By default, 0 (keep everything).
+    pub fn min_score(mut self, min_score: f32) -> Self {
+        self.min_score = min_score;
+        self
+    }
+
+    /// The fusion method.
+    pub fn fusion_method(&self) -> Fusion {
+        self.fusion
+    }
+
+    /// The score threshold.
+    pub fn score_threshold(&self) -> f32 {
+        self.min_score
     }
 
     /// The rerank budget asked for, if any.

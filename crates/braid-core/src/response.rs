@@ -23,7 +23,10 @@ pub struct SearchResponse {
 pub struct Hit {
     /// The record's external id.
     pub id: String,
-    /// The final score (fused, or the single leg's score normalised the same way).
+    /// The fused score on a `[0, 1]` scale for every fusion method (see
+    /// `SearchRequest::min_score`): 1 means first in every leg that ran. The raw fused value
+    /// is in `explain.fused`. With a reranker, the order of the reranked prefix follows
+    /// `explain.rerank` instead.
     pub score: f32,
     /// The record's title.
     pub title: String,

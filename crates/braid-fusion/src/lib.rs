@@ -1,4 +1,6 @@
-//! Braid's fusion stage: braids the ranked lists of the recall legs into one.
+//! Braid's fusion stage: braids the ranked lists of the recall legs into one, by reciprocal
+//! rank fusion ([`rrf`], the default) or by a weighted average of normalised scores
+//! ([`normalised`]: min-max or z-score).
 //!
 //! Reciprocal rank fusion (RRF) gives a candidate at 1-based rank `r` of a leg with weight `w`
 //! the contribution `w / (k + r)`; a candidate's fused score is the sum over the legs that found
@@ -18,6 +20,8 @@
 //! ```
 #![deny(missing_docs)]
 
+mod normalised;
 mod rrf;
 
-pub use rrf::{rrf, Fused, LegList, LegScore};
+pub use normalised::{normalised, Normalisation};
+pub use rrf::{rrf, rrf_ceiling, Fused, LegList, LegScore};

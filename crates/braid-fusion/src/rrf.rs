@@ -73,11 +73,22 @@ pub fn rrf(lists: &[LegList], k: f32) -> Vec<Fused> {
             entry.legs.push(LegScore { leg: list.leg, rank, raw, contribution });
         }
     }
-    let mut fused: Vec<Fused> = by_ord.into_values().collect();
+    sorted(by_ord.into_values().collect())
+}
+
+/// Best fused score first; ties by the best rank any leg gave, then by ordinal.
+pub(crate) fn sorted(mut fused: Vec<Fused>) -> Vec<Fused> {
     fused.sort_by(|a, b| {
         b.score.total_cmp(&a.score).then_with(|| a.best_rank().cmp(&b.best_rank())).then_with(|| a.ord.cmp(&b.ord))
     });
     fused
+}
+
+/// The highest fused score RRF can give with these legs: a candidate ranked first by each.
+/// Dividing by it maps RRF scores to `[0, 1]`.
+pub fn rrf_ceiling(lists: &[LegList], k: f32) -> f32 {
+    let k = if k.is_finite() && k >= 0.0 { k } else { 60.0 };
+    lists.iter().map(|l| if l.weight.is_finite() { l.weight.max(0.0) } else { 0.0 }).sum::<f32>() / (k + 1.0)
 }
 
 #[cfg(test)]
