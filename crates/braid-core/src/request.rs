@@ -9,9 +9,10 @@ pub const MAX_K: usize = 10_000;
 /// The longest query text accepted, in bytes (16 KiB).
 pub const MAX_QUERY_BYTES: usize = 16 * 1024;
 
-/// Candidates a cross-encoder rescores by default: on this project's 2-core reference machine
-/// a MiniLM-L6-shaped cross-encoder costs about 0.1 s per 256-token pair on 2 threads
-/// (`benches/rerank.rs`), so 10 candidates keep a reranked search near one second.
+/// Candidates a cross-encoder rescores by default. On this project's 2-core reference machine
+/// a MiniLM-L6-shaped int8 cross-encoder at 256 tokens per pair takes 301 ms for 10
+/// candidates, 614 ms for 20 and 1.61 s for 50 (`benches/rerank.rs`, p50): 10 keeps a
+/// reranked search near a third of a second, the most an interactive search should wait.
 pub const DEFAULT_RERANK_CANDIDATES: usize = 10;
 
 /// A recall leg: one way of finding candidates.
