@@ -84,6 +84,33 @@ fn search(c: &mut Criterion) {
     }
 }
 
+/// Permissions first, at what cost: the same queries as a principal who sees every record
+/// and as one who sees a tenth of them (records spread over ten groups).
+fn restricted(c: &mut Criterion) {
+    let records: Vec<Record> =
+        records().into_iter().enumerate().map(|(i, r)| r.acl([format!("group:g{}", i % 10)])).collect();
+    let queries = queries();
+    let index = lexical_index(&records);
+    let everyone = Principal::from_verified_tokens((0..10).map(|g| format!("group:g{g}")));
+    let tenth = Principal::from_verified_tokens(["group:g3"]);
+    let mut group = c.benchmark_group("scifact_acl_100q");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(queries.len() as u64));
+    for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid] {
+        for (who, principal) in [("all", &everyone), ("tenth", &tenth)] {
+            group.bench_function(BenchmarkId::new(mode.name(), who), |b| {
+                b.iter(|| {
+                    for q in &queries {
+                        let request = SearchRequest::new(q.as_str(), principal.clone()).mode(mode).k(10);
+                        std::hint::black_box(index.search(&request).unwrap());
+                    }
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
 fn indexing(c: &mut Criterion) {
     let records: Vec<Record> = records().into_iter().take(1000).collect();
     let mut group = c.benchmark_group("scifact_index_1000_docs");
@@ -93,5 +120,5 @@ fn indexing(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, search, indexing);
+criterion_group!(benches, search, restricted, indexing);
 criterion_main!(benches);

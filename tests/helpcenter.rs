@@ -1,0 +1,66 @@
+//! The bundled help center: sections, citations and permission-restricted articles.
+
+use std::sync::OnceLock;
+
+use braid::ingest::Source;
+use braid::{Index, IndexConfig, Mode, Principal, SearchRequest};
+
+fn helpcenter() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let mut w = index.writer().unwrap();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/helpcenter");
+        for record in Source::detect(&dir).unwrap().records(&index.config().schema) {
+            w.upsert(&record.unwrap()).unwrap();
+        }
+        w.commit().unwrap();
+        index
+    })
+}
+
+fn articles(q: &str, p: Principal) -> Vec<String> {
+    let r = helpcenter().search(&SearchRequest::new(q, p).mode(Mode::Hybrid).k(100)).unwrap();
+    r.hits.into_iter().map(|h| h.parent.unwrap_or(h.id)).collect()
+}
+
+#[test]
+fn sections_cite_article_heading_path_and_lines() {
+    let r = helpcenter().search(&SearchRequest::new("HTTP 451", Principal::public()).k(3)).unwrap();
+    let top = &r.hits[0];
+    assert!(top.parent.as_deref().is_some_and(|p| p.starts_with("api-errors/")), "{:?}", top.parent);
+    let (start, end) = top.lines.expect("line range");
+    assert!(start >= 1 && end >= start);
+    assert!(top.id.starts_with(top.parent.as_deref().unwrap()));
+}
+
+#[test]
+fn internal_and_tenant_articles_stay_with_their_audience() {
+    let everyone = [
+        "refund exceptions escalation",
+        "sso setup okta entra",
+        "data retention policy",
+        "naming conventions",
+        "vpn proxy network access",
+    ];
+    for q in everyone {
+        for a in articles(q, Principal::public()) {
+            assert!(!a.starts_with("internal/") && !a.starts_with("tenants/"), "public saw {a} for {q:?}");
+        }
+        for a in articles(q, Principal::from_verified_tokens(["tenant:acme"])) {
+            assert!(!a.starts_with("internal/") && !a.starts_with("tenants/globex/"), "acme saw {a}");
+        }
+        for a in articles(q, Principal::from_verified_tokens(["group:support"])) {
+            assert!(!a.starts_with("tenants/"), "support saw {a}");
+        }
+    }
+    assert!(articles("sso setup", Principal::from_verified_tokens(["tenant:acme"]))
+        .iter()
+        .any(|a| a.starts_with("tenants/acme/")));
+    assert!(articles("sso setup", Principal::from_verified_tokens(["tenant:globex"]))
+        .iter()
+        .any(|a| a.starts_with("tenants/globex/")));
+    assert!(articles("refund exceptions", Principal::from_verified_tokens(["group:support"]))
+        .iter()
+        .any(|a| a.starts_with("internal/")));
+}
