@@ -1,8 +1,8 @@
 //! The lexical index: a tantivy index, its reader, and immutable snapshots to search.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use braid_core::{AllowedSet, Error, Ord, OrdSet, QuerySyntax, Result, Snippet, Suggestion, Visibility};
 use tantivy::collector::TopDocs;
@@ -146,13 +146,27 @@ pub struct Snapshot {
     analyzer: TextAnalyzer,
     words: TextAnalyzer,
     vocabulary: Vocabulary,
+    /// Allowed sets already computed on this snapshot, by visibility rule. A snapshot never
+    /// changes, so neither does the set a rule admits on it.
+    allowed_cache: Mutex<HashMap<String, Arc<OrdSet>>>,
 }
+
+/// Distinct visibility rules whose allowed sets a snapshot keeps (then it starts over).
+const ALLOWED_CACHE_ENTRIES: usize = 256;
 
 impl Snapshot {
     fn new(searcher: Searcher, fields: Fields, config: SchemaConfig) -> Result<Self> {
         let vocabulary = Vocabulary::build(&searcher, fields.words)?;
         let analyzer = config.analyzer.build();
-        Ok(Snapshot { searcher, fields, config, analyzer, words: words_analyzer(), vocabulary })
+        Ok(Snapshot {
+            searcher,
+            fields,
+            config,
+            analyzer,
+            words: words_analyzer(),
+            vocabulary,
+            allowed_cache: Mutex::new(HashMap::new()),
+        })
     }
 
     /// The number of live records.
@@ -170,9 +184,23 @@ impl Snapshot {
     /// # Errors
     /// [`Error::UnknownField`] when the filter names a field the schema lacks.
     pub fn allowed_set(&self, visibility: Visibility) -> Result<AllowedSet> {
-        let query = visibility_query(&self.fields, &visibility)?;
-        let ords: OrdSet = self.searcher.search(&*query, &OrdCollector).map_err(lexical)?;
-        Ok(AllowedSet::new(visibility, ords))
+        // The key names the principal's tokens, the policy and the filter: the whole rule.
+        let key = format!("{:?}|{:?}|{:?}", visibility.acl_terms(), visibility.tenant_terms(), visibility.filter());
+        let cached = self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
+        let ords = match cached {
+            Some(ords) => ords,
+            None => {
+                let query = visibility_query(&self.fields, &visibility)?;
+                let ords: Arc<OrdSet> = Arc::new(self.searcher.search(&*query, &OrdCollector).map_err(lexical)?);
+                let mut cache = self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner());
+                if cache.len() >= ALLOWED_CACHE_ENTRIES {
+                    cache.clear();
+                }
+                cache.insert(key, ords.clone());
+                ords
+            }
+        };
+        Ok(AllowedSet::new(visibility, OrdSet::clone(&ords)))
     }
 
     /// The highest ordinal in use, if any record exists.
