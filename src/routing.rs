@@ -20,14 +20,77 @@
 use braid_core::LegWeights;
 use braid_lexical::QueryWord;
 
-pub(crate) fn route(words: &[QueryWord], base: LegWeights) -> LegWeights {
+/// Queries of at most this many words can be lookups of a code.
+const MAX_CODE_QUERY_WORDS: usize = 4;
+/// Questions of at least this many words lean on the semantic leg.
+const MIN_QUESTION_WORDS: usize = 6;
+/// How much a code lookup leans on BM25 (and away from fuzzy and semantic).
+const CODE_LEAN: f32 = 2.0;
+/// How much a natural question leans on the semantic leg.
+const QUESTION_LEAN: f32 = 1.5;
+
+/// What the query looks like, from its raw text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A short lookup of an identifier: `HTTP 451`, `order 202610020001`, `E_TOKEN_EXPIRED`.
+    Code,
+    /// A long question in natural language.
+    Question,
+    /// Anything else.
+    Plain,
+}
+
+pub(crate) fn shape(query: &str) -> Shape {
+    let tokens: Vec<&str> = query
+        .split_whitespace()
+        .map(|t| t.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|t| !t.is_empty())
+        .collect();
+    if tokens.is_empty() {
+        return Shape::Plain;
+    }
+    if tokens.len() <= MAX_CODE_QUERY_WORDS && tokens.iter().any(|t| code_like(t)) {
+        return Shape::Code;
+    }
+    const OPENERS: [&str; 20] = [
+        "how", "what", "why", "when", "where", "which", "who", "can", "could", "do", "does", "did", "is", "are",
+        "should", "will", "would", "i", "my", "has",
+    ];
+    let first = tokens[0].to_lowercase();
+    if tokens.len() >= MIN_QUESTION_WORDS && (query.trim_end().ends_with('?') || OPENERS.contains(&first.as_str())) {
+        return Shape::Question;
+    }
+    Shape::Plain
+}
+
+/// A token that names something rather than says something: it has a digit, an underscore,
+/// or letters joined by `-`/`.` with capitals (`FBX-KEY`), or is an upper-case acronym.
+fn code_like(token: &str) -> bool {
+    let letters = token.chars().filter(|c| c.is_alphabetic()).count();
+    token.chars().any(|c| c.is_ascii_digit())
+        || token.contains('_')
+        || (token.contains(['-', '.']) && token.chars().any(|c| c.is_uppercase()))
+        || (letters >= 2 && token.chars().all(|c| c.is_ascii_uppercase()))
+}
+
+pub(crate) fn route(query: &str, words: &[QueryWord], base: LegWeights) -> LegWeights {
+    let mut w = base;
+    match shape(query) {
+        Shape::Code => {
+            w.lexical *= CODE_LEAN;
+            w.fuzzy /= CODE_LEAN;
+            w.semantic /= CODE_LEAN;
+        }
+        Shape::Question => w.semantic *= QUESTION_LEAN,
+        Shape::Plain => {}
+    }
     let content = words.iter().filter(|w| !w.stop_word).count();
     if content == 0 {
-        return base;
+        return w;
     }
     let misspelled = words.iter().filter(|w| w.suggestion.is_some()).count() as f32;
     let trust = 1.0 - misspelled / content as f32;
-    LegWeights { lexical: base.lexical * trust * trust, fuzzy: base.fuzzy, semantic: base.semantic * trust }
+    LegWeights { lexical: w.lexical * trust * trust, fuzzy: w.fuzzy, semantic: w.semantic * trust }
 }
 
 #[cfg(test)]
@@ -43,15 +106,55 @@ mod tests {
     #[test]
     fn misspelled_words_shift_weight_to_fuzzy() {
         let base = LegWeights::default();
-        assert_eq!(route(&[word("return", 5, false, None), word("policy", 3, false, None)], base), base);
+        assert_eq!(
+            route("return policy", &[word("return", 5, false, None), word("policy", 3, false, None)], base),
+            base
+        );
         let w = route(
+            "the retun policy",
             &[word("retun", 0, false, Some("return")), word("policy", 3, false, None), word("the", 9, true, None)],
             base,
         );
         assert!((w.lexical - 0.25).abs() < 1e-6 && (w.semantic - 0.5).abs() < 1e-6 && w.fuzzy == 1.0);
         // An unknown word with no near neighbour is vocabulary mismatch, not a typo.
-        assert_eq!(route(&[word("zyzzyva", 0, false, None)], base), base);
-        assert_eq!(route(&[word("the", 9, true, None)], base), base);
-        assert_eq!(route(&[], base), base);
+        assert_eq!(route("zyzzyva", &[word("zyzzyva", 0, false, None)], base), base);
+        assert_eq!(route("the", &[word("the", 9, true, None)], base), base);
+        assert_eq!(route("", &[], base), base);
+    }
+
+    #[test]
+    fn shapes() {
+        for code in [
+            "HTTP 451",
+            "order 202610020001",
+            "Go 1.22",
+            "E_TOKEN_EXPIRED",
+            "FBX-2210",
+            "sku FBX-KEY-USBC",
+            "429 too many",
+        ] {
+            assert_eq!(shape(code), Shape::Code, "{code}");
+        }
+        for q in [
+            "can I send it back if I no longer want it?",
+            "how do I rotate an API key for a service account",
+            "Do statins cause breast cancer in older women?",
+        ] {
+            assert_eq!(shape(q), Shape::Question, "{q}");
+        }
+        for q in [
+            "retun policy",
+            "kuber",
+            "refund annual plan",
+            "",
+            "!!!",
+            "vitamin d deficiency and depression risk in adults",
+        ] {
+            assert_eq!(shape(q), Shape::Plain, "{q}");
+        }
+        let w = route("HTTP 451", &[], LegWeights::default());
+        assert!(w.lexical > w.fuzzy && w.lexical > w.semantic);
+        let w = route("how do I rotate an API key for a service account", &[], LegWeights::default());
+        assert!(w.semantic > w.lexical);
     }
 }

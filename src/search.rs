@@ -82,7 +82,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         Vec::new()
     };
     let weights = match request.mode_ref() {
-        Mode::Auto => routing::route(&words, request.leg_weights()),
+        Mode::Auto => routing::route(query, &words, request.leg_weights()),
         _ => request.leg_weights(),
     };
     stats.micros.insert("analyse", micros(t));

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use braid::ingest::Source;
-use braid::{AccessPolicy, Fusion, Index, IndexConfig, Mode, Principal, SearchRequest};
+use braid::{AccessPolicy, Fusion, Index, IndexConfig, LegWeights, Mode, Principal, SearchRequest};
 use braid_eval::{evaluate, misspell_query, Dataset, Report};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -144,10 +144,28 @@ pub struct EvalArgs<'a> {
     pub json: bool,
     pub typos: bool,
     pub model: Option<&'a str>,
+    pub weights: Option<&'a str>,
+}
+
+/// Parses `lexical=1,fuzzy=0.5,semantic=1`.
+fn parse_weights(text: &str) -> Result<LegWeights> {
+    let mut w = LegWeights::default();
+    for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+        let (leg, value) = part.split_once('=').with_context(|| format!("weight {part:?} is not leg=number"))?;
+        let value: f32 = value.trim().parse().with_context(|| format!("weight {part:?} is not a number"))?;
+        match leg.trim() {
+            "lexical" => w.lexical = value,
+            "fuzzy" => w.fuzzy = value,
+            "semantic" => w.semantic = value,
+            other => bail!("unknown leg {other:?} (lexical, fuzzy, semantic)"),
+        }
+    }
+    Ok(w)
 }
 
 pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Option<&Path>) -> Result<()> {
-    let EvalArgs { dataset: dataset_dir, index: index_dir, split, json, typos, model } = *args;
+    let EvalArgs { dataset: dataset_dir, index: index_dir, split, json, typos, model, weights } = *args;
+    let weights = weights.map(parse_weights).transpose()?;
     let dataset = Dataset::load(dataset_dir, split).with_context(|| format!("loading {}", dataset_dir.display()))?;
     let index = match index_dir {
         Some(dir) => {
@@ -182,6 +200,9 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Opti
         if fusion != Fusion::Rrf {
             label.push_str(&format!("/{}", fusion.name()));
         }
+        if let Some(w) = weights {
+            label.push_str(&format!("/w{}-{}-{}", w.lexical, w.fuzzy, w.semantic));
+        }
         if typos {
             label.push_str("+typos");
         }
@@ -192,7 +213,10 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Opti
             // Chunked corpora are judged per article: collapse sections to their parent.
             let k = if chunked { 300 } else { 100 };
             // Rankings are all evaluation reads: no snippets (suggestions still run).
-            let request = SearchRequest::new(text, principal).k(k).mode(mode).fusion(fusion).snippet_chars(0);
+            let mut request = SearchRequest::new(text, principal).k(k).mode(mode).fusion(fusion).snippet_chars(0);
+            if let Some(w) = weights {
+                request = request.weights(w);
+            }
             let response = index.search(&request)?;
             for (stage, us) in &response.stats.micros {
                 *stages.entry(stage).or_default() += us;

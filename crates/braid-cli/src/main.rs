@@ -94,6 +94,9 @@ enum Command {
         /// Fusion methods to evaluate, comma-separated: rrf, minmax, zscore.
         #[arg(long, default_value = "rrf", value_delimiter = ',')]
         fusion: Vec<String>,
+        /// Per-leg fusion weights, e.g. `lexical=1,fuzzy=0.5,semantic=1` (unnamed legs keep 1).
+        #[arg(long)]
+        weights: Option<String>,
     },
 }
 
@@ -126,7 +129,7 @@ fn main() -> ExitCode {
             };
             commands::search(&args, &query.join(" "))
         }
-        Command::Eval { dataset, index, mode, split, json, out, typos, model, fusion } => commands::eval(
+        Command::Eval { dataset, index, mode, split, json, out, typos, model, fusion, weights } => commands::eval(
             &commands::EvalArgs {
                 dataset: &dataset,
                 index: index.as_deref(),
@@ -134,6 +137,7 @@ fn main() -> ExitCode {
                 json,
                 typos,
                 model: model.as_deref(),
+                weights: weights.as_deref(),
             },
             &mode,
             &fusion,
