@@ -5,8 +5,9 @@
 //! cargo run --release --example rag_context -- --principal group:support "refund after 30 days"
 //! ```
 //!
-//! The top sections (best section per article, up to four articles) are read back whole and
-//! printed as numbered sources a model can cite: article, heading path and line range. The
+//! The top sections (best section per article, up to four articles) are read back whole —
+//! a short one together with the section after it (`Index::neighbours`) — and printed as
+//! numbered sources a model can cite: article, heading path and line range. The
 //! sources and step timings are reported after the block, as data beside the text, never in
 //! the text a model reads.
 
@@ -19,6 +20,8 @@ use braid::{Index, IndexConfig, Mode, Principal, SearchRequest};
 
 /// Articles cited at most.
 const MAX_SOURCES: usize = 4;
+/// Sections shorter than this are extended with the section that follows them.
+const SHORT_SECTION_BYTES: usize = 400;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -57,9 +60,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if !seen.insert(article.clone()) {
             continue;
         }
-        if let Some(section) = index.record(&hit.id, &principal)? {
-            sources.push((article, section));
+        // A short section reads better with the one after it: `neighbours` returns both, in
+        // line order, skipping anything this principal may not see.
+        let window = index.neighbours(&hit.id, &principal, 0, 1)?;
+        let Some(mut section) = window.first().cloned() else { continue };
+        if section.body.len() < SHORT_SECTION_BYTES {
+            if let Some(next) = window.get(1) {
+                section.body = format!("{}\n\n{}", section.body.trim_end(), next.body);
+                if let (Some((s, _)), Some((_, e))) = (section.lines, next.lines) {
+                    section.lines = Some((s, e));
+                }
+            }
         }
+        sources.push((article, section));
         if sources.len() == MAX_SOURCES {
             break;
         }

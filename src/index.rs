@@ -229,4 +229,47 @@ impl Index {
         let allowed = snapshot.allowed_set(Visibility::new(principal.clone(), self.inner.config.policy, None))?;
         Ok(allowed.contains(record.ord).then_some(record))
     }
+
+    /// A section with its neighbours, for a RAG prompt: the chunk `id` plus up to `before`
+    /// preceding and `after` following chunks of the same parent, in line order, as
+    /// `principal` may see them (hidden neighbours are skipped, never returned). A record
+    /// without a parent comes back alone. Empty when `id` does not exist or is not visible.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the store cannot be read.
+    ///
+    /// ```
+    /// # use braid::{Index, IndexConfig, Principal, Record};
+    /// # fn main() -> braid::Result<()> {
+    /// let index = Index::create_in_ram(IndexConfig::default())?;
+    /// let mut w = index.writer()?;
+    /// for (i, text) in ["Intro.", "Refunds take 5 days.", "Contact us."].iter().enumerate() {
+    ///     let n = i as u32 * 10;
+    ///     w.upsert(&Record::new(format!("guide#{i}")).body(*text).parent("guide").lines(n + 1, n + 9))?;
+    /// }
+    /// w.commit()?;
+    /// let window = index.neighbours("guide#1", &Principal::public(), 1, 1)?;
+    /// assert_eq!(window.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["guide#0", "guide#1", "guide#2"]);
+    /// # Ok(()) }
+    /// ```
+    pub fn neighbours(
+        &self,
+        id: &str,
+        principal: &Principal,
+        before: usize,
+        after: usize,
+    ) -> Result<Vec<StoredRecord>> {
+        let snapshot = self.inner.lexical.snapshot();
+        let Some(record) = snapshot.record_by_id(id)? else { return Ok(Vec::new()) };
+        let allowed = snapshot.allowed_set(Visibility::new(principal.clone(), self.inner.config.policy, None))?;
+        if !allowed.contains(record.ord) {
+            return Ok(Vec::new());
+        }
+        let Some(parent) = record.parent.clone() else { return Ok(vec![record]) };
+        let siblings = snapshot.children(&parent, &allowed)?;
+        let Some(at) = siblings.iter().position(|r| r.id == id) else { return Ok(vec![record]) };
+        let start = at.saturating_sub(before);
+        let end = (at + after + 1).min(siblings.len());
+        Ok(siblings[start..end].to_vec())
+    }
 }

@@ -64,3 +64,25 @@ fn internal_and_tenant_articles_stay_with_their_audience() {
         .iter()
         .any(|a| a.starts_with("internal/")));
 }
+
+#[test]
+fn neighbours_follow_line_order_and_access() {
+    let idx = helpcenter();
+    let r = idx.search(&SearchRequest::new("return window for the sync key", Principal::public()).k(1)).unwrap();
+    let hit = &r.hits[0];
+    let window = idx.neighbours(&hit.id, &Principal::public(), 1, 1).unwrap();
+    assert!(window.iter().any(|s| s.id == hit.id));
+    assert!(window.len() <= 3);
+    assert!(window.iter().all(|s| s.parent == hit.parent));
+    for pair in window.windows(2) {
+        assert!(pair[0].lines.unwrap().0 < pair[1].lines.unwrap().0, "in line order");
+    }
+    // A hidden section has no neighbours for an outsider, and does not leak through a visible one.
+    let internal = idx
+        .search(&SearchRequest::new("refund exceptions", Principal::from_verified_tokens(["group:support"])).k(1))
+        .unwrap();
+    let hidden = &internal.hits[0].id;
+    assert!(idx.neighbours(hidden, &Principal::public(), 5, 5).unwrap().is_empty());
+    assert!(!idx.neighbours(hidden, &Principal::from_verified_tokens(["group:support"]), 5, 5).unwrap().is_empty());
+    assert!(idx.neighbours("no-such-id", &Principal::public(), 1, 1).unwrap().is_empty());
+}

@@ -297,6 +297,23 @@ impl Snapshot {
         Ok(out)
     }
 
+    /// The chunks of `parent` that the allowed set admits, in line order (chunks without a
+    /// line range last, by id).
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read.
+    pub fn children(&self, parent: &str, allowed: &AllowedSet) -> Result<Vec<StoredRecord>> {
+        let query = TermQuery::new(Term::from_field_text(self.fields.parent, parent), IndexRecordOption::Basic);
+        let ords: OrdSet = self.searcher.search(&query, &OrdCollector).map_err(lexical)?;
+        let visible: Vec<Ord> = ords.iter().filter(|o| allowed.contains(*o)).collect();
+        let mut records = self.records(&visible)?;
+        records.sort_by(|a, b| {
+            let key = |r: &StoredRecord| r.lines.map_or((u32::MAX, u32::MAX), |l| l);
+            key(a).cmp(&key(b)).then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(records)
+    }
+
     /// The live record with external id `id`, if any (for upserts and `read`).
     ///
     /// # Errors
