@@ -50,13 +50,15 @@ fn load(index: &Index, source: &Source) -> Result<(usize, usize)> {
     Ok((added, rejected))
 }
 
-/// Loads an embedding model: `spec` is a model directory, or `default` for all-MiniLM-L6-v2
-/// found by discovery; `None` means the model the index was built with, if any.
+/// Loads an embedding model: `spec` is a model directory, `default` for all-MiniLM-L6-v2
+/// found by discovery, or `hf:<owner>/<name>` to download one from the Hugging Face hub into
+/// the model cache; `None` means the model the index was built with, if any.
 fn embedder(spec: Option<&str>, index: &Index) -> Result<Option<Arc<dyn braid::Embedder>>> {
     use braid::models::{OnnxEmbedder, DEFAULT_EMBEDDING_MODEL};
     let mut builder = OnnxEmbedder::builder();
     match (spec, index.embedding()) {
         (Some("default"), _) => builder.model_name(DEFAULT_EMBEDDING_MODEL),
+        (Some(spec), _) if spec.starts_with("hf:") => builder.model_dir(braid::models::fetch_model(&spec[3..])?),
         (Some(dir), _) => builder.model_dir(dir),
         (None, Some(info)) => {
             // Model ids are "<model dir name>/<onnx file>".

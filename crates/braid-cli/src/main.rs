@@ -30,7 +30,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Policy::Public)]
         policy: Policy,
         /// Embed records with this ONNX model directory (`default`: all-MiniLM-L6-v2, found by
-        /// discovery) so the semantic leg can run.
+        /// discovery; `hf:<owner>/<name>`: downloaded from the Hugging Face hub) so the
+        /// semantic leg can run.
         #[arg(long)]
         model: Option<String>,
     },

@@ -41,6 +41,8 @@
 mod cross_encoder;
 mod discovery;
 mod embedder;
+#[cfg(feature = "fetch")]
+mod fetch;
 mod runtime;
 mod session;
 mod tokenize;
@@ -48,4 +50,6 @@ mod tokenize;
 pub use cross_encoder::{CrossEncoder, CrossEncoderBuilder, EncodedPair};
 pub use discovery::{find_model_dir, DEFAULT_EMBEDDING_MODEL, DEFAULT_RERANK_MODEL, MODEL_DIR_ENV};
 pub use embedder::{OnnxEmbedder, OnnxEmbedderBuilder};
+#[cfg(feature = "fetch")]
+pub use fetch::{fetch_model, fetch_model_from, HF_ENDPOINT_ENV};
 pub use runtime::{default_intra_threads, init_runtime, ORT_INSTALL_HINT};

@@ -238,3 +238,78 @@ fn invalid_settings_are_refused() {
     let err = CrossEncoder::builder().model_dir(&tiny).max_len(2).build().unwrap_err();
     assert!(matches!(err, Error::InvalidRequest { .. }), "{err:?}");
 }
+
+/// Fetching by Hugging Face id, against a local server that lays the shared model out as the
+/// hub does (`/<owner>/<name>/resolve/main/<file>`).
+#[cfg(feature = "fetch")]
+mod fetch {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    use super::*;
+    use braid_models::fetch_model_from;
+
+    /// Serves `requests` GETs, then stops. `onnx/model.onnx` is the int8 graph (smaller);
+    /// `config.json` is missing (404), as optional files may be.
+    fn hub(requests: usize) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(requests) {
+                let mut stream = stream.unwrap();
+                let mut line = String::new();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                reader.read_line(&mut line).unwrap();
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap() <= 2 {
+                        break;
+                    }
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+                let file = match path.rsplit_once("/resolve/main/").map(|(_, f)| f) {
+                    Some("tokenizer.json") => Some(minilm_dir().join("tokenizer.json")),
+                    Some("onnx/model.onnx") => Some(minilm_dir().join("model_int8.onnx")),
+                    _ => None,
+                };
+                match file.and_then(|f| std::fs::read(f).ok()) {
+                    Some(body) => {
+                        let head =
+                            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                        stream.write_all(head.as_bytes()).unwrap();
+                        stream.write_all(&body).unwrap();
+                    }
+                    None => stream
+                        .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                        .unwrap(),
+                }
+            }
+        });
+        address
+    }
+
+    #[test]
+    fn a_model_fetched_by_id_embeds_and_is_cached() {
+        runtime();
+        let cache = tempfile::tempdir().unwrap();
+        let endpoint = hub(3);
+        let dir = fetch_model_from(&endpoint, "sentence-transformers/all-MiniLM-L6-v2", cache.path()).unwrap();
+        assert_eq!(dir, cache.path().join("all-MiniLM-L6-v2"));
+        assert!(!dir.join("config.json").exists(), "optional files may be missing");
+        let model = OnnxEmbedder::builder().model_dir(&dir).build().unwrap();
+        assert_eq!(model.embed(&["hello"]).unwrap()[0].len(), 384);
+        // The server is gone now: a second fetch is served from the cache.
+        let again = fetch_model_from(&endpoint, "sentence-transformers/all-MiniLM-L6-v2", cache.path()).unwrap();
+        assert_eq!(again, dir);
+    }
+
+    #[test]
+    fn unreachable_hubs_and_bad_ids_are_typed_errors() {
+        let cache = tempfile::tempdir().unwrap();
+        let err = fetch_model_from("http://127.0.0.1:9", "a/b", cache.path()).unwrap_err();
+        assert!(matches!(err, Error::Model { .. }), "{err}");
+        let err = fetch_model_from(&hub(1), "owner/missing-model", cache.path()).unwrap_err();
+        assert!(matches!(err, Error::Model { .. }), "{err}");
+        assert!(matches!(fetch_model_from("http://x", "../../etc", cache.path()), Err(Error::InvalidRequest { .. })));
+    }
+}
