@@ -86,6 +86,26 @@ impl Index {
         Ok(Self::assemble(Some(dir.to_path_buf()), manifest.config, lexical, next_ord, manifest.embedding))
     }
 
+    /// Verifies an index on disk without changing it: the manifest parses and has this build's
+    /// format, every file of the lexical index matches its checksum, and the vector file (if
+    /// any) is complete and matches its checksum. Returns the number of live records.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] or [`Error::FormatVersion`] naming the damaged file.
+    pub fn check(dir: &Path) -> Result<u64> {
+        let index = Self::open(dir)?;
+        index.inner.lexical.verify()?;
+        if let Some(store) = Semantic::open_store(dir)? {
+            let live: std::collections::HashSet<u64> =
+                index.inner.lexical.snapshot().ids()?.into_iter().map(|(_, ord, _)| ord).collect();
+            let orphans = store.ords().filter(|o| !live.contains(o)).count();
+            if orphans > 0 {
+                tracing::warn!(target: "braid::check", orphans, "vectors without a committed record (dropped on next attach)");
+            }
+        }
+        Ok(index.num_records())
+    }
+
     /// Opens the index in `dir`, or creates it with `config` when there is none.
     ///
     /// # Errors

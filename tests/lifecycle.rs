@@ -90,3 +90,31 @@ fn damaged_or_foreign_indexes_are_typed_errors() {
         other => panic!("expected Corrupt, got {:?}", other.err()),
     }
 }
+
+#[test]
+fn check_finds_a_flipped_byte_in_any_lexical_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let idx = Index::create(dir.path(), IndexConfig::default()).unwrap();
+    let mut w = idx.writer().unwrap();
+    for i in 0..50 {
+        w.upsert(&Record::new(format!("r{i}")).title("walrus").body(format!("record number {i} about walruses")))
+            .unwrap();
+    }
+    w.commit().unwrap();
+    drop(w);
+    drop(idx);
+    assert_eq!(Index::check(dir.path()).unwrap(), 50);
+    let lexical = dir.path().join("lexical");
+    let segment_file = std::fs::read_dir(&lexical)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "idx"))
+        .expect("a segment file");
+    let mut bytes = std::fs::read(&segment_file).unwrap();
+    bytes[0] ^= 0xff;
+    std::fs::write(&segment_file, bytes).unwrap();
+    match Index::check(dir.path()) {
+        Err(Error::Corrupt { path, .. }) => assert_eq!(path, segment_file),
+        other => panic!("expected Corrupt naming {}, got {other:?}", segment_file.display()),
+    }
+}

@@ -99,6 +99,12 @@ pub fn index(input: &Path, dir: &Path, policy: AccessPolicy, model: Option<&str>
     Ok(())
 }
 
+pub fn check(dir: &Path) -> Result<()> {
+    let records = Index::check(dir).with_context(|| format!("checking index {}", dir.display()))?;
+    println!("ok: {} holds {records} records; every file matches its checksum", dir.display());
+    Ok(())
+}
+
 fn parse_mode(text: &str) -> Result<Mode> {
     match Mode::parse(text) {
         Some(m) => Ok(m),

@@ -65,6 +65,12 @@ enum Command {
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
     },
+    /// Verify an index: manifest, every lexical file's checksum, the vector file.
+    Check {
+        /// The index directory.
+        #[arg(long)]
+        index: PathBuf,
+    },
     /// Evaluate on a BEIR dataset: nDCG@10, Recall@100, MRR@10, p50/p95 latency.
     Eval {
         /// A BEIR folder: corpus.jsonl (or articles/), queries.jsonl, qrels/<split>.tsv.
@@ -114,6 +120,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Check { index } => commands::check(&index),
         Command::Index { input, index, policy, model } => {
             commands::index(&input, &index, policy_of(policy), model.as_deref())
         }

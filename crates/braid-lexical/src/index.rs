@@ -107,6 +107,19 @@ impl LexicalIndex {
         &self.config
     }
 
+    /// Verifies the checksum of every file of the committed index.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the first damaged file.
+    pub fn verify(&self) -> Result<()> {
+        let damaged = self.index.validate_checksum().map_err(lexical)?;
+        let base = self.path.clone().unwrap_or_default();
+        match damaged.into_iter().min() {
+            Some(file) => Err(Error::Corrupt { path: base.join(file), reason: "checksum mismatch".into() }),
+            None => Ok(()),
+        }
+    }
+
     /// Opens the single writer, with an indexing buffer of `heap_bytes`.
     ///
     /// # Errors
