@@ -150,7 +150,10 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         let ceiling = if ceiling > 0.0 { ceiling } else { 1.0 };
         let min_score = request.score_threshold();
         fused.retain(|f| f.score / ceiling >= min_score);
-        fused.truncate(request.limit().max(rerank_budget));
+        // Collapsing needs every candidate: k sections may come from fewer than k articles.
+        if !request.collapses() {
+            fused.truncate(request.limit().max(rerank_budget));
+        }
         (fused, ceiling)
     };
     stats.micros.insert("fusion", micros(t));
@@ -166,6 +169,11 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         let _span = info_span!(target: "braid::rerank", "rerank").entered();
         stats.reranked = rerank::rerank(reranker.as_ref(), query, &mut hits, rerank_budget)?;
         stats.micros.insert("rerank", micros(t));
+    }
+    if request.collapses() {
+        // After rerank, so the best section per article is the best by the final order.
+        let mut seen = std::collections::HashSet::new();
+        hits.retain(|(hit, _)| seen.insert(hit.parent.clone().unwrap_or_else(|| hit.id.clone())));
     }
     hits.truncate(request.limit());
     let t = Instant::now();

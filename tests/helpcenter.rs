@@ -86,3 +86,20 @@ fn neighbours_follow_line_order_and_access() {
     assert!(!idx.neighbours(hidden, &Principal::from_verified_tokens(["group:support"]), 5, 5).unwrap().is_empty());
     assert!(idx.neighbours("no-such-id", &Principal::public(), 1, 1).unwrap().is_empty());
 }
+
+#[test]
+fn collapse_keeps_the_best_section_per_article() {
+    let idx = helpcenter();
+    let plain = idx.search(&SearchRequest::new("sync key return", Principal::public()).k(50)).unwrap();
+    let collapsed =
+        idx.search(&SearchRequest::new("sync key return", Principal::public()).k(5).collapse(true)).unwrap();
+    assert_eq!(collapsed.hits.len(), 5);
+    let parents: Vec<&str> = collapsed.hits.iter().map(|h| h.parent.as_deref().unwrap()).collect();
+    let unique: std::collections::HashSet<&&str> = parents.iter().collect();
+    assert_eq!(unique.len(), parents.len(), "one hit per article: {parents:?}");
+    // Each is the article's best section in the uncollapsed ranking.
+    for hit in &collapsed.hits {
+        let first = plain.hits.iter().find(|h| h.parent == hit.parent).expect("in the plain ranking");
+        assert_eq!(first.id, hit.id);
+    }
+}

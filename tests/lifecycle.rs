@@ -118,3 +118,57 @@ fn check_finds_a_flipped_byte_in_any_lexical_file() {
         other => panic!("expected Corrupt naming {}, got {other:?}", segment_file.display()),
     }
 }
+
+/// Readers search while the writer adds, replaces, deletes and commits: every search sees one
+/// consistent commit (never a record twice, never a deleted batch half-gone), and none fails.
+#[test]
+fn searches_run_while_a_writer_commits() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let idx = Index::create_in_ram(IndexConfig::default()).unwrap();
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let readers: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut searches = 0;
+                    while !stop.load(Ordering::SeqCst) {
+                        let r = idx.search(&SearchRequest::new("walrus batch", Principal::public()).k(1000)).unwrap();
+                        let mut ids: Vec<&str> = r.hits.iter().map(|h| h.id.as_str()).collect();
+                        let n = ids.len();
+                        ids.sort();
+                        ids.dedup();
+                        assert_eq!(ids.len(), n, "a record appeared twice");
+                        // Batches are committed whole: 20 records each, all or none.
+                        assert_eq!(n % 20, 0, "saw a partial commit: {n} records");
+                        searches += 1;
+                    }
+                    searches
+                })
+            })
+            .collect();
+        let mut w = idx.writer().unwrap();
+        for batch in 0..30 {
+            for i in 0..20 {
+                w.upsert(&Record::new(format!("b{batch}-{i}")).body(format!("walrus batch {batch}"))).unwrap();
+            }
+            if batch >= 5 {
+                // Replace an older batch with identical ids, and delete another whole batch.
+                for i in 0..20 {
+                    w.upsert(
+                        &Record::new(format!("b{}-{i}", batch - 5)).body(format!("walrus batch replaced {batch}")),
+                    )
+                    .unwrap();
+                }
+            }
+            if batch >= 10 && batch % 2 == 0 {
+                for i in 0..20 {
+                    w.delete(&format!("b{}-{i}", batch - 10)).unwrap();
+                }
+            }
+            w.commit().unwrap();
+        }
+        stop.store(true, Ordering::SeqCst);
+        let total: usize = readers.into_iter().map(|r| r.join().unwrap()).sum();
+        assert!(total > 0);
+    });
+}

@@ -192,6 +192,7 @@ pub struct SearchRequest {
     rerank: Option<usize>,
     fusion: Fusion,
     min_score: f32,
+    collapse: bool,
 }
 
 impl SearchRequest {
@@ -212,6 +213,7 @@ impl SearchRequest {
             rerank: None,
             fusion: Fusion::Rrf,
             min_score: 0.0,
+            collapse: false,
         }
     }
 
@@ -283,6 +285,19 @@ impl SearchRequest {
     pub fn min_score(mut self, min_score: f32) -> Self {
         self.min_score = min_score;
         self
+    }
+
+    /// Keeps only the best-ranked chunk of each parent record (the best section per article),
+    /// so `k` hits are `k` different documents. Records without a parent are their own group.
+    /// By default, off.
+    pub fn collapse(mut self, collapse: bool) -> Self {
+        self.collapse = collapse;
+        self
+    }
+
+    /// Whether hits are collapsed to one per parent.
+    pub fn collapses(&self) -> bool {
+        self.collapse
     }
 
     /// The fusion method.
