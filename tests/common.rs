@@ -76,15 +76,24 @@ pub fn shared_datasets() -> PathBuf {
     shared("datasets")
 }
 
-/// `shared/<rel>` in the first folder above the repository that has it.
+/// `shared/<rel>` in the first folder above the repository that has it (searched from the
+/// working directory cargo runs tests in — the package root — then from where it was built).
 pub fn shared(rel: &str) -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let candidate = dir.join("shared").join(rel);
-        if candidate.exists() {
-            return candidate;
-        }
-        assert!(dir.pop(), "no shared/{rel} above the repository; see datasets/README.md");
+    let starts = [std::env::current_dir().unwrap_or_default(), PathBuf::from(env!("CARGO_MANIFEST_DIR"))];
+    starts
+        .iter()
+        .flat_map(|start| start.ancestors().map(|dir| dir.join("shared").join(rel)).collect::<Vec<_>>())
+        .find(|candidate| candidate.exists())
+        .unwrap_or_else(|| panic!("no shared/{rel} above the repository; see datasets/README.md"))
+}
+
+/// The repository root: the package root cargo runs tests in.
+pub fn repo() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    if cwd.join("datasets/helpcenter").is_dir() {
+        cwd
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
     }
 }
 

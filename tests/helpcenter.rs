@@ -10,7 +10,7 @@ fn helpcenter() -> &'static Index {
     INDEX.get_or_init(|| {
         let index = Index::create_in_ram(IndexConfig::default()).unwrap();
         let mut w = index.writer().unwrap();
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/helpcenter");
+        let dir = crate::common::repo().join("datasets/helpcenter");
         for record in Source::detect(&dir).unwrap().records(&index.config().schema) {
             w.upsert(&record.unwrap()).unwrap();
         }

@@ -8,8 +8,10 @@ use braid_eval::{evaluate, read_corpus, read_queries, Dataset, EvalError, Report
 
 /// `<ancestor>/shared/datasets`, found by walking up from this crate.
 fn datasets_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
+    let cwd = std::env::current_dir().unwrap_or_default();
+    [cwd.as_path(), Path::new(env!("CARGO_MANIFEST_DIR"))]
+        .iter()
+        .flat_map(|start| start.ancestors())
         .map(|dir| dir.join("shared").join("datasets"))
         .find(|d| d.is_dir())
         .expect("no ancestor of the crate holds shared/datasets")

@@ -13,8 +13,10 @@ use serde_json::Value;
 
 /// `shared/models`, found by walking up from this crate (the same walk discovery does).
 fn shared_models() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
+    let cwd = std::env::current_dir().unwrap_or_default();
+    [cwd.as_path(), Path::new(env!("CARGO_MANIFEST_DIR"))]
+        .iter()
+        .flat_map(|start| start.ancestors())
         .map(|dir| dir.join("shared").join("models"))
         .find(|dir| dir.join("reference.json").is_file())
         .expect("shared/models/reference.json above the crate directory")
