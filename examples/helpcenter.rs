@@ -20,18 +20,12 @@ use std::sync::Arc;
 
 use braid::{Embedder, Index, IndexConfig, Mode, Principal, SearchRequest, SearchResponse};
 
+#[path = "support/args.rs"]
+mod args;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Arguments: optional `--principal tok1,tok2`, then the query words.
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut tokens: Vec<String> = Vec::new();
-    if let Some(at) = args.iter().position(|a| a == "--principal") {
-        if at + 1 < args.len() {
-            tokens = args[at + 1].split(',').map(str::to_string).collect();
-            args.drain(at..=at + 1);
-        }
-    }
-    // The operator's command line is a verified source of principal tokens.
-    let principal = Principal::from_verified_tokens(&tokens);
+    let (principal, args) = args::principal_and_words();
 
     let corpus = repo_root().join("datasets/helpcenter");
     // With ONNX Runtime and the all-MiniLM-L6-v2 model available, search is hybrid; without,

@@ -16,25 +16,20 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use braid::ingest::Source;
-use braid::{Index, IndexConfig, Mode, Principal, SearchRequest};
+use braid::{Index, IndexConfig, Mode, SearchRequest};
 
 /// Articles cited at most.
 const MAX_SOURCES: usize = 4;
 /// Sections shorter than this are extended with the section that follows them.
 const SHORT_SECTION_BYTES: usize = 400;
 
+#[path = "support/args.rs"]
+mod args;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut tokens: Vec<String> = Vec::new();
-    if let Some(at) = args.iter().position(|a| a == "--principal") {
-        if at + 1 < args.len() {
-            tokens = args[at + 1].split(',').map(str::to_string).collect();
-            args.drain(at..=at + 1);
-        }
-    }
+    // Arguments: optional `--principal tok1,tok2`, then the query words.
+    let (principal, args) = args::principal_and_words();
     let question = if args.is_empty() { "how do I rotate an API key?".to_string() } else { args.join(" ") };
-    // The operator's command line is a verified source of principal tokens.
-    let principal = Principal::from_verified_tokens(&tokens);
 
     let t = Instant::now();
     let index = Index::create_in_ram(IndexConfig::default())?;

@@ -349,12 +349,11 @@ impl Snapshot {
     /// [`Error::Lexical`] when the document store cannot be read.
     pub fn ids(&self) -> Result<Vec<(String, Ord, u64)>> {
         let mut out = Vec::with_capacity(self.searcher.num_docs() as usize);
-        for (segment_ord, segment) in self.searcher.segment_readers().iter().enumerate() {
+        for segment in self.searcher.segment_readers() {
             let store = segment.get_store_reader(64).map_err(lexical)?;
             for doc_id in segment.doc_ids_alive() {
                 let doc: TantivyDocument = store.get(doc_id).map_err(lexical)?;
                 let r = from_doc(&self.fields, &doc);
-                let _ = segment_ord;
                 out.push((r.id, r.ord, r.hash));
             }
         }
