@@ -327,3 +327,34 @@ fn public_routes_openapi_and_logs() {
         assert!(!log.contains(secret), "the log holds {secret:?}");
     }
 }
+
+#[test]
+fn a_request_over_its_time_budget_gets_503() {
+    use std::io::{Read, Write};
+    let server = Server::start_with_timeout(300);
+    // A client that promises a body and stalls (slowloris): the budget covers reading it.
+    let addr = server.url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+    let head = format!(
+        "POST /v1/search HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
+         Content-Length: 100\r\n\r\n{{\"query\": ",
+        server.acme
+    );
+    let started = std::time::Instant::now();
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&answer).contains("\"timeout\"") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+        }
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("retry-after: 1"), "{answer}");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(300));
+    // The server goes on serving.
+    assert_eq!(server.request("GET", "/v1/health", &[], None).status, 200);
+}

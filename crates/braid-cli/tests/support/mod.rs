@@ -76,6 +76,11 @@ impl Server {
     /// Builds the index, makes three tokens, writes the configuration and starts
     /// `braid serve --bind 127.0.0.1:0` with every log level on.
     pub fn start() -> Server {
+        Self::start_with_timeout(5000)
+    }
+
+    /// As [`Server::start`], with this request time budget.
+    pub fn start_with_timeout(timeout_ms: u64) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let index_dir = dir.path().join("index");
         build_index(&index_dir);
@@ -83,9 +88,11 @@ impl Server {
         let globex = new_token(&["--name", "globex-agent", "--tenant", "globex"]);
         let limited = new_token(&["--name", "limited", "--tenant", "acme"]);
         let config = format!(
-            "allowed_origins = [\"http://localhost:3000\"]\n\n[limits]\nmax_body_bytes = 4096\ntimeout_ms = 5000\n\
+            "allowed_origins = [\"http://localhost:3000\"]\n\n[limits]\nmax_body_bytes = 4096\ntimeout_ms = {timeout_ms}\n\
              max_k = 50\nrate_per_second = 1000.0\nburst = 1000\n\n{}\n{}\n{}rate_per_second = 0.01\nburst = 2\n",
-            acme.entry, globex.entry, limited.entry
+            acme.entry,
+            globex.entry,
+            limited.entry
         );
         let config_path = dir.path().join("braid.toml");
         std::fs::write(&config_path, config).unwrap();
