@@ -383,7 +383,8 @@ fn search_text_and_data(response: &SearchResponse) -> (String, Value) {
     };
     let mut sources = Vec::new();
     for (i, hit) in response.hits.iter().enumerate() {
-        let snippet = hit.snippet.marked("**", "**").split_whitespace().collect::<Vec<_>>().join(" ");
+        // Plain text: bodies are often Markdown already, where added highlight marks would clash.
+        let snippet = hit.snippet.text.split_whitespace().collect::<Vec<_>>().join(" ");
         text.push_str(&format!(
             "\n[{}] {} — id: {}",
             i + 1,

@@ -56,7 +56,7 @@ pub fn serve(dir: &Path, config_file: &Path, bind: Option<SocketAddr>, model: Op
         if !addr.ip().is_loopback() {
             eprintln!("warning: listening beyond loopback; put TLS in front of this server");
         }
-        eprintln!("braid serve: listening on http://{addr} ({} tokens)", config.tokens.len());
+        eprintln!("braid serve: listening on http://{addr} (tokens: {})", config.tokens.len());
         axum::serve(listener, router).with_graceful_shutdown(shutdown()).await.context("serving")
     })
 }
