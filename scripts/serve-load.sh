@@ -28,8 +28,8 @@ if [ -z "$INDEX" ]; then
   "$B" index datasets/helpcenter --index "$INDEX"
 fi
 # A token whose rate limit the load cannot reach: this measures serving, not throttling.
-"$B" token new --name load > "$work/token.toml"
-sed -n 's/^# token: //p' "$work/token.toml" > "$work/token"
+"$B" token new --name load > "$work/token.toml" 2> "$work/token.txt"
+sed -n 's/^token: //p' "$work/token.txt" > "$work/token"
 {
   printf '[limits]\nrate_per_second = 1000000.0\nburst = 1000000\n\n'
   cat "$work/token.toml"

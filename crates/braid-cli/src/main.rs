@@ -149,7 +149,8 @@ enum Command {
 #[cfg(feature = "server")]
 #[derive(Subcommand)]
 enum TokenAction {
-    /// Print a fresh random token and the `[[token]]` entry (its hash) for the configuration.
+    /// Print a fresh random token (on stderr) and its `[[token]]` entry (on stdout) for the
+    /// configuration.
     New {
         /// The label logs and stats show for this token.
         #[arg(long)]

@@ -91,14 +91,15 @@ pub fn mcp_stdio(dir: &Path, principal: &[String], model: Option<&str>) -> Resul
     stdio::run(&server, &principal, std::io::stdin().lock(), std::io::stdout().lock())
 }
 
-/// `braid token new`: a fresh token and the `[[token]]` entry to paste into the configuration.
+/// `braid token new`: a fresh token on stderr (shown once, stored nowhere) and, on stdout, the
+/// `[[token]]` entry with its hash, ready to append to the configuration.
 ///
 /// # Errors
 /// When the operating system gives no randomness.
 pub fn token_new(name: &str, tenant: Option<&str>, principal: &[String]) -> Result<()> {
     let token = auth::new_token()?;
-    println!("# token: {token}");
-    println!("# (give the token to the client; only its hash below goes into the configuration)");
+    eprintln!("token: {token}");
+    eprintln!("(give it to the client; only its hash goes into the configuration)");
     println!("[[token]]");
     println!("name = {}", toml_string(name));
     println!("sha256 = \"{}\"", auth::hash_token(&token));

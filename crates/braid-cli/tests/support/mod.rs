@@ -54,9 +54,12 @@ pub struct Token {
 pub fn new_token(args: &[&str]) -> Token {
     let out = braid().args(["token", "new"]).args(args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
-    let token = text.lines().find_map(|l| l.strip_prefix("# token: ")).unwrap().to_string();
-    Token { token, entry: text }
+    let told = String::from_utf8(out.stderr).unwrap();
+    let token = told.lines().find_map(|l| l.strip_prefix("token: ")).unwrap().to_string();
+    let entry = String::from_utf8(out.stdout).unwrap();
+    // The configuration entry holds the hash, never the token.
+    assert!(!entry.contains(&token), "{entry}");
+    Token { token, entry }
 }
 
 /// A running server.
