@@ -72,7 +72,7 @@ fn embedder(spec: Option<&str>, index: &Index) -> Result<Option<Arc<dyn braid::E
 
 /// Attaches the embedding model when one is asked for or recorded in the index. A recorded
 /// model that cannot be loaded is a warning: lexical and fuzzy search still work.
-fn attach(index: &Index, spec: Option<&str>) -> Result<()> {
+pub(crate) fn attach(index: &Index, spec: Option<&str>) -> Result<()> {
     match embedder(spec, index) {
         Ok(Some(e)) => index.attach_embedder(e)?,
         Ok(None) => {}

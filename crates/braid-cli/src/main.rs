@@ -1,7 +1,10 @@
-//! `braid`: index documents, search them, and measure search quality.
+//! `braid`: index documents, search them, measure search quality, and serve them over HTTP
+//! and MCP.
 
 mod commands;
 mod output;
+#[cfg(feature = "server")]
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -105,6 +108,62 @@ enum Command {
         #[arg(long)]
         weights: Option<String>,
     },
+    /// Serve an index over HTTP: REST (`/v1/search`, `/v1/stats`, `/v1/health`,
+    /// `/v1/openapi.json`) and MCP (`/mcp`, stateless Streamable HTTP), bearer tokens required.
+    #[cfg(feature = "server")]
+    Serve {
+        /// The index directory.
+        #[arg(long)]
+        index: PathBuf,
+        /// The TOML configuration: limits and the token map (see `braid token new`).
+        #[arg(long)]
+        config: PathBuf,
+        /// Listen here instead of the configuration's `bind` (port 0: any free port).
+        #[arg(long)]
+        bind: Option<std::net::SocketAddr>,
+        /// The embedding model directory, when the index's own cannot be found.
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// Serve an index to a local MCP client over stdin/stdout (tools `search`, `read_section`).
+    #[cfg(feature = "server")]
+    Mcp {
+        /// The index directory.
+        #[arg(long)]
+        index: PathBuf,
+        /// ACL tokens of the caller, comma-separated (operator input; `public` is implied).
+        #[arg(long, value_delimiter = ',')]
+        principal: Vec<String>,
+        /// The embedding model directory, when the index's own cannot be found.
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// Make a bearer token for `braid serve`, or hash one.
+    #[cfg(feature = "server")]
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+    },
+}
+
+#[cfg(feature = "server")]
+#[derive(Subcommand)]
+enum TokenAction {
+    /// Print a fresh random token (on stderr) and its `[[token]]` entry (on stdout) for the
+    /// configuration.
+    New {
+        /// The label logs and stats show for this token.
+        #[arg(long)]
+        name: String,
+        /// The tenant the token belongs to (`tenant:<name>`).
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Further ACL tokens, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        principal: Vec<String>,
+    },
+    /// Print the SHA-256 of the token read from stdin.
+    Hash,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -114,11 +173,17 @@ enum Policy {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("BRAID_LOG"))
-        .with_writer(std::io::stderr)
-        .init();
     let cli = Cli::parse();
+    // `BRAID_LOG` sets the log filter; by default only errors, and a server's request log.
+    let default_filter = match &cli.command {
+        #[cfg(feature = "server")]
+        Command::Serve { .. } => "error,braid::serve=info",
+        _ => "error",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BRAID_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init();
     let result = match cli.command {
         Command::Check { index } => commands::check(&index),
         Command::Index { input, index, policy, model } => {
@@ -151,6 +216,16 @@ fn main() -> ExitCode {
             &fusion,
             out.as_deref(),
         ),
+        #[cfg(feature = "server")]
+        Command::Serve { index, config, bind, model } => serve::serve(&index, &config, bind, model.as_deref()),
+        #[cfg(feature = "server")]
+        Command::Mcp { index, principal, model } => serve::mcp_stdio(&index, &principal, model.as_deref()),
+        #[cfg(feature = "server")]
+        Command::Token { action: TokenAction::New { name, tenant, principal } } => {
+            serve::token_new(&name, tenant.as_deref(), &principal)
+        }
+        #[cfg(feature = "server")]
+        Command::Token { action: TokenAction::Hash } => serve::token_hash(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,182 @@
+//! What both surfaces share: the search parameters a client may send (never a principal),
+//! the engine that turns them into one `Index::search` call, and how failures are told.
+
+use braid::{Filter, Index, Mode, Principal, SearchRequest, SearchResponse, StoredRecord};
+use serde::Deserialize;
+
+/// The search parameters of `POST /v1/search` and of the MCP `search` tool. There is no
+/// principal field: unknown fields are refused, and the principal comes from the token.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchParams {
+    /// The query text (plain text, never query syntax).
+    pub query: String,
+    /// Hits wanted. By default, 10.
+    #[serde(default = "default_k")]
+    pub k: usize,
+    /// Which legs run. By default, `auto`.
+    #[serde(default)]
+    pub mode: Mode,
+    /// Structured filters that must all hold. By default, none.
+    #[serde(default)]
+    pub filters: Vec<Filter>,
+    /// Keep only the best section of each article. By default, false.
+    #[serde(default)]
+    pub collapse: bool,
+}
+
+fn default_k() -> usize {
+    10
+}
+
+/// Why a call failed, in words the caller may read.
+#[derive(Debug)]
+pub enum Failure {
+    /// The caller can fix it: the message says how.
+    BadRequest(String),
+    /// Something broke on the server; details are in the server's log only.
+    Internal,
+}
+
+impl Failure {
+    /// The message for the caller.
+    pub fn message(&self) -> String {
+        match self {
+            Failure::BadRequest(m) => m.clone(),
+            Failure::Internal => "internal error (see the server's log)".to_string(),
+        }
+    }
+}
+
+impl From<braid::Error> for Failure {
+    fn from(e: braid::Error) -> Self {
+        if e.is_user_error() {
+            Failure::BadRequest(e.to_string())
+        } else {
+            tracing::error!(target: "braid::serve", error = %e, "search failed");
+            Failure::Internal
+        }
+    }
+}
+
+/// The index as both surfaces use it: every search and read goes through the library facade
+/// with the caller's principal.
+pub struct Engine {
+    /// The index.
+    pub index: Index,
+    /// The largest `k` accepted.
+    pub max_k: usize,
+}
+
+impl Engine {
+    /// Searches as `principal`.
+    ///
+    /// # Errors
+    /// [`Failure::BadRequest`] for `k` above the server's maximum and for the library's user
+    /// errors (unknown filter field, semantic mode without a model, query too long).
+    pub fn search(&self, principal: &Principal, params: &SearchParams) -> Result<SearchResponse, Failure> {
+        if params.k > self.max_k {
+            return Err(Failure::BadRequest(format!(
+                "k = {} is above this server's maximum of {}",
+                params.k, self.max_k
+            )));
+        }
+        let mut request = SearchRequest::new(params.query.as_str(), principal.clone())
+            .k(params.k)
+            .mode(params.mode)
+            .collapse(params.collapse);
+        let mut filters = params.filters.clone();
+        if let Some(filter) = match filters.len() {
+            0 => None,
+            1 => filters.pop(),
+            _ => Some(Filter::all(filters)),
+        } {
+            request = request.filter(filter);
+        }
+        Ok(self.index.search(&request)?)
+    }
+
+    /// Reads one record as `principal`: `None` when it does not exist or is not visible.
+    ///
+    /// # Errors
+    /// [`Failure::Internal`] when the store cannot be read.
+    pub fn read(&self, principal: &Principal, id: &str) -> Result<Option<StoredRecord>, Failure> {
+        Ok(self.index.record(id, principal)?)
+    }
+
+    /// How many records `principal` may see.
+    ///
+    /// # Errors
+    /// [`Failure::Internal`] when the store cannot be read.
+    pub fn visible(&self, principal: &Principal) -> Result<usize, Failure> {
+        // A search for nothing (k = 0) runs only the visibility stage.
+        Ok(self.index.search(&SearchRequest::new("", principal.clone()).k(0))?.stats.allowed)
+    }
+
+    /// The legs this index can run.
+    pub fn legs(&self) -> Vec<&'static str> {
+        let mut legs = vec!["lexical", "fuzzy"];
+        if self.index.has_semantic() {
+            legs.push("semantic");
+        }
+        legs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braid::{IndexConfig, Record};
+
+    fn engine() -> Engine {
+        let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let mut w = index.writer().unwrap();
+        w.upsert(&Record::new("a").title("Refund policy").body("Refunds within 30 days.").acl(["tenant:acme"]))
+            .unwrap();
+        w.upsert(&Record::new("b").title("Refund policy").body("Refunds within 14 days.").acl(["tenant:globex"]))
+            .unwrap();
+        w.commit().unwrap();
+        Engine { index, max_k: 5 }
+    }
+
+    fn params(json: &str) -> Result<SearchParams, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    #[test]
+    fn a_principal_cannot_come_from_the_body() {
+        let err = params(r#"{"query": "refund", "principal": ["tenant:globex"]}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown field `principal`"), "{err}");
+        assert!(params(r#"{"query": "refund", "tenant": "globex"}"#).is_err());
+    }
+
+    #[test]
+    fn searches_run_as_the_given_principal() {
+        let e = engine();
+        let acme = Principal::from_verified_tokens(["tenant:acme"]);
+        let p = params(r#"{"query": "refund", "mode": "fuzzy", "k": 5}"#).unwrap();
+        let ids: Vec<String> = e.search(&acme, &p).unwrap().hits.into_iter().map(|h| h.id).collect();
+        assert_eq!(ids, ["a"]);
+        assert_eq!(e.visible(&acme).unwrap(), 1);
+        assert!(e.read(&acme, "b").unwrap().is_none());
+        assert_eq!(e.read(&acme, "a").unwrap().map(|r| r.id), Some("a".to_string()));
+    }
+
+    #[test]
+    fn user_errors_are_bad_requests() {
+        let e = engine();
+        let p = Principal::public();
+        for body in [
+            r#"{"query": "x", "k": 6}"#,
+            r#"{"query": "x", "mode": "semantic"}"#,
+            r#"{"query": "x", "filters": [{"keyword": {"field": "nope", "value": "1"}}]}"#,
+        ] {
+            match e.search(&p, &params(body).unwrap()) {
+                Err(Failure::BadRequest(m)) => assert!(!m.is_empty()),
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+        assert!(params(r#"{"query": "x", "mode": "psychic"}"#).is_err());
+        assert!(params(r#"{"k": 3}"#).is_err());
+    }
+}

@@ -1,0 +1,167 @@
+//! Bearer tokens → principals. The server keeps only SHA-256 hashes of tokens; a presented
+//! token is hashed and compared with every configured hash in constant time. The principal of
+//! a request comes from here and nowhere else — never from a request body or a tool argument.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use anyhow::{ensure, Result};
+use braid::Principal;
+use sha2::{Digest, Sha256};
+use subtle::{ConditionallySelectable, ConstantTimeEq};
+
+use super::config::Config;
+
+/// Tokens shorter than this are refused by `braid token hash`: they could be guessed.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// Who a verified token stands for.
+#[derive(Debug)]
+pub struct Caller {
+    /// The configured label: what logs and `/v1/stats` show, never the token.
+    pub name: String,
+    /// The principal searches run as.
+    pub principal: Principal,
+    /// This caller's slot in the rate limiter.
+    pub slot: usize,
+    /// Requests this caller made that passed authentication.
+    pub requests: AtomicU64,
+    /// Requests of this caller refused by the rate limiter.
+    pub throttled: AtomicU64,
+}
+
+/// The configured tokens.
+pub struct TokenMap {
+    entries: Vec<([u8; 32], Arc<Caller>)>,
+}
+
+impl TokenMap {
+    /// The token map of a validated configuration; slots follow the order of `config.tokens`.
+    pub fn new(config: &Config) -> Result<TokenMap> {
+        let mut entries = Vec::with_capacity(config.tokens.len());
+        for (slot, t) in config.tokens.iter().enumerate() {
+            let hash = decode_hex(&t.sha256);
+            ensure!(hash.is_some(), "token {:?}: sha256 must be 64 hex digits", t.name);
+            let caller = Caller {
+                name: t.name.clone(),
+                principal: Principal::from_verified_tokens(t.acl_tokens()),
+                slot,
+                requests: AtomicU64::new(0),
+                throttled: AtomicU64::new(0),
+            };
+            entries.push((hash.unwrap_or_default(), Arc::new(caller)));
+        }
+        Ok(TokenMap { entries })
+    }
+
+    /// The caller `token` stands for, if any. Every configured hash is compared, in constant
+    /// time, whatever matches.
+    pub fn verify(&self, token: &str) -> Option<Arc<Caller>> {
+        let digest = sha256(token);
+        // Index + 1 of the match; 0 for none. Selected without branching on secret data.
+        let mut found = 0u32;
+        for (i, (hash, _)) in self.entries.iter().enumerate() {
+            found = u32::conditional_select(&found, &(i as u32 + 1), hash.ct_eq(&digest));
+        }
+        let index = (found as usize).checked_sub(1)?;
+        self.entries.get(index).map(|(_, caller)| Arc::clone(caller))
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header value.
+pub fn bearer(header: &str) -> Option<&str> {
+    let (scheme, token) = header.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+fn sha256(token: &str) -> [u8; 32] {
+    let digest = Sha256::digest(token.as_bytes());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(&digest);
+    out
+}
+
+/// The lowercase hex SHA-256 of a token, as the configuration stores it.
+pub fn hash_token(token: &str) -> String {
+    sha256(token).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn decode_hex(hex: &str) -> Option<[u8; 32]> {
+    let hex = hex.as_bytes();
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in hex.chunks(2).enumerate() {
+        let digit = |c: u8| (c as char).to_digit(16);
+        out[i] = (digit(pair[0])? * 16 + digit(pair[1])?) as u8;
+    }
+    Some(out)
+}
+
+/// A fresh random token: `braid_` and 64 hex digits (256 bits from the operating system).
+///
+/// # Errors
+/// When the operating system's random source fails.
+pub fn new_token() -> Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness from the operating system: {e}"))?;
+    Ok(format!("braid_{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(tokens: &[(&str, &str, &str)]) -> Config {
+        let mut text = String::new();
+        for (name, token, tenant) in tokens {
+            text.push_str(&format!(
+                "[[token]]\nname = \"{name}\"\nsha256 = \"{}\"\ntenant = \"{tenant}\"\n",
+                hash_token(token)
+            ));
+        }
+        toml::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn sha256_test_vector() {
+        // FIPS 180-2, appendix B.1.
+        assert_eq!(hash_token("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(decode_hex(&hash_token("abc")), Some(sha256("abc")));
+        assert_eq!(decode_hex("zz"), None);
+    }
+
+    #[test]
+    fn tokens_map_to_their_own_principal_only() {
+        let map = TokenMap::new(&config(&[("a", "token-of-acme-0001", "acme"), ("g", "token-of-globex-01", "globex")]))
+            .unwrap();
+        let acme = map.verify("token-of-acme-0001").unwrap();
+        assert_eq!((acme.name.as_str(), acme.slot), ("a", 0));
+        assert!(acme.principal.has("tenant:acme") && !acme.principal.has("tenant:globex"));
+        assert_eq!(map.verify("token-of-globex-01").unwrap().slot, 1);
+        for wrong in
+            ["", "token-of-acme-000", "token-of-acme-00011", "TOKEN-OF-ACME-0001", &hash_token("token-of-acme-0001")]
+        {
+            assert!(map.verify(wrong).is_none(), "{wrong:?}");
+        }
+    }
+
+    #[test]
+    fn bearer_header() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer   abc "), Some("abc"));
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearer "), None);
+        assert_eq!(bearer("abc"), None);
+    }
+
+    #[test]
+    fn new_tokens_are_random_and_long() {
+        let (a, b) = (new_token().unwrap(), new_token().unwrap());
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 6 + 64);
+        assert!(a.len() >= MIN_TOKEN_CHARS);
+    }
+}

@@ -1,0 +1,345 @@
+//! The HTTP surface: routes, the middleware every request passes (request id and log span,
+//! `Origin` check, size limit, time budget; then, on protected routes, bearer token → caller
+//! and the caller's rate limit), the REST handlers, and MCP's stateless Streamable HTTP
+//! transport on `/mcp`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{from_fn_with_state, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Router};
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+use tracing::Instrument;
+
+use super::api::{Engine, Failure, SearchParams};
+use super::auth::{bearer, Caller, TokenMap};
+use super::config::{Config, Limits};
+use super::limit::RateLimiter;
+use super::mcp::{self, Mcp, Reply, Version};
+use super::openapi;
+
+/// What every handler shares.
+pub struct AppState {
+    engine: Arc<Engine>,
+    mcp: Mcp,
+    tokens: TokenMap,
+    limiter: RateLimiter,
+    permits: Arc<Semaphore>,
+    limits: Limits,
+    origins: Vec<String>,
+    openapi: Value,
+    started: Instant,
+    next_id: AtomicU64,
+}
+
+/// The routes and their middleware over `engine`, configured by `config`.
+///
+/// # Errors
+/// When the token map cannot be built from the configuration.
+pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
+    let limits = config.limits.clone();
+    let state = Arc::new(AppState {
+        mcp: Mcp::new(Arc::clone(&engine)),
+        tokens: TokenMap::new(config)?,
+        limiter: RateLimiter::new(config.tokens.iter().map(|t| t.rate(&limits)), Instant::now()),
+        permits: Arc::new(Semaphore::new(limits.concurrency())),
+        openapi: openapi::document(engine.max_k),
+        origins: config.allowed_origins.iter().map(|o| o.trim_end_matches('/').to_ascii_lowercase()).collect(),
+        started: Instant::now(),
+        next_id: AtomicU64::new(1),
+        engine,
+        limits,
+    });
+    let auth = from_fn_with_state(Arc::clone(&state), authorize);
+    // `route_layer` on a method router: only the POST/GET handlers need a token, so other
+    // methods get their 405 (with `Allow`) before authentication.
+    Ok(Router::new()
+        .route("/v1/search", post(rest_search).route_layer(auth.clone()))
+        .route("/v1/stats", get(rest_stats).route_layer(auth.clone()))
+        .route("/mcp", post(mcp_post).route_layer(auth))
+        .route("/v1/health", get(health))
+        .route("/v1/openapi.json", get(openapi_document))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(state.limits.max_body_bytes))
+        .layer(from_fn_with_state(Arc::clone(&state), guard))
+        .with_state(state))
+}
+
+type Shared = Arc<AppState>;
+
+/// A JSON response.
+fn json_response(status: StatusCode, value: &Value) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response()
+}
+
+/// The error body of every non-MCP failure: `{"error": {"code", "message"}}`.
+fn failure(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
+    json_response(status, &json!({ "error": { "code": code, "message": message.into() } }))
+}
+
+fn retry_after(mut response: Response, seconds: u64) -> Response {
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+    response
+}
+
+/// The routes by name, for logs: never the raw path, which a client chooses.
+fn route_name(path: &str) -> &'static str {
+    ["/v1/search", "/v1/stats", "/v1/health", "/v1/openapi.json", "/mcp"]
+        .into_iter()
+        .find(|r| *r == path)
+        .unwrap_or("other")
+}
+
+/// Every request: an id and a log span (route, status, latency, the caller's label — never
+/// a token, a query or document text), the `Origin` check, the size limit by
+/// `Content-Length`, and the time budget.
+async fn guard(State(s): State<Shared>, request: Request, next: Next) -> Response {
+    let id = s.next_id.fetch_add(1, Ordering::Relaxed);
+    let route = route_name(request.uri().path());
+    let method = request.method().clone();
+    let span =
+        tracing::info_span!(target: "braid::serve", "request", id, %method, route, principal = tracing::field::Empty);
+    let started = Instant::now();
+    let mut response = async {
+        if let Some(origin) = request.headers().get(header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or("").trim_end_matches('/').to_ascii_lowercase();
+            if !s.origins.contains(&origin) {
+                return failure(StatusCode::FORBIDDEN, "forbidden_origin", "this origin may not call the server");
+            }
+        }
+        let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > s.limits.max_body_bytes as u64) {
+            return too_large(s.limits.max_body_bytes);
+        }
+        match tokio::time::timeout(s.limits.timeout(), next.run(request)).await {
+            Ok(response) => response,
+            Err(_) => retry_after(
+                failure(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "timeout",
+                    format!("no answer within {} ms", s.limits.timeout_ms),
+                ),
+                1,
+            ),
+        }
+    }
+    .instrument(span.clone())
+    .await;
+    let status = response.status().as_u16();
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    span.in_scope(|| tracing::info!(target: "braid::serve", status, ms = %format_args!("{ms:.3}"), "served"));
+    response.headers_mut().insert("x-request-id", HeaderValue::from(id));
+    response
+}
+
+fn too_large(max: usize) -> Response {
+    failure(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", format!("the request body is over {max} bytes"))
+}
+
+/// Protected routes: the bearer token decides the caller (401 without a valid one), then the
+/// caller's token bucket (429 with `Retry-After` when empty).
+async fn authorize(State(s): State<Shared>, mut request: Request, next: Next) -> Response {
+    let presented = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
+    let caller = match presented.map(|token| s.tokens.verify(token)) {
+        Some(Some(caller)) => caller,
+        found => {
+            let why = if found.is_none() { "a bearer token is required" } else { "the bearer token is not valid" };
+            let mut response = failure(StatusCode::UNAUTHORIZED, "unauthorized", why);
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"braid\""));
+            return response;
+        }
+    };
+    tracing::Span::current().record("principal", caller.name.as_str());
+    caller.requests.fetch_add(1, Ordering::Relaxed);
+    if let Err(wait) = s.limiter.check(caller.slot, Instant::now()) {
+        caller.throttled.fetch_add(1, Ordering::Relaxed);
+        let response = failure(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "too many requests for this token");
+        return retry_after(response, wait.as_secs_f64().ceil() as u64);
+    }
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+/// Runs blocking work (a search, a read) on the blocking pool, at most `max_concurrent` at a
+/// time.
+async fn blocking<T: Send + 'static>(
+    s: &Shared,
+    work: impl FnOnce(&AppState) -> T + Send + 'static,
+) -> Result<T, Response> {
+    let internal = || failure(StatusCode::INTERNAL_SERVER_ERROR, "internal", Failure::Internal.message());
+    let permit = Arc::clone(&s.permits).acquire_owned().await.map_err(|_| internal())?;
+    let state = Arc::clone(s);
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        work(&state)
+    })
+    .await
+    .map_err(|e| {
+        tracing::error!(target: "braid::serve", error = %e, "request task failed");
+        internal()
+    })
+}
+
+/// Whether the request says its body is JSON.
+fn is_json(headers: &HeaderMap) -> bool {
+    let media = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    media.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Whether the client accepts a JSON answer (no `Accept` header means anything).
+fn accepts_json(headers: &HeaderMap) -> bool {
+    let Some(accept) = headers.get(header::ACCEPT) else { return true };
+    accept.to_str().unwrap_or("").split(',').any(|range| {
+        let media = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        matches!(media.as_str(), "application/json" | "application/*" | "*/*")
+    })
+}
+
+/// The request body, or the 413/400 answer.
+fn read_body(body: Result<Bytes, BytesRejection>, s: &AppState) -> Result<Bytes, Box<Response>> {
+    body.map_err(|rejection| {
+        Box::new(match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => too_large(s.limits.max_body_bytes),
+            status => failure(status, "bad_request", rejection.body_text()),
+        })
+    })
+}
+
+fn json_body_required() -> Response {
+    failure(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        "send the body as Content-Type: application/json",
+    )
+}
+
+/// `POST /v1/search`: the search parameters in, `braid::SearchResponse` out.
+async fn rest_search(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    if !is_json(&headers) {
+        return json_body_required();
+    }
+    let body = match read_body(body, &s) {
+        Ok(b) => b,
+        Err(response) => return *response,
+    };
+    let params: SearchParams = match serde_json::from_slice(&body) {
+        Ok(p) => p,
+        Err(e) => return failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid search request: {e}")),
+    };
+    let searched = blocking(&s, move |st| {
+        st.engine.search(&caller.principal, &params).map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
+    })
+    .await;
+    match searched {
+        Ok(Ok(value)) => json_response(StatusCode::OK, &value),
+        Ok(Err(Failure::BadRequest(m))) => failure(StatusCode::BAD_REQUEST, "bad_request", m),
+        Ok(Err(Failure::Internal)) => {
+            failure(StatusCode::INTERNAL_SERVER_ERROR, "internal", Failure::Internal.message())
+        }
+        Err(response) => response,
+    }
+}
+
+/// `GET /v1/stats`: the caller's own view — what it may see and its request counts — and the
+/// server's. Nothing about records or callers it may not see.
+async fn rest_stats(State(s): State<Shared>, Extension(caller): Extension<Arc<Caller>>) -> Response {
+    let principal = caller.principal.clone();
+    let visible = match blocking(&s, move |st| st.engine.visible(&principal)).await {
+        Ok(Ok(n)) => n,
+        Ok(Err(f)) => return failure(StatusCode::INTERNAL_SERVER_ERROR, "internal", f.message()),
+        Err(response) => return response,
+    };
+    let embedding = s.engine.index.embedding().map(|e| e.model_id);
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "caller": {
+                "name": caller.name,
+                "visible_records": visible,
+                "requests": caller.requests.load(Ordering::Relaxed),
+                "rate_limited": caller.throttled.load(Ordering::Relaxed)
+            },
+            "index": { "legs": s.engine.legs(), "embedding_model": embedding, "max_k": s.engine.max_k },
+            "server": {
+                "version": env!("CARGO_PKG_VERSION"),
+                "uptime_s": s.started.elapsed().as_secs(),
+                "mcp_protocol_versions": Version::SUPPORTED.map(Version::name)
+            }
+        }),
+    )
+}
+
+/// `GET /v1/health`: the process is up and serving (no token needed; says nothing else).
+async fn health() -> Response {
+    json_response(StatusCode::OK, &json!({ "status": "ok" }))
+}
+
+/// `GET /v1/openapi.json`: this API, described.
+async fn openapi_document(State(s): State<Shared>) -> Response {
+    json_response(StatusCode::OK, &s.openapi)
+}
+
+async fn not_found() -> Response {
+    failure(StatusCode::NOT_FOUND, "not_found", "no such route (see /v1/openapi.json)")
+}
+
+/// `POST /mcp`: one JSON-RPC message (or, in 2025-03-26, a batch), answered with
+/// `application/json` — or 202 and no body when it held only notifications or responses.
+/// Stateless: no session id is issued, and each request stands alone.
+async fn mcp_post(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    if !accepts_json(&headers) {
+        return failure(StatusCode::NOT_ACCEPTABLE, "not_acceptable", "this server answers with application/json");
+    }
+    if !is_json(&headers) {
+        return json_body_required();
+    }
+    let version = match headers.get("mcp-protocol-version").map(|v| v.to_str().ok().and_then(Version::parse)) {
+        None => Version::ASSUMED,
+        Some(Some(v)) => v,
+        Some(None) => {
+            let supported = Version::SUPPORTED.map(Version::name).join(", ");
+            let message = format!("unsupported MCP-Protocol-Version (supported: {supported})");
+            return json_response(StatusCode::BAD_REQUEST, &mcp::error(Value::Null, mcp::INVALID_REQUEST, message));
+        }
+    };
+    let body = match read_body(body, &s) {
+        Ok(b) => b,
+        Err(response) => return *response,
+    };
+    let payload: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            let error = mcp::error(Value::Null, mcp::PARSE_ERROR, format!("parse error: {e}"));
+            return json_response(StatusCode::BAD_REQUEST, &error);
+        }
+    };
+    let outcome = match blocking(&s, move |st| st.mcp.handle(payload, version, &caller.principal)).await {
+        Ok(o) => o,
+        Err(response) => return response,
+    };
+    let status = if outcome.malformed { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    match outcome.reply {
+        Reply::Nothing => (StatusCode::ACCEPTED, Body::empty()).into_response(),
+        Reply::One(v) => json_response(status, &v),
+        Reply::Batch(vs) => json_response(status, &Value::Array(vs)),
+    }
+}

@@ -1,0 +1,204 @@
+//! The OpenAPI 3.1 description of `braid serve`, served at `/v1/openapi.json`, built from the
+//! same schemas as the MCP tools.
+
+use serde_json::{json, Value};
+
+use super::mcp::Version;
+use super::schema;
+
+/// The document, for a server whose searches accept `k` up to `max_k`.
+pub fn document(max_k: usize) -> Value {
+    let defs = "#/components/schemas";
+    let error = |description: &str| json!({ "description": description, "content": { "application/json": { "schema": { "$ref": format!("{defs}/Error") } } } });
+    let throttled = json!({
+        "description": "The token's rate limit is spent; retry after the number of seconds in Retry-After.",
+        "headers": { "Retry-After": { "schema": { "type": "integer" } } },
+        "content": { "application/json": { "schema": { "$ref": format!("{defs}/Error") } } }
+    });
+    let guarded = |ok: Value| {
+        json!({
+            "200": ok,
+            "401": error("No bearer token, or one the server does not know (WWW-Authenticate: Bearer)."),
+            "403": error("The request carries an Origin header that is not in allowed_origins."),
+            "413": error("The body is larger than limits.max_body_bytes."),
+            "429": throttled,
+            "503": error("No answer within limits.timeout_ms (Retry-After: 1).")
+        })
+    };
+    let mut search_responses = guarded(json!({
+        "description": "Ranked hits with their sources (id, parent, section, lines) and the steps (stats.micros).",
+        "content": { "application/json": { "schema": { "$ref": format!("{defs}/SearchResponse") } } }
+    }));
+    search_responses["400"] = error("Invalid parameters (an unknown field such as `principal`, k above the maximum, an unknown filter field, semantic mode without a model).");
+    search_responses["415"] = error("The body is not Content-Type: application/json.");
+    let mut mcp_responses = guarded(json!({
+        "description": "The JSON-RPC response (an array for a 2025-03-26 batch).",
+        "content": { "application/json": { "schema": { "$ref": format!("{defs}/JsonRpc") } } }
+    }));
+    mcp_responses["202"] = json!({ "description": "The message was a notification or a response: no body." });
+    mcp_responses["400"] = json!({
+        "description": "Not JSON (-32700), not a JSON-RPC message (-32600), a batch outside 2025-03-26, or an unsupported MCP-Protocol-Version.",
+        "content": { "application/json": { "schema": { "$ref": format!("{defs}/JsonRpc") } } }
+    });
+    mcp_responses["406"] = error("The Accept header does not admit application/json.");
+    mcp_responses["415"] = error("The body is not Content-Type: application/json.");
+    let not_allowed = json!({
+        "summary": "Not offered: the server is stateless and streams nothing",
+        "security": [],
+        "responses": { "405": { "description": "Method not allowed (Allow: POST); clients fall back to plain POST." } }
+    });
+    let versions: Vec<&str> = Version::SUPPORTED.map(Version::name).to_vec();
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Braid",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Hybrid retrieval (BM25, fuzzy and semantic recall, fused) with permissions applied first. \
+                            Every route but /v1/health and /v1/openapi.json needs a bearer token; the token alone \
+                            decides the principal searches run as."
+        },
+        "security": [{ "bearer": [] }],
+        "paths": {
+            "/v1/search": {
+                "post": {
+                    "summary": "Search as the token's principal",
+                    "requestBody": {
+                        "required": true,
+                        "content": { "application/json": { "schema": { "$ref": format!("{defs}/SearchParams") } } }
+                    },
+                    "responses": search_responses
+                }
+            },
+            "/v1/stats": {
+                "get": {
+                    "summary": "The caller's view: records it may see, its request counts; the index's legs",
+                    "responses": guarded(json!({
+                        "description": "Stats.",
+                        "content": { "application/json": { "schema": { "$ref": format!("{defs}/Stats") } } }
+                    }))
+                }
+            },
+            "/v1/health": {
+                "get": {
+                    "summary": "Liveness",
+                    "security": [],
+                    "responses": { "200": { "description": "Serving.", "content": { "application/json": { "schema": {
+                        "type": "object", "properties": { "status": { "const": "ok" } }, "required": ["status"]
+                    } } } } }
+                }
+            },
+            "/v1/openapi.json": {
+                "get": { "summary": "This document", "security": [], "responses": { "200": { "description": "OpenAPI 3.1." } } }
+            },
+            "/mcp": {
+                "post": {
+                    "summary": "Model Context Protocol, Streamable HTTP, stateless",
+                    "description": format!(
+                        "JSON-RPC 2.0: initialize (protocol versions {}), ping, tools/list, tools/call with the tools \
+                         `search` and `read_section`. Send Accept: application/json (with text/event-stream if you \
+                         like; answers are always application/json) and, after initialize, MCP-Protocol-Version; \
+                         without it 2025-03-26 is assumed. No session id is issued.",
+                        versions.join(", ")
+                    ),
+                    "parameters": [{
+                        "name": "MCP-Protocol-Version", "in": "header", "required": false,
+                        "schema": { "type": "string", "enum": versions }
+                    }],
+                    "requestBody": {
+                        "required": true,
+                        "content": { "application/json": { "schema": { "$ref": format!("{defs}/JsonRpc") } } }
+                    },
+                    "responses": mcp_responses
+                },
+                "get": not_allowed.clone(),
+                "delete": not_allowed
+            }
+        },
+        "components": {
+            "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
+            "schemas": {
+                "SearchParams": schema::search_params(defs, max_k),
+                "Filter": schema::filter(defs),
+                "SearchResponse": schema::search_response(),
+                "Error": schema::error(),
+                "Stats": {
+                    "type": "object",
+                    "properties": {
+                        "caller": { "type": "object", "properties": {
+                            "name": { "type": "string" }, "visible_records": { "type": "integer" },
+                            "requests": { "type": "integer" }, "rate_limited": { "type": "integer" }
+                        } },
+                        "index": { "type": "object", "properties": {
+                            "legs": { "type": "array", "items": { "type": "string" } },
+                            "embedding_model": { "type": ["string", "null"] }, "max_k": { "type": "integer" }
+                        } },
+                        "server": { "type": "object", "properties": {
+                            "version": { "type": "string" }, "uptime_s": { "type": "integer" },
+                            "mcp_protocol_versions": { "type": "array", "items": { "type": "string" } }
+                        } }
+                    }
+                },
+                "JsonRpc": {
+                    "description": "A JSON-RPC 2.0 message, or (2025-03-26 only) an array of them.",
+                    "oneOf": [
+                        { "type": "object", "properties": { "jsonrpc": { "const": "2.0" } }, "required": ["jsonrpc"] },
+                        { "type": "array", "items": { "type": "object" }, "minItems": 1 }
+                    ]
+                }
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::api::SearchParams;
+
+    /// Every property the document gives the search parameters is one the server accepts, and
+    /// the schema forbids the rest, as the server does.
+    #[test]
+    fn search_params_schema_matches_the_type() {
+        let doc = document(100);
+        let schema = &doc["components"]["schemas"]["SearchParams"];
+        assert_eq!(schema["additionalProperties"], false);
+        let sample = json!({
+            "query": "x", "k": 3, "mode": "fuzzy", "collapse": true,
+            "filters": [{ "keyword": { "field": "category", "value": "billing" } }]
+        });
+        let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        let mut sample_names: Vec<&String> = sample.as_object().unwrap().keys().collect();
+        sample_names.sort();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(sorted, sample_names);
+        serde_json::from_value::<SearchParams>(sample).unwrap();
+        let modes = schema["properties"]["mode"]["enum"].as_array().unwrap();
+        for mode in modes {
+            serde_json::from_value::<SearchParams>(json!({ "query": "x", "mode": mode })).unwrap();
+        }
+    }
+
+    /// Every filter variant the document describes is one the server parses.
+    #[test]
+    fn filter_schema_matches_the_type() {
+        let doc = document(100);
+        let variants = doc["components"]["schemas"]["Filter"]["oneOf"].as_array().unwrap();
+        let samples = [
+            json!({ "keyword": { "field": "f", "value": "v" } }),
+            json!({ "keyword_any": { "field": "f", "values": ["v"] } }),
+            json!({ "range": { "field": "f", "min": 1.0, "max": null } }),
+            json!({ "parent": { "id": "a" } }),
+            json!({ "section": { "path": ["A"] } }),
+            json!({ "all": { "filters": [] } }),
+            json!({ "any": { "filters": [] } }),
+            json!({ "not": { "filter": { "parent": { "id": "a" } } } }),
+        ];
+        assert_eq!(variants.len(), samples.len());
+        for (variant, sample) in variants.iter().zip(samples) {
+            let name = variant["required"][0].as_str().unwrap();
+            assert!(sample.get(name).is_some(), "{name}");
+            serde_json::from_value::<braid::Filter>(sample).unwrap();
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! The JSON Schemas of what the server reads and writes, written once: the OpenAPI description
+//! and the MCP tool definitions are both built from these.
+
+use serde_json::{json, Value};
+
+/// A structured filter (`braid::Filter`), recursive through `$ref: <defs>/Filter`.
+pub fn filter(defs: &str) -> Value {
+    let r = json!({ "$ref": format!("{defs}/Filter") });
+    let variant = |name: &str, description: &str, body: Value| {
+        json!({
+            "type": "object", "description": description,
+            "properties": { name: body }, "required": [name], "additionalProperties": false
+        })
+    };
+    let object = |properties: Value, required: &[&str]| json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false });
+    let strings = json!({ "type": "array", "items": { "type": "string" } });
+    json!({
+        "description": "A structured filter; it only narrows what the caller may see.",
+        "oneOf": [
+            variant("keyword", "A keyword field equals a value.",
+                object(json!({ "field": { "type": "string" }, "value": { "type": "string" } }), &["field", "value"])),
+            variant("keyword_any", "A keyword field equals one of several values.",
+                object(json!({ "field": { "type": "string" }, "values": strings }), &["field", "values"])),
+            variant("range", "A numeric or date field (Unix seconds) lies in [min, max]; either bound may be null.",
+                object(json!({
+                    "field": { "type": "string" },
+                    "min": { "type": ["number", "null"] },
+                    "max": { "type": ["number", "null"] }
+                }), &["field"])),
+            variant("parent", "The record is a section of this article.",
+                object(json!({ "id": { "type": "string" } }), &["id"])),
+            variant("section", "The record's heading path starts with this path.",
+                object(json!({ "path": strings }), &["path"])),
+            variant("all", "Every filter holds.",
+                object(json!({ "filters": { "type": "array", "items": r } }), &["filters"])),
+            variant("any", "At least one filter holds.",
+                object(json!({ "filters": { "type": "array", "items": r } }), &["filters"])),
+            variant("not", "The filter does not hold.", object(json!({ "filter": r }), &["filter"]))
+        ]
+    })
+}
+
+/// The search parameters (`api::SearchParams`); filters refer to `<defs>/Filter`.
+pub fn search_params(defs: &str, max_k: usize) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string", "maxLength": braid::MAX_QUERY_BYTES,
+                "description": "What to look for, in plain words, an exact code, or a fragment (typos are fine)."
+            },
+            "k": { "type": "integer", "minimum": 0, "maximum": max_k, "default": 10, "description": "Hits wanted." },
+            "mode": {
+                "type": "string", "enum": ["auto", "lexical", "fuzzy", "semantic", "hybrid"], "default": "auto",
+                "description": "Which recall legs run; auto picks and weighs them for the query."
+            },
+            "filters": {
+                "type": "array", "items": { "$ref": format!("{defs}/Filter") },
+                "description": "Structured filters that must all hold."
+            },
+            "collapse": {
+                "type": "boolean", "default": false,
+                "description": "Keep only the best section of each article."
+            }
+        },
+        "required": ["query"],
+        "additionalProperties": false
+    })
+}
+
+fn lines() -> Value {
+    json!({
+        "type": ["array", "null"], "items": { "type": "integer", "minimum": 1 }, "minItems": 2, "maxItems": 2,
+        "description": "1-based inclusive line range of the section in its article."
+    })
+}
+
+fn section() -> Value {
+    json!({ "type": "array", "items": { "type": "string" }, "description": "Heading path, outermost first." })
+}
+
+fn suggestions() -> Value {
+    json!({
+        "type": "array",
+        "description": "\"Did you mean\" corrections for query words unknown to the records the caller may see.",
+        "items": {
+            "type": "object",
+            "properties": {
+                "term": { "type": "string" }, "suggestion": { "type": "string" }, "distance": { "type": "integer" }
+            },
+            "required": ["term", "suggestion", "distance"]
+        }
+    })
+}
+
+/// What the MCP `search` tool returns as `structuredContent`.
+pub fn search_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "sources": {
+                "type": "array",
+                "description": "The hits, best first; `ref` is the [n] the text cites.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "ref": { "type": "integer", "minimum": 1 },
+                        "id": { "type": "string", "description": "Stable id; read_section takes it." },
+                        "title": { "type": "string" },
+                        "parent": { "type": ["string", "null"], "description": "The article, for sections." },
+                        "section": section(),
+                        "lines": lines(),
+                        "score": { "type": "number", "minimum": 0, "maximum": 1 },
+                        "snippet": { "type": "string" }
+                    },
+                    "required": ["ref", "id", "title", "parent", "section", "lines", "score", "snippet"],
+                    "additionalProperties": false
+                }
+            },
+            "suggestions": suggestions(),
+            "steps": {
+                "type": "object", "additionalProperties": { "type": "number" },
+                "description": "Milliseconds per stage (visibility, lexical, fuzzy, semantic, fusion, hits, total, …)."
+            },
+            "legs": { "type": "array", "items": { "type": "string" }, "description": "The recall legs that ran." }
+        },
+        "required": ["sources", "suggestions", "steps", "legs"],
+        "additionalProperties": false
+    })
+}
+
+/// The largest `length` a `read_section` call may ask for, in characters.
+pub const MAX_READ_CHARS: usize = 20_000;
+
+/// The `read_section` tool's arguments (`mcp::ReadParams`).
+pub fn read_params() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "id": { "type": "string", "description": "A source id returned by search." },
+            "offset": { "type": "integer", "minimum": 0, "default": 0, "description": "First character to read." },
+            "length": {
+                "type": "integer", "minimum": 1, "maximum": MAX_READ_CHARS, "default": 4000,
+                "description": "Characters to read."
+            }
+        },
+        "required": ["id"],
+        "additionalProperties": false
+    })
+}
+
+/// What the `read_section` tool returns as `structuredContent`.
+pub fn read_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "id": { "type": "string" },
+            "title": { "type": "string" },
+            "parent": { "type": ["string", "null"] },
+            "section": section(),
+            "lines": lines(),
+            "offset": { "type": "integer", "minimum": 0, "description": "First character returned." },
+            "length": { "type": "integer", "minimum": 0, "description": "Characters returned." },
+            "total": { "type": "integer", "minimum": 0, "description": "Characters in the whole section." },
+            "next_offset": {
+                "type": ["integer", "null"], "description": "Where the next read starts; null at the end."
+            },
+            "text": { "type": "string" }
+        },
+        "required": ["id", "title", "parent", "section", "lines", "offset", "length", "total", "next_offset", "text"],
+        "additionalProperties": false
+    })
+}
+
+/// The REST search response (`braid::SearchResponse` as JSON).
+pub fn search_response() -> Value {
+    let number_map =
+        |d: &str| json!({ "type": "object", "additionalProperties": { "type": "number" }, "description": d });
+    json!({
+        "type": "object",
+        "properties": {
+            "hits": {
+                "type": "array",
+                "description": "Ranked hits, best first: the sources (ids, sections, line ranges).",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": { "type": "string" },
+                        "score": { "type": "number", "minimum": 0, "maximum": 1 },
+                        "title": { "type": "string" },
+                        "snippet": { "type": "string" },
+                        "highlights": {
+                            "type": "array", "description": "Byte ranges of the snippet that match query words.",
+                            "items": { "type": "array", "items": { "type": "integer" }, "minItems": 2, "maxItems": 2 }
+                        },
+                        "parent": { "type": "string" },
+                        "section": section(),
+                        "lines": lines(),
+                        "keywords": { "type": "object", "additionalProperties": { "type": "array", "items": { "type": "string" } } },
+                        "numbers": number_map("Numeric and date fields (dates as Unix seconds)."),
+                        "explain": {
+                            "type": "object", "description": "Each leg's rank, raw score and contribution; the fused score.",
+                            "properties": {
+                                "legs": { "type": "array", "items": { "type": "object" } },
+                                "fused": { "type": "number" },
+                                "fused_rank": { "type": "integer" },
+                                "rerank": { "type": "number" }
+                            }
+                        }
+                    },
+                    "required": ["id", "score", "title", "snippet", "highlights", "explain"]
+                }
+            },
+            "suggestions": suggestions(),
+            "stats": {
+                "type": "object",
+                "description": "Telemetry beside the answer: the steps (microseconds per stage) and counts.",
+                "properties": {
+                    "mode": { "type": "string" },
+                    "legs": { "type": "array", "items": { "type": "string" } },
+                    "candidates": number_map("Candidates per leg, after access control."),
+                    "weights": number_map("Fusion weight per leg."),
+                    "micros": number_map("Microseconds per stage: visibility, lexical, fuzzy, semantic, fusion, hits, suggest, total."),
+                    "semantic_path": { "type": "string", "enum": ["hnsw", "exact"] },
+                    "allowed": { "type": "integer", "description": "Records the caller may see under the filters." },
+                    "reranked": { "type": "integer" }
+                },
+                "required": ["legs", "micros", "allowed"]
+            }
+        },
+        "required": ["hits", "stats"]
+    })
+}
+
+/// The error body of every non-MCP failure.
+pub fn error() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "error": {
+                "type": "object",
+                "properties": {
+                    "code": {
+                        "type": "string",
+                        "enum": ["bad_request", "unauthorized", "forbidden_origin", "not_acceptable", "payload_too_large",
+                                 "unsupported_media_type", "rate_limited", "timeout", "internal"]
+                    },
+                    "message": { "type": "string" }
+                },
+                "required": ["code", "message"]
+            }
+        },
+        "required": ["error"]
+    })
+}
