@@ -2,9 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, NgramTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer,
-    StopWordFilter, TextAnalyzer,
+    AsciiFoldingFilter, Language, LowerCaser, NgramTokenizer, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer,
 };
+
+use crate::cjk::MixedTokenizer;
 
 /// Name under which the configured analyzer for title and body is registered.
 pub(crate) const TEXT_TOKENIZER: &str = "braid_text";
@@ -22,7 +23,8 @@ const MAX_TOKEN_BYTES: usize = 40;
 #[non_exhaustive]
 pub enum Analyzer {
     /// Words split on non-alphanumerics, lowercased, ASCII-folded, English stop words removed,
-    /// Snowball English stemming (the default).
+    /// Snowball English stemming (the default). Chinese is segmented into words (jieba),
+    /// Japanese and Korean into character bigrams; Latin words among them are still stemmed.
     #[default]
     English,
     /// Like `English` without stop words and stemming.
@@ -32,7 +34,7 @@ pub enum Analyzer {
 impl Analyzer {
     /// Builds the tantivy analyzer.
     pub(crate) fn build(self) -> TextAnalyzer {
-        let base = TextAnalyzer::builder(SimpleTokenizer::default())
+        let base = TextAnalyzer::builder(MixedTokenizer::default())
             .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
             .filter(LowerCaser)
             .filter(AsciiFoldingFilter);
@@ -47,7 +49,7 @@ impl Analyzer {
 }
 
 pub(crate) fn words_analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
+    TextAnalyzer::builder(MixedTokenizer::default())
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
@@ -94,6 +96,13 @@ mod tests {
         assert_eq!(terms(&a, "HTTP 451 — Café"), ["http", "451", "cafe"]);
         assert!(terms(&a, "\"unbalanced (quotes AND -x").contains(&"unbalanc".to_string()));
         assert!(terms(&a, "🙂🙂 ¿?").is_empty());
+    }
+
+    #[test]
+    fn mixed_text_stems_latin_and_segments_chinese() {
+        let a = Analyzer::English.build();
+        assert_eq!(terms(&a, "Syncing Policies 同步失败"), ["sync", "polici", "同步", "失败"]);
+        assert_eq!(terms(&words_analyzer(), "Syncing 同步"), ["syncing", "同步"]);
     }
 
     #[test]

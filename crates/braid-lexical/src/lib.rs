@@ -26,6 +26,7 @@
 #![deny(missing_docs)]
 
 mod analysis;
+mod cjk;
 mod index;
 mod legs;
 mod schema;
