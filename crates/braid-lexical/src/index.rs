@@ -17,6 +17,7 @@ use tantivy::{
 
 use crate::analysis::{self, words_analyzer, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER};
 use crate::legs::{fuzzy_query, lexical_query, max_edits, BuiltQuery, MAX_QUERY_TERMS};
+use crate::phonetic::Phonetic;
 use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
 use crate::stored::{from_doc, StoredRecord};
 use crate::visibility::{restrict, visibility_query, OrdCollector};
@@ -159,6 +160,8 @@ pub struct Snapshot {
     analyzer: TextAnalyzer,
     words: TextAnalyzer,
     vocabulary: Vocabulary,
+    /// The vocabulary's Chinese words by pinyin (empty without Chinese).
+    phonetic: Phonetic,
     /// Allowed sets already computed on this snapshot, by visibility rule. A snapshot never
     /// changes, so neither does the set a rule admits on it.
     allowed_cache: Mutex<HashMap<String, Arc<OrdSet>>>,
@@ -170,6 +173,7 @@ const ALLOWED_CACHE_ENTRIES: usize = 256;
 impl Snapshot {
     fn new(searcher: Searcher, fields: Fields, config: SchemaConfig) -> Result<Self> {
         let vocabulary = Vocabulary::build(&searcher, fields.words)?;
+        let phonetic = Phonetic::build(&vocabulary);
         let analyzer = config.analyzer.build();
         Ok(Snapshot {
             searcher,
@@ -178,6 +182,7 @@ impl Snapshot {
             analyzer,
             words: words_analyzer(),
             vocabulary,
+            phonetic,
             allowed_cache: Mutex::new(HashMap::new()),
         })
     }
@@ -248,7 +253,15 @@ impl Snapshot {
     /// # Errors
     /// [`Error::Lexical`] on an internal failure.
     pub fn fuzzy(&self, text: &str, allowed: &AllowedSet, depth: usize) -> Result<LegOutput> {
-        let built = fuzzy_query(&self.fields, &self.config, &self.analyzer, &self.words, &self.vocabulary, text);
+        let built = fuzzy_query(
+            &self.fields,
+            &self.config,
+            &self.analyzer,
+            &self.words,
+            &self.vocabulary,
+            &self.phonetic,
+            text,
+        );
         self.run(built, allowed, depth)
     }
 
@@ -404,11 +417,9 @@ impl Snapshot {
     fn closest_visible(&self, word: &str, allowed: &AllowedSet) -> Result<Option<Suggestion>> {
         let has_digits = word.chars().any(|c| c.is_ascii_digit());
         let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
-        if edits == 0 {
-            return Ok(None);
-        }
         let mut best: Option<(usize, usize, String)> = None;
-        for n in self.vocabulary.neighbours(word, edits).into_iter().take(20) {
+        let neighbours = if edits == 0 { Vec::new() } else { self.vocabulary.neighbours(word, edits) };
+        for n in neighbours.into_iter().take(20) {
             let df = self.visible_df(&n.word, allowed)?;
             if df == 0 {
                 continue;
@@ -421,7 +432,16 @@ impl Snapshot {
                 best = Some((n.distance, df, n.word));
             }
         }
-        Ok(best.map(|(distance, _, suggestion)| Suggestion { term: word.to_string(), suggestion, distance }))
+        if let Some((distance, _, suggestion)) = best {
+            return Ok(Some(Suggestion { term: word.to_string(), suggestion, distance }));
+        }
+        // Pinyin, initials or a homophone of a Chinese word that allowed records hold.
+        for candidate in self.phonetic.alternatives(word, &self.vocabulary) {
+            if self.visible_df(&candidate, allowed)? > 0 {
+                return Ok(Some(Suggestion { term: word.to_string(), suggestion: candidate, distance: 1 }));
+            }
+        }
+        Ok(None)
     }
 
     /// Live records of the allowed set that hold `word`: its postings, checked against the

@@ -29,6 +29,7 @@ mod analysis;
 mod cjk;
 mod index;
 mod legs;
+mod phonetic;
 mod schema;
 mod stored;
 mod visibility;
