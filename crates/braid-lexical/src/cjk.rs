@@ -159,7 +159,12 @@ fn han_words(out: &mut Vec<Token>, text: &str, from: usize, to: usize) {
             }
         }
     };
-    for token in jieba.cut_for_search(run, true) {
+    let tokens = jieba.cut_for_search(run, true);
+    if tokens.is_empty() {
+        bigrams(out, text, from, to);
+        return;
+    }
+    for token in tokens {
         let (s, e) = (from + token.byte_start, from + token.byte_end);
         push(out, text, s, e);
         let n = token.end - token.start;
@@ -213,5 +218,13 @@ mod tests {
         assert_eq!(words("同期に失敗"), ["同期", "期に", "に失", "失敗"]);
         assert_eq!(words("동기화 실패"), ["동기", "기화", "실패"]);
         assert_eq!(words("の"), ["の"]);
+    }
+
+    #[test]
+    fn odd_cjk_never_panics_and_always_yields_tokens() {
+        for text in ["々", "〇", "𠀀𠀁", "ｶﾀｶﾅ", "ㄱ", "中\u{0301}文", "a々b", "。，！"] {
+            let w = words(text);
+            assert_eq!(w.is_empty(), !text.chars().any(is_cjk), "{text:?}: {w:?}");
+        }
     }
 }

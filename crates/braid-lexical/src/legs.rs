@@ -119,6 +119,7 @@ pub(crate) fn fuzzy_query(
     };
     let (pinyin_words, mut readings) = phonetic.latin(&words, vocabulary);
     readings.extend(phonetic.homophones(text, vocabulary));
+    readings.truncate(MAX_QUERY_TERMS);
     for (i, word) in words.iter().enumerate() {
         if pinyin_words.contains(&i) {
             continue;

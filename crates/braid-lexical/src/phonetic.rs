@@ -27,6 +27,8 @@ const READINGS_PER_CHAR: usize = 3;
 const KEYS_PER_WORD: usize = 8;
 /// Chinese words longer than this many characters get no keys.
 const MAX_WORD_CHARS: usize = 8;
+/// Characters of a query read for homophones.
+const MAX_HOMOPHONE_CHARS: usize = 256;
 /// Cost of leaving a query word or character unexplained while segmenting.
 const SKIP_COST: f32 = 10.0;
 
@@ -174,7 +176,8 @@ impl Phonetic {
         if self.is_empty() {
             return readings;
         }
-        let chars: Vec<char> = text.chars().collect();
+        // Long texts are cut: only the start of a query is read for homophones.
+        let chars: Vec<char> = text.chars().take(MAX_HOMOPHONE_CHARS).collect();
         let mut i = 0;
         while i < chars.len() {
             if !is_han(chars[i]) {
