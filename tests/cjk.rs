@@ -86,6 +86,20 @@ fn japanese_and_korean_are_bigrams() {
 }
 
 #[test]
+fn a_records_lang_decides_how_its_han_is_cut() {
+    let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+    let mut w = index.writer().unwrap();
+    // Kanji only, no kana: by script it would read as Chinese; `lang: ja` makes it bigrams.
+    w.upsert(&Record::new("tocho").title("東京都庁").body("都庁舎案内").keyword("lang", "ja")).unwrap();
+    w.commit().unwrap();
+    let r = index.search(&SearchRequest::new("東京", Principal::public()).mode(Mode::Lexical)).unwrap();
+    assert_eq!(ids(&r), ["tocho"]);
+    // The title reads back as written.
+    assert_eq!(r.hits[0].title, "東京都庁");
+    assert_eq!(index.record("tocho", &Principal::public()).unwrap().unwrap().title, "東京都庁");
+}
+
+#[test]
 fn pinyin_joined_spaced_toned_and_initials() {
     for q in ["tongbu shibai", "tong bu shi bai", "tóng bù shī bài", "tong2 bu4 shi1 bai4"] {
         assert_eq!(top(q, Mode::Fuzzy).first().map(String::as_str), Some("sync-failed"), "{q}");

@@ -121,7 +121,8 @@ pub struct Suggestion {
     pub term: String,
     /// The closest known term.
     pub suggestion: String,
-    /// Edit distance (transpositions count as one).
+    /// Edit distance (transpositions count as one); 1 for a Chinese word read from pinyin,
+    /// initials or a homophone.
     pub distance: usize,
 }
 

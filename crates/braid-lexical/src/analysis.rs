@@ -5,7 +5,7 @@ use tantivy::tokenizer::{
     AsciiFoldingFilter, Language, LowerCaser, NgramTokenizer, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer,
 };
 
-use crate::cjk::MixedTokenizer;
+use crate::cjk::{HanMode, MixedTokenizer};
 
 /// Name under which the configured analyzer for title and body is registered.
 pub(crate) const TEXT_TOKENIZER: &str = "braid_text";
@@ -32,9 +32,14 @@ pub enum Analyzer {
 }
 
 impl Analyzer {
-    /// Builds the tantivy analyzer.
+    /// Builds the tantivy analyzer (Han cut by script).
     pub(crate) fn build(self) -> TextAnalyzer {
-        let base = TextAnalyzer::builder(MixedTokenizer::default())
+        self.build_for(None)
+    }
+
+    /// Builds the tantivy analyzer for text whose Han runs are cut as `han` says.
+    pub(crate) fn build_for(self, han: Option<HanMode>) -> TextAnalyzer {
+        let base = TextAnalyzer::builder(MixedTokenizer::new(han))
             .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
             .filter(LowerCaser)
             .filter(AsciiFoldingFilter);
@@ -49,7 +54,12 @@ impl Analyzer {
 }
 
 pub(crate) fn words_analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(MixedTokenizer::default())
+    words_analyzer_for(None)
+}
+
+/// The words analyzer for text whose Han runs are cut as `han` says.
+pub(crate) fn words_analyzer_for(han: Option<HanMode>) -> TextAnalyzer {
+    TextAnalyzer::builder(MixedTokenizer::new(han))
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
@@ -63,15 +73,43 @@ pub(crate) fn grams_analyzer() -> TextAnalyzer {
         .build()
 }
 
-/// Runs `analyzer` over `text` and returns the terms, in order.
-pub(crate) fn terms(analyzer: &TextAnalyzer, text: &str) -> Vec<String> {
+/// The text and words analyzers of one language's Han mode, built once per writer or snapshot.
+#[derive(Clone)]
+pub(crate) struct ModeAnalyzers {
+    pub text: TextAnalyzer,
+    pub words: TextAnalyzer,
+}
+
+impl ModeAnalyzers {
+    /// Analyzers for both explicit modes: `[Words, Bigrams]`.
+    pub fn both(analyzer: Analyzer) -> [ModeAnalyzers; 2] {
+        [HanMode::Words, HanMode::Bigrams]
+            .map(|m| ModeAnalyzers { text: analyzer.build_for(Some(m)), words: words_analyzer_for(Some(m)) })
+    }
+}
+
+/// The analyzers of `han` among `both` (as built by [`ModeAnalyzers::both`]).
+pub(crate) fn for_mode(both: &[ModeAnalyzers; 2], han: HanMode) -> &ModeAnalyzers {
+    match han {
+        HanMode::Words => &both[0],
+        HanMode::Bigrams => &both[1],
+    }
+}
+
+/// Runs `analyzer` over `text` and returns the tokens (text, offsets, positions), in order.
+pub(crate) fn tokens(analyzer: &TextAnalyzer, text: &str) -> Vec<tantivy::tokenizer::Token> {
     let mut analyzer = analyzer.clone();
     let mut stream = analyzer.token_stream(text);
     let mut out = Vec::new();
     while stream.advance() {
-        out.push(stream.token().text.clone());
+        out.push(stream.token().clone());
     }
     out
+}
+
+/// Runs `analyzer` over `text` and returns the terms, in order.
+pub(crate) fn terms(analyzer: &TextAnalyzer, text: &str) -> Vec<String> {
+    tokens(analyzer, text).into_iter().map(|t| t.text).collect()
 }
 
 /// The character trigrams of one word, as the grams field indexes them.

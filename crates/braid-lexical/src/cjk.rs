@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use braid_core::{is_cjk, is_hangul, is_kana};
+use braid_core::{is_cjk, is_hangul, is_kana, Language};
 use jieba_rs::Jieba;
 use tantivy::tokenizer::{SimpleTokenStream, SimpleTokenizer, Token, TokenStream, Tokenizer};
 
@@ -18,14 +18,44 @@ pub(crate) fn jieba() -> &'static Jieba {
     JIEBA.get_or_init(Jieba::new)
 }
 
+/// How runs of Han characters are cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HanMode {
+    /// Chinese: jieba words.
+    Words,
+    /// Japanese and Korean: character bigrams, like kana and Hangul.
+    Bigrams,
+}
+
+impl HanMode {
+    /// The mode a language asks for; `None` for non-CJK languages, whose (rare) CJK
+    /// characters are cut by script (Han as Chinese words unless the text holds kana).
+    pub fn of(language: Language) -> Option<HanMode> {
+        match language {
+            Language::Zh => Some(HanMode::Words),
+            Language::Ja | Language::Ko => Some(HanMode::Bigrams),
+            _ => None,
+        }
+    }
+}
+
 /// Splits text into words like `SimpleTokenizer` (runs of alphanumerics), except that runs of
 /// CJK characters are segmented: Han runs by jieba (`cut_for_search`, HMM on) plus the
 /// character bigrams of every word jieba's dictionary lacks and of every run of single
-/// characters; kana and Hangul runs, and Han runs in text that holds kana (Japanese), as
-/// overlapping character bigrams (a lone character stays a unigram).
+/// characters; kana and Hangul runs as overlapping character bigrams (a lone character stays a
+/// unigram). Han runs are bigrams too in [`HanMode::Bigrams`], or, without a mode, in text that
+/// holds kana (Japanese).
 #[derive(Clone, Default)]
 pub(crate) struct MixedTokenizer {
     simple: SimpleTokenizer,
+    han: Option<HanMode>,
+}
+
+impl MixedTokenizer {
+    /// A tokenizer cutting Han runs as `han` says (by script when `None`).
+    pub fn new(han: Option<HanMode>) -> Self {
+        MixedTokenizer { simple: SimpleTokenizer::default(), han }
+    }
 }
 
 /// The token stream of [`MixedTokenizer`].
@@ -44,7 +74,7 @@ impl Tokenizer for MixedTokenizer {
             return MixedTokenStream::Simple(self.simple.token_stream(text));
         }
         // A CJK character always makes at least one token, so `token()` has one to return.
-        MixedTokenStream::Segmented { tokens: segment(text), next: 0 }
+        MixedTokenStream::Segmented { tokens: segment(text, self.han), next: 0 }
     }
 }
 
@@ -101,8 +131,11 @@ fn run_of(c: char, japanese: bool) -> Option<Run> {
 
 /// Every token of `text`, in order, positions counted from 0. `text` holds a CJK character
 /// (the segmented tokens are never empty).
-fn segment(text: &str) -> Vec<Token> {
-    let japanese = text.chars().any(is_kana);
+fn segment(text: &str, han: Option<HanMode>) -> Vec<Token> {
+    let japanese = match han {
+        Some(mode) => mode == HanMode::Bigrams,
+        None => text.chars().any(is_kana),
+    };
     let mut out = Vec::new();
     let mut chars = text.char_indices().peekable();
     while let Some((start, c)) = chars.next() {
@@ -191,7 +224,11 @@ mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<String> {
-        let mut t = MixedTokenizer::default();
+        words_in(text, None)
+    }
+
+    fn words_in(text: &str, han: Option<HanMode>) -> Vec<String> {
+        let mut t = MixedTokenizer::new(han);
         let mut s = t.token_stream(text);
         let mut out = Vec::new();
         while s.advance() {
@@ -218,6 +255,17 @@ mod tests {
         assert_eq!(words("同期に失敗"), ["同期", "期に", "に失", "失敗"]);
         assert_eq!(words("동기화 실패"), ["동기", "기화", "실패"]);
         assert_eq!(words("の"), ["の"]);
+    }
+
+    #[test]
+    fn language_decides_how_han_is_cut() {
+        assert_eq!(words_in("東京都", Some(HanMode::Bigrams)), ["東京", "京都"]);
+        let as_chinese = words_in("東京都庁 都庁舎案内", Some(HanMode::Words));
+        assert!(!as_chinese.contains(&"東京".to_string()), "{as_chinese:?}");
+        assert_eq!(words_in("東京", Some(HanMode::Words)), ["東京"]);
+        assert!(words_in("同步失败", Some(HanMode::Words)).contains(&"同步".to_string()));
+        assert_eq!(HanMode::of(Language::Ko), Some(HanMode::Bigrams));
+        assert_eq!(HanMode::of(Language::Other), None);
     }
 
     #[test]

@@ -15,7 +15,10 @@ use tantivy::{
     DocAddress, DocSet, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, TantivyError, Term, TERMINATED,
 };
 
-use crate::analysis::{self, words_analyzer, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER};
+use crate::analysis::{
+    self, for_mode, words_analyzer, ModeAnalyzers, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER,
+};
+use crate::cjk::HanMode;
 use crate::legs::{fuzzy_query, lexical_query, max_edits, BuiltQuery, MAX_QUERY_TERMS};
 use crate::phonetic::Phonetic;
 use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
@@ -132,7 +135,7 @@ impl LexicalIndex {
             }
             other => lexical(other),
         })?;
-        Ok(LexicalWriter { writer, fields: self.fields.clone() })
+        Ok(LexicalWriter { writer, fields: self.fields.clone(), by_mode: ModeAnalyzers::both(self.config.analyzer) })
     }
 
     /// Picks up the latest commit: later calls to [`LexicalIndex::snapshot`] see it.
@@ -159,6 +162,8 @@ pub struct Snapshot {
     config: SchemaConfig,
     analyzer: TextAnalyzer,
     words: TextAnalyzer,
+    /// Analyzers for queries in a CJK language: Han cut as records in that language are.
+    by_mode: [ModeAnalyzers; 2],
     vocabulary: Vocabulary,
     /// The vocabulary's Chinese words by pinyin (empty without Chinese).
     phonetic: Phonetic,
@@ -175,12 +180,14 @@ impl Snapshot {
         let vocabulary = Vocabulary::build(&searcher, fields.words)?;
         let phonetic = Phonetic::build(&vocabulary);
         let analyzer = config.analyzer.build();
+        let by_mode = ModeAnalyzers::both(config.analyzer);
         Ok(Snapshot {
             searcher,
             fields,
             config,
             analyzer,
             words: words_analyzer(),
+            by_mode,
             vocabulary,
             phonetic,
             allowed_cache: Mutex::new(HashMap::new()),
@@ -242,7 +249,7 @@ impl Snapshot {
     /// [`Error::Lexical`] on an internal failure.
     pub fn lexical(&self, text: &str, allowed: &AllowedSet, depth: usize, syntax: QuerySyntax) -> Result<LegOutput> {
         let built = match syntax {
-            QuerySyntax::Plain => lexical_query(&self.fields, &self.config, &self.analyzer, text),
+            QuerySyntax::Plain => lexical_query(&self.fields, &self.config, self.analyzers(text).0, text),
             QuerySyntax::Tantivy => self.parsed_query(text),
         };
         self.run(built, allowed, depth)
@@ -253,16 +260,21 @@ impl Snapshot {
     /// # Errors
     /// [`Error::Lexical`] on an internal failure.
     pub fn fuzzy(&self, text: &str, allowed: &AllowedSet, depth: usize) -> Result<LegOutput> {
-        let built = fuzzy_query(
-            &self.fields,
-            &self.config,
-            &self.analyzer,
-            &self.words,
-            &self.vocabulary,
-            &self.phonetic,
-            text,
-        );
+        let (analyzer, words) = self.analyzers(text);
+        let built = fuzzy_query(&self.fields, &self.config, analyzer, words, &self.vocabulary, &self.phonetic, text);
         self.run(built, allowed, depth)
+    }
+
+    /// The text and words analyzers for a query: those of its language when it is CJK (so
+    /// it is cut as records in that language are), else the index's.
+    fn analyzers(&self, text: &str) -> (&TextAnalyzer, &TextAnalyzer) {
+        match HanMode::of(braid_core::Language::detect(text)) {
+            Some(mode) => {
+                let a = for_mode(&self.by_mode, mode);
+                (&a.text, &a.words)
+            }
+            None => (&self.analyzer, &self.words),
+        }
     }
 
     fn parsed_query(&self, text: &str) -> BuiltQuery {
@@ -400,13 +412,14 @@ impl Snapshot {
     /// # Errors
     /// [`Error::Lexical`] on an internal failure.
     pub fn query_words(&self, text: &str, allowed: &AllowedSet) -> Result<Vec<QueryWord>> {
-        let mut words = analysis::terms(&self.words, text);
+        let (analyzer, words_analyzer) = self.analyzers(text);
+        let mut words = analysis::terms(words_analyzer, text);
         words.truncate(MAX_QUERY_TERMS);
         let mut seen = std::collections::HashSet::new();
         words.retain(|w| seen.insert(w.clone()));
         let mut out = Vec::with_capacity(words.len());
         for word in words {
-            let stop_word = analysis::terms(&self.analyzer, &word).is_empty();
+            let stop_word = analysis::terms(analyzer, &word).is_empty();
             let visible_df = if self.vocabulary.df(&word) == 0 { 0 } else { self.visible_df(&word, allowed)? };
             let suggestion = if stop_word || visible_df > 0 { None } else { self.closest_visible(&word, allowed)? };
             out.push(QueryWord { word, visible_df, stop_word, suggestion });
