@@ -234,3 +234,23 @@ fn chinese_helpcenter_quality() {
     assert!(scores[2] >= 0.80, "hybrid nDCG@10 {:.4}", scores[2]);
     assert!(reached.1 >= 20 && reached.0 * 10 >= reached.1 * 8, "{}/{}", reached.0, reached.1);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// Any mix of Han, kana, Hangul, pinyin, Latin, digits and punctuation — as a query in
+    /// every mode and as a record — gives a result, never a panic.
+    #[test]
+    fn mixed_script_text_never_panics(text in "[同步失败退款密码发票东京の한글abcxyz tongbu2é々〇𠀀。，!? 0-9]{0,40}") {
+        for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid, Mode::Auto] {
+            let r = index().search(&SearchRequest::new(text.as_str(), Principal::public()).mode(mode));
+            proptest::prop_assert!(r.is_ok(), "{:?} {:?}: {:?}", mode, text, r.err());
+        }
+        let tmp = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let mut w = tmp.writer().unwrap();
+        w.upsert(&Record::new("x").title(text.as_str()).body(text.as_str()).keyword("lang", "ja")).unwrap();
+        w.upsert(&Record::new("y").title(text.as_str()).body(text.as_str())).unwrap();
+        w.commit().unwrap();
+        proptest::prop_assert!(tmp.search(&SearchRequest::new(text.as_str(), Principal::public())).is_ok());
+    }
+}
