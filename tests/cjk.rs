@@ -176,6 +176,10 @@ fn english_model_is_not_used_for_chinese() {
     let r = index.search(&SearchRequest::new("return an item", Principal::public()).mode(Mode::Semantic)).unwrap();
     assert_eq!(r.stats.legs, [Leg::Semantic]);
     assert_eq!(ids(&r), ["en"]);
+    // Re-indexing an unchanged Chinese record is a no-op, although it has no vector.
+    let mut w = index.writer().unwrap();
+    w.upsert(&corpus().remove(0)).unwrap();
+    assert_eq!(w.pending(), 0);
 }
 
 #[test]
