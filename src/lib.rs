@@ -36,8 +36,8 @@ mod semantic;
 mod writer;
 
 pub use braid_core::{
-    AccessPolicy, AllowedSet, Embedder, Error, Explain, Filter, Fusion, Hit, Leg, LegExplain, LegWeights, Mode,
-    Principal, QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stats, Suggestion,
+    AccessPolicy, AllowedSet, Embedder, Error, Explain, Filter, Fusion, Hit, Language, Leg, LegExplain, LegWeights,
+    Mode, Principal, QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stats, Suggestion,
     Visibility, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
 };
 pub use braid_lexical::{Analyzer, SchemaConfig, StoredRecord};

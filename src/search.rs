@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use braid_core::{
-    Error, Explain, Fusion, Hit, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Snippet, Stats,
-    Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
+    Error, Explain, Fusion, Hit, Language, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Snippet,
+    Stats, Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
 };
 use braid_fusion::{normalised, rrf, rrf_ceiling, LegList, Normalisation};
 use braid_lexical::{LegOutput, Snapshot};
@@ -20,12 +20,24 @@ fn micros(since: Instant) -> u64 {
     since.elapsed().as_micros() as u64
 }
 
-/// The legs a mode runs on this index.
-fn legs_for(mode: Mode, semantic: bool) -> Result<Vec<Leg>> {
+/// The legs a mode runs on this index: `semantic` is `None` without an embedding model, and
+/// whether the model covers the query's language otherwise. A model that does not cover it
+/// (an English model asked in Chinese) leaves hybrid and auto to the lexical legs, and makes
+/// semantic mode an error rather than a ranking of noise.
+fn legs_for(mode: Mode, semantic: Option<bool>, language: Language) -> Result<Vec<Leg>> {
     Ok(match mode {
         Mode::Lexical => vec![Leg::Lexical],
         Mode::Fuzzy => vec![Leg::Fuzzy],
-        Mode::Semantic if semantic => vec![Leg::Semantic],
+        Mode::Semantic if semantic == Some(true) => vec![Leg::Semantic],
+        Mode::Semantic if semantic == Some(false) => {
+            return Err(Error::LegUnavailable {
+                leg: "semantic",
+                reason: format!(
+                    "the embedding model does not cover this query's language ({}); attach a model that does",
+                    language.code()
+                ),
+            })
+        }
         Mode::Semantic => {
             return Err(Error::LegUnavailable {
                 leg: "semantic",
@@ -34,7 +46,7 @@ fn legs_for(mode: Mode, semantic: bool) -> Result<Vec<Leg>> {
                     .into(),
             })
         }
-        Mode::Hybrid | Mode::Auto if semantic => vec![Leg::Lexical, Leg::Fuzzy, Leg::Semantic],
+        Mode::Hybrid | Mode::Auto if semantic == Some(true) => vec![Leg::Lexical, Leg::Fuzzy, Leg::Semantic],
         Mode::Hybrid | Mode::Auto => vec![Leg::Lexical, Leg::Fuzzy],
     })
 }
@@ -49,13 +61,14 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         return Err(Error::invalid_request(format!("k = {} is above the maximum of {MAX_K}", request.limit())));
     }
     let semantic = index.semantic();
+    let language = Language::detect(query);
     let reranker = index.reranker();
     let rerank_budget = match &reranker {
         Some(_) => request.rerank_budget().unwrap_or(DEFAULT_RERANK_CANDIDATES),
         None => 0,
     };
-    let legs = legs_for(request.mode_ref(), semantic.is_some())?;
-    let mut stats = Stats { mode: Some(request.mode_ref()), ..Stats::default() };
+    let legs = legs_for(request.mode_ref(), semantic.as_ref().map(|s| s.embedder.covers(language)), language)?;
+    let mut stats = Stats { mode: Some(request.mode_ref()), language: Some(language), ..Stats::default() };
     let inner = &index.inner;
     let snapshot = inner.lexical.snapshot();
 

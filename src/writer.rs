@@ -66,7 +66,9 @@ impl Writer {
         let hash = content_hash(record);
         let committed = self.index.inner.lexical.snapshot().record_by_id(record.id())?;
         if let Some(old) = &committed {
-            let has_vector = self.semantic.as_ref().is_none_or(|s| s.store.read().is_ok_and(|v| v.contains(old.ord)));
+            let has_vector = self.semantic.as_ref().is_none_or(|s| {
+                !s.embedder.covers(record.language()) || s.store.read().is_ok_and(|v| v.contains(old.ord))
+            });
             if old.hash == hash && has_vector && !self.touched.contains(record.id()) {
                 return Ok(());
             }
@@ -82,7 +84,9 @@ impl Writer {
         self.pending += 1;
         self.supersede(record.id(), committed.map(|r| r.ord));
         self.pending_ids.insert(record.id().to_string(), ord);
-        if self.semantic.is_some() {
+        // Records in a language the model does not cover get no vector (an English model's
+        // vector of Chinese text is noise); the lexical legs still find them.
+        if self.semantic.as_ref().is_some_and(|s| s.embedder.covers(record.language())) {
             self.to_embed.push((ord, record.passage()));
             if self.to_embed.len() >= EMBED_BATCH {
                 self.embed_pending()?;

@@ -1,5 +1,6 @@
 //! Integration tests of the `braid` facade: one binary, a module per concern.
 
+mod cjk;
 mod common;
 mod helpcenter;
 mod hostile_input;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Consistency checks for the Ferrybox help-center test corpus (stdlib only).
 
-Usage: python3 datasets/helpcenter/check.py
+Usage: python3 datasets/helpcenter/check.py        (the English corpus)
+       python3 datasets/helpcenter/check.py zh     (the Chinese corpus in zh/)
 
 Verifies:
   * every article's front matter parses (simple parser: `key: value`,
@@ -28,7 +29,8 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent
+ZH = sys.argv[1:] == ["zh"]
+ROOT = Path(__file__).resolve().parent / ("zh" if ZH else "")
 ARTICLES = ROOT / "articles"
 QUERIES = ROOT / "queries.jsonl"
 QRELS = ROOT / "qrels" / "test.tsv"
@@ -38,6 +40,11 @@ REQUIRED = {"title", "tags", "audience", "updated"}
 LIST_KEYS = {"tags", "acl"}
 AUDIENCES = {"customer", "admin", "agent"}
 KINDS = {"natural", "typo", "fragment", "code", "keyword"}
+if ZH:
+    # Chinese articles carry `lang: zh`; their queries include pinyin and homophone typos.
+    KEYS = KEYS + ["lang"]
+    REQUIRED = REQUIRED | {"lang"}
+    KINDS = {"natural", "keyword", "mixed", "pinyin", "homophone"}
 DEFAULT_ACL = ["public"]
 
 MIN_WORDS, MAX_WORDS, LONG_WORDS = 150, 700, 1200
@@ -155,7 +162,11 @@ def check_articles():
             err(f"{rel}: no '##' sections")
         if body.count("```") % 2:
             err(f"{rel}: unbalanced code fences")
-        words = len(body.split())
+        # A Han character counts as one word (Chinese has no spaces), plus the Latin words.
+        han = len(re.findall(r"[\u3400-\u9fff]", body))
+        words = han + len(re.sub(r"[\u3400-\u9fff]", " ", body).split()) if ZH else len(body.split())
+        if ZH and meta.get("lang") != "zh":
+            err(f"{rel}: lang must be zh")
         if words < MIN_WORDS or (MAX_WORDS < words < LONG_WORDS):
             err(f"{rel}: {words} body words (want {MIN_WORDS}-{MAX_WORDS} or >= {LONG_WORDS})")
 
@@ -260,43 +271,52 @@ def main():
     with_code = sum(d["code"] for d in docs.values())
     with_table = sum(d["table"] for d in docs.values())
 
-    # minimum counts from the brief
-    if len(docs) < 85:
-        err(f"only {len(docs)} articles (want >= 85)")
-    if not 8 <= per_cat["internal"] <= 12:
-        err(f"internal has {per_cat['internal']} articles (want 8-12)")
-    for t in ("tenants/acme", "tenants/globex"):
-        if not 4 <= per_cat[t] <= 6:
-            err(f"{t} has {per_cat[t]} articles (want 4-6)")
-    for c in ("billing", "accounts-security", "integrations", "api-errors", "troubleshooting", "admin"):
-        if per_cat[c] == 0:
-            err(f"category {c} is empty")
-    if not 10 <= omitted <= 20:
-        err(f"{omitted} public articles omit acl (want about 15)")
-    if long_docs < 3:
-        err(f"only {long_docs} long (1200+ word) articles")
-    if with_code < 10:
-        err(f"only {with_code} articles with fenced code blocks")
-    if with_table < 5:
-        err(f"only {with_table} articles with tables")
-    for tid in ("acme", "globex"):
-        names = {d.split("/")[-1] for d in docs if d.startswith(f"tenants/{tid}/")}
-        for need in ("sso-setup", "data-retention"):
-            if need not in names:
-                err(f"tenants/{tid}/{need} missing (tenants must overlap)")
-    api_text = "\n".join(d["body"] for k, d in docs.items() if k.startswith("api-errors/"))
-    for code in ["400", "401", "403", "404", "409", "413", "422", "429", "451", "500", "502",
-                 "503", "FBX-1042", "FBX-2210", "E_TOKEN_EXPIRED", "ERR_SSO_ASSERTION_INVALID",
-                 "600 requests per minute"]:
-        if code not in api_text:
-            err(f"api-errors: code {code!r} not mentioned")
-    if len(queries) < 70:
-        err(f"only {len(queries)} queries (want >= 70)")
-    for k, lo in (("natural", 12), ("typo", 12), ("code", 12), ("fragment", 8)):
-        if kinds[k] < lo:
-            err(f"only {kinds[k]} {k} queries (want >= {lo})")
-    if len(perm) < 8:
-        err(f"only {len(perm)} permission queries (want >= 8)")
+    if ZH:
+        if len(docs) < 20:
+            err(f"only {len(docs)} articles (want >= 20)")
+        if len(queries) < 40:
+            err(f"only {len(queries)} queries (want >= 40)")
+        for k in sorted(KINDS):
+            if kinds[k] < 8:
+                err(f"only {kinds[k]} {k} queries (want >= 8)")
+    else:
+        # minimum counts from the brief
+        if len(docs) < 85:
+            err(f"only {len(docs)} articles (want >= 85)")
+        if not 8 <= per_cat["internal"] <= 12:
+            err(f"internal has {per_cat['internal']} articles (want 8-12)")
+        for t in ("tenants/acme", "tenants/globex"):
+            if not 4 <= per_cat[t] <= 6:
+                err(f"{t} has {per_cat[t]} articles (want 4-6)")
+        for c in ("billing", "accounts-security", "integrations", "api-errors", "troubleshooting", "admin"):
+            if per_cat[c] == 0:
+                err(f"category {c} is empty")
+        if not 10 <= omitted <= 20:
+            err(f"{omitted} public articles omit acl (want about 15)")
+        if long_docs < 3:
+            err(f"only {long_docs} long (1200+ word) articles")
+        if with_code < 10:
+            err(f"only {with_code} articles with fenced code blocks")
+        if with_table < 5:
+            err(f"only {with_table} articles with tables")
+        for tid in ("acme", "globex"):
+            names = {d.split("/")[-1] for d in docs if d.startswith(f"tenants/{tid}/")}
+            for need in ("sso-setup", "data-retention"):
+                if need not in names:
+                    err(f"tenants/{tid}/{need} missing (tenants must overlap)")
+        api_text = "\n".join(d["body"] for k, d in docs.items() if k.startswith("api-errors/"))
+        for code in ["400", "401", "403", "404", "409", "413", "422", "429", "451", "500", "502",
+                     "503", "FBX-1042", "FBX-2210", "E_TOKEN_EXPIRED", "ERR_SSO_ASSERTION_INVALID",
+                     "600 requests per minute"]:
+            if code not in api_text:
+                err(f"api-errors: code {code!r} not mentioned")
+        if len(queries) < 70:
+            err(f"only {len(queries)} queries (want >= 70)")
+        for k, lo in (("natural", 12), ("typo", 12), ("code", 12), ("fragment", 8)):
+            if kinds[k] < lo:
+                err(f"only {kinds[k]} {k} queries (want >= {lo})")
+        if len(perm) < 8:
+            err(f"only {len(perm)} permission queries (want >= 8)")
 
     print("articles per category:")
     for c in sorted(per_cat):

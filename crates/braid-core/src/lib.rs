@@ -24,6 +24,7 @@
 mod access;
 mod error;
 mod filter;
+mod lang;
 mod models;
 mod record;
 mod request;
@@ -34,6 +35,7 @@ pub use access::{
 };
 pub use error::{Error, Result};
 pub use filter::Filter;
+pub use lang::{is_cjk, is_han, is_hangul, is_kana, Language};
 pub use models::{Embedder, Reranker};
 pub use record::{parse_date, Record};
 pub use request::{

@@ -1,7 +1,7 @@
 //! The model interfaces. Implementations live in `braid-models` (ONNX Runtime); this crate
 //! stays free of heavy dependencies.
 
-use crate::Result;
+use crate::{Language, Result};
 
 /// A bi-encoder: turns texts into vectors whose dot product measures relatedness.
 pub trait Embedder: Send + Sync {
@@ -16,6 +16,19 @@ pub trait Embedder: Send + Sync {
     /// # Errors
     /// Fails when the model cannot run (for example the ONNX Runtime library is missing).
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+
+    /// The languages the model was trained for; `None` (the default) when it does not say,
+    /// and then it is used for every text.
+    fn languages(&self) -> Option<&[Language]> {
+        None
+    }
+
+    /// Whether the model understands text in `language`. Only CJK languages are ever
+    /// refused: text detected as [`Language::Other`] (Latin script without a `lang`) is
+    /// always embedded, since detection does not tell Latin languages apart.
+    fn covers(&self, language: Language) -> bool {
+        !language.is_cjk() || self.languages().is_none_or(|l| l.contains(&language))
+    }
 }
 
 /// A cross-encoder: scores (query, passage) pairs jointly; higher is more relevant.

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use crate::{Error, Language, Result};
 
 /// A record: stable external id, text fields, keyword/numeric/date fields, ACL tokens and, for
 /// chunks, the parent record with the section's heading path and line range.
@@ -134,6 +134,22 @@ impl Record {
     pub fn acl_tokens(&self) -> &[String] {
         &self.acl
     }
+    /// The record's language: its `lang` keyword when it has one (`zh`, `zh-CN`, `en`, …),
+    /// else detected from title and body by script (see [`Language::detect`]).
+    ///
+    /// ```
+    /// use braid_core::{Language, Record};
+    /// assert_eq!(Record::new("a").body("同步失败怎么办").language(), Language::Zh);
+    /// assert_eq!(Record::new("b").body("同步失败").keyword("lang", "ja").language(), Language::Ja);
+    /// assert_eq!(Record::new("c").body("sync failed").language(), Language::Other);
+    /// ```
+    pub fn language(&self) -> Language {
+        match self.keywords.get("lang").and_then(|v| v.first()) {
+            Some(tag) => Language::from_tag(tag),
+            None => Language::detect(&format!("{} {}", self.title, self.body)),
+        }
+    }
+
     /// The parent record, for chunks.
     pub fn parent_id(&self) -> Option<&str> {
         self.parent.as_deref()

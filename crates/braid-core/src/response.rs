@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::{Leg, Mode};
+use crate::{Language, Leg, Mode};
 
 /// The answer to one `search()`.
 #[derive(Debug, Clone, Serialize)]
@@ -121,7 +121,8 @@ pub struct Suggestion {
     pub term: String,
     /// The closest known term.
     pub suggestion: String,
-    /// Edit distance (transpositions count as one).
+    /// Edit distance (transpositions count as one); 1 for a Chinese word read from pinyin,
+    /// initials or a homophone.
     pub distance: usize,
 }
 
@@ -130,7 +131,12 @@ pub struct Suggestion {
 pub struct Stats {
     /// The mode asked for.
     pub mode: Option<Mode>,
-    /// The legs that ran, in order.
+    /// The query's language as detected by script ([`Language::detect`]): a CJK query skips
+    /// the semantic leg when the embedding model does not cover its language.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<Language>,
+    /// The legs that ran, in order (exactly those; a leg skipped for the query's language is
+    /// absent).
     pub legs: Vec<Leg>,
     /// Candidates per leg, after access control.
     pub candidates: BTreeMap<Leg, usize>,

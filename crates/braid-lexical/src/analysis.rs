@@ -2,9 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, NgramTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer,
-    StopWordFilter, TextAnalyzer,
+    AsciiFoldingFilter, Language, LowerCaser, NgramTokenizer, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer,
 };
+
+use crate::cjk::{HanMode, MixedTokenizer};
 
 /// Name under which the configured analyzer for title and body is registered.
 pub(crate) const TEXT_TOKENIZER: &str = "braid_text";
@@ -22,7 +23,8 @@ const MAX_TOKEN_BYTES: usize = 40;
 #[non_exhaustive]
 pub enum Analyzer {
     /// Words split on non-alphanumerics, lowercased, ASCII-folded, English stop words removed,
-    /// Snowball English stemming (the default).
+    /// Snowball English stemming (the default). Chinese is segmented into words (jieba),
+    /// Japanese and Korean into character bigrams; Latin words among them are still stemmed.
     #[default]
     English,
     /// Like `English` without stop words and stemming.
@@ -30,9 +32,14 @@ pub enum Analyzer {
 }
 
 impl Analyzer {
-    /// Builds the tantivy analyzer.
+    /// Builds the tantivy analyzer (Han cut by script).
     pub(crate) fn build(self) -> TextAnalyzer {
-        let base = TextAnalyzer::builder(SimpleTokenizer::default())
+        self.build_for(None)
+    }
+
+    /// Builds the tantivy analyzer for text whose Han runs are cut as `han` says.
+    pub(crate) fn build_for(self, han: Option<HanMode>) -> TextAnalyzer {
+        let base = TextAnalyzer::builder(MixedTokenizer::new(han))
             .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
             .filter(LowerCaser)
             .filter(AsciiFoldingFilter);
@@ -47,7 +54,12 @@ impl Analyzer {
 }
 
 pub(crate) fn words_analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
+    words_analyzer_for(None)
+}
+
+/// The words analyzer for text whose Han runs are cut as `han` says.
+pub(crate) fn words_analyzer_for(han: Option<HanMode>) -> TextAnalyzer {
+    TextAnalyzer::builder(MixedTokenizer::new(han))
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
@@ -61,15 +73,43 @@ pub(crate) fn grams_analyzer() -> TextAnalyzer {
         .build()
 }
 
-/// Runs `analyzer` over `text` and returns the terms, in order.
-pub(crate) fn terms(analyzer: &TextAnalyzer, text: &str) -> Vec<String> {
+/// The text and words analyzers of one language's Han mode, built once per writer or snapshot.
+#[derive(Clone)]
+pub(crate) struct ModeAnalyzers {
+    pub text: TextAnalyzer,
+    pub words: TextAnalyzer,
+}
+
+impl ModeAnalyzers {
+    /// Analyzers for both explicit modes: `[Words, Bigrams]`.
+    pub fn both(analyzer: Analyzer) -> [ModeAnalyzers; 2] {
+        [HanMode::Words, HanMode::Bigrams]
+            .map(|m| ModeAnalyzers { text: analyzer.build_for(Some(m)), words: words_analyzer_for(Some(m)) })
+    }
+}
+
+/// The analyzers of `han` among `both` (as built by [`ModeAnalyzers::both`]).
+pub(crate) fn for_mode(both: &[ModeAnalyzers; 2], han: HanMode) -> &ModeAnalyzers {
+    match han {
+        HanMode::Words => &both[0],
+        HanMode::Bigrams => &both[1],
+    }
+}
+
+/// Runs `analyzer` over `text` and returns the tokens (text, offsets, positions), in order.
+pub(crate) fn tokens(analyzer: &TextAnalyzer, text: &str) -> Vec<tantivy::tokenizer::Token> {
     let mut analyzer = analyzer.clone();
     let mut stream = analyzer.token_stream(text);
     let mut out = Vec::new();
     while stream.advance() {
-        out.push(stream.token().text.clone());
+        out.push(stream.token().clone());
     }
     out
+}
+
+/// Runs `analyzer` over `text` and returns the terms, in order.
+pub(crate) fn terms(analyzer: &TextAnalyzer, text: &str) -> Vec<String> {
+    tokens(analyzer, text).into_iter().map(|t| t.text).collect()
 }
 
 /// The character trigrams of one word, as the grams field indexes them.
@@ -94,6 +134,13 @@ mod tests {
         assert_eq!(terms(&a, "HTTP 451 — Café"), ["http", "451", "cafe"]);
         assert!(terms(&a, "\"unbalanced (quotes AND -x").contains(&"unbalanc".to_string()));
         assert!(terms(&a, "🙂🙂 ¿?").is_empty());
+    }
+
+    #[test]
+    fn mixed_text_stems_latin_and_segments_chinese() {
+        let a = Analyzer::English.build();
+        assert_eq!(terms(&a, "Syncing Policies 同步失败"), ["sync", "polici", "同步", "失败"]);
+        assert_eq!(terms(&words_analyzer(), "Syncing 同步"), ["syncing", "同步"]);
     }
 
     #[test]

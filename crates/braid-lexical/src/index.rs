@@ -15,8 +15,12 @@ use tantivy::{
     DocAddress, DocSet, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, TantivyError, Term, TERMINATED,
 };
 
-use crate::analysis::{self, words_analyzer, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER};
+use crate::analysis::{
+    self, for_mode, words_analyzer, ModeAnalyzers, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER,
+};
+use crate::cjk::HanMode;
 use crate::legs::{fuzzy_query, lexical_query, max_edits, BuiltQuery, MAX_QUERY_TERMS};
+use crate::phonetic::Phonetic;
 use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
 use crate::stored::{from_doc, StoredRecord};
 use crate::visibility::{restrict, visibility_query, OrdCollector};
@@ -131,7 +135,7 @@ impl LexicalIndex {
             }
             other => lexical(other),
         })?;
-        Ok(LexicalWriter { writer, fields: self.fields.clone() })
+        Ok(LexicalWriter { writer, fields: self.fields.clone(), by_mode: ModeAnalyzers::both(self.config.analyzer) })
     }
 
     /// Picks up the latest commit: later calls to [`LexicalIndex::snapshot`] see it.
@@ -158,7 +162,11 @@ pub struct Snapshot {
     config: SchemaConfig,
     analyzer: TextAnalyzer,
     words: TextAnalyzer,
+    /// Analyzers for queries in a CJK language: Han cut as records in that language are.
+    by_mode: [ModeAnalyzers; 2],
     vocabulary: Vocabulary,
+    /// The vocabulary's Chinese words by pinyin (empty without Chinese).
+    phonetic: Phonetic,
     /// Allowed sets already computed on this snapshot, by visibility rule. A snapshot never
     /// changes, so neither does the set a rule admits on it.
     allowed_cache: Mutex<HashMap<String, Arc<OrdSet>>>,
@@ -170,14 +178,18 @@ const ALLOWED_CACHE_ENTRIES: usize = 256;
 impl Snapshot {
     fn new(searcher: Searcher, fields: Fields, config: SchemaConfig) -> Result<Self> {
         let vocabulary = Vocabulary::build(&searcher, fields.words)?;
+        let phonetic = Phonetic::build(&vocabulary);
         let analyzer = config.analyzer.build();
+        let by_mode = ModeAnalyzers::both(config.analyzer);
         Ok(Snapshot {
             searcher,
             fields,
             config,
             analyzer,
             words: words_analyzer(),
+            by_mode,
             vocabulary,
+            phonetic,
             allowed_cache: Mutex::new(HashMap::new()),
         })
     }
@@ -237,7 +249,7 @@ impl Snapshot {
     /// [`Error::Lexical`] on an internal failure.
     pub fn lexical(&self, text: &str, allowed: &AllowedSet, depth: usize, syntax: QuerySyntax) -> Result<LegOutput> {
         let built = match syntax {
-            QuerySyntax::Plain => lexical_query(&self.fields, &self.config, &self.analyzer, text),
+            QuerySyntax::Plain => lexical_query(&self.fields, &self.config, self.analyzers(text).0, text),
             QuerySyntax::Tantivy => self.parsed_query(text),
         };
         self.run(built, allowed, depth)
@@ -248,8 +260,21 @@ impl Snapshot {
     /// # Errors
     /// [`Error::Lexical`] on an internal failure.
     pub fn fuzzy(&self, text: &str, allowed: &AllowedSet, depth: usize) -> Result<LegOutput> {
-        let built = fuzzy_query(&self.fields, &self.config, &self.analyzer, &self.words, &self.vocabulary, text);
+        let (analyzer, words) = self.analyzers(text);
+        let built = fuzzy_query(&self.fields, &self.config, analyzer, words, &self.vocabulary, &self.phonetic, text);
         self.run(built, allowed, depth)
+    }
+
+    /// The text and words analyzers for a query: those of its language when it is CJK (so
+    /// it is cut as records in that language are), else the index's.
+    fn analyzers(&self, text: &str) -> (&TextAnalyzer, &TextAnalyzer) {
+        match HanMode::of(braid_core::Language::detect(text)) {
+            Some(mode) => {
+                let a = for_mode(&self.by_mode, mode);
+                (&a.text, &a.words)
+            }
+            None => (&self.analyzer, &self.words),
+        }
     }
 
     fn parsed_query(&self, text: &str) -> BuiltQuery {
@@ -387,13 +412,14 @@ impl Snapshot {
     /// # Errors
     /// [`Error::Lexical`] on an internal failure.
     pub fn query_words(&self, text: &str, allowed: &AllowedSet) -> Result<Vec<QueryWord>> {
-        let mut words = analysis::terms(&self.words, text);
+        let (analyzer, words_analyzer) = self.analyzers(text);
+        let mut words = analysis::terms(words_analyzer, text);
         words.truncate(MAX_QUERY_TERMS);
         let mut seen = std::collections::HashSet::new();
         words.retain(|w| seen.insert(w.clone()));
         let mut out = Vec::with_capacity(words.len());
         for word in words {
-            let stop_word = analysis::terms(&self.analyzer, &word).is_empty();
+            let stop_word = analysis::terms(analyzer, &word).is_empty();
             let visible_df = if self.vocabulary.df(&word) == 0 { 0 } else { self.visible_df(&word, allowed)? };
             let suggestion = if stop_word || visible_df > 0 { None } else { self.closest_visible(&word, allowed)? };
             out.push(QueryWord { word, visible_df, stop_word, suggestion });
@@ -404,11 +430,9 @@ impl Snapshot {
     fn closest_visible(&self, word: &str, allowed: &AllowedSet) -> Result<Option<Suggestion>> {
         let has_digits = word.chars().any(|c| c.is_ascii_digit());
         let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
-        if edits == 0 {
-            return Ok(None);
-        }
         let mut best: Option<(usize, usize, String)> = None;
-        for n in self.vocabulary.neighbours(word, edits).into_iter().take(20) {
+        let neighbours = if edits == 0 { Vec::new() } else { self.vocabulary.neighbours(word, edits) };
+        for n in neighbours.into_iter().take(20) {
             let df = self.visible_df(&n.word, allowed)?;
             if df == 0 {
                 continue;
@@ -421,7 +445,16 @@ impl Snapshot {
                 best = Some((n.distance, df, n.word));
             }
         }
-        Ok(best.map(|(distance, _, suggestion)| Suggestion { term: word.to_string(), suggestion, distance }))
+        if let Some((distance, _, suggestion)) = best {
+            return Ok(Some(Suggestion { term: word.to_string(), suggestion, distance }));
+        }
+        // Pinyin, initials or a homophone of a Chinese word that allowed records hold.
+        for candidate in self.phonetic.alternatives(word, &self.vocabulary) {
+            if self.visible_df(&candidate, allowed)? > 0 {
+                return Ok(Some(Suggestion { term: word.to_string(), suggestion: candidate, distance: 1 }));
+            }
+        }
+        Ok(None)
     }
 
     /// Live records of the allowed set that hold `word`: its postings, checked against the

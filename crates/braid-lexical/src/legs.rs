@@ -12,6 +12,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::Term;
 
 use crate::analysis::{terms, word_trigrams};
+use crate::phonetic::Phonetic;
 use crate::schema::{Fields, SchemaConfig};
 use crate::vocabulary::Vocabulary;
 
@@ -86,13 +87,15 @@ pub(crate) fn lexical_query(fields: &Fields, config: &SchemaConfig, analyzer: &T
 /// The fuzzy leg: for each query word, the best of its exact match, its fuzzy expansions
 /// (scaled edit distance, transpositions as one edit), a prefix completion for the last word
 /// as-you-type, and trigram recall for fragments the vocabulary does not know. Exact matches
-/// weigh most, so they outrank fuzzy ones.
+/// weigh most, so they outrank fuzzy ones. Chinese words typed in pinyin or with homophone
+/// typos are read through `phonetic` and join the query as words of their own.
 pub(crate) fn fuzzy_query(
     fields: &Fields,
     config: &SchemaConfig,
     analyzer: &TextAnalyzer,
     words_analyzer: &TextAnalyzer,
     vocabulary: &Vocabulary,
+    phonetic: &Phonetic,
     text: &str,
 ) -> BuiltQuery {
     let mut words = terms(words_analyzer, text);
@@ -100,16 +103,29 @@ pub(crate) fn fuzzy_query(
     let typing_last = !text.ends_with(char::is_whitespace);
     let mut highlight = BTreeMap::new();
     let mut per_word: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    // Alternatives as analysed term → weight; the best weight per term wins.
+    let add = |alternatives: &mut BTreeMap<String, f32>, word: &str, weight: f32| {
+        for t in terms(analyzer, word) {
+            let w = alternatives.entry(t).or_insert(0.0);
+            *w = w.max(weight);
+        }
+    };
+    let disjuncts_of = |alternatives: &BTreeMap<String, f32>, highlight: &mut BTreeMap<String, f32>| {
+        for (t, &w) in alternatives {
+            let h = highlight.entry(t.clone()).or_insert(0.0f32);
+            *h = h.max(w);
+        }
+        alternatives.iter().map(|(t, &w)| scored_term(fields, config, t, w)).collect::<Vec<_>>()
+    };
+    let (pinyin_words, mut readings) = phonetic.latin(&words, vocabulary);
+    readings.extend(phonetic.homophones(text, vocabulary));
+    readings.truncate(MAX_QUERY_TERMS);
     for (i, word) in words.iter().enumerate() {
+        if pinyin_words.contains(&i) {
+            continue;
+        }
         let is_last = i + 1 == words.len();
-        // Alternatives as analysed term → weight; the best weight per term wins.
         let mut alternatives: BTreeMap<String, f32> = BTreeMap::new();
-        let add = |alternatives: &mut BTreeMap<String, f32>, word: &str, weight: f32| {
-            for t in terms(analyzer, word) {
-                let w = alternatives.entry(t).or_insert(0.0);
-                *w = w.max(weight);
-            }
-        };
         add(&mut alternatives, word, 1.0);
         let stop_word = alternatives.is_empty();
         if stop_word && !(is_last && typing_last) {
@@ -132,12 +148,7 @@ pub(crate) fn fuzzy_query(
                 add(&mut alternatives, &completion, PREFIX_WEIGHT);
             }
         }
-        let mut disjuncts: Vec<Box<dyn Query>> =
-            alternatives.iter().map(|(t, &w)| scored_term(fields, config, t, w)).collect();
-        for (t, &w) in &alternatives {
-            let h = highlight.entry(t.clone()).or_insert(0.0f32);
-            *h = h.max(w);
-        }
+        let mut disjuncts = disjuncts_of(&alternatives, &mut highlight);
         if df == 0 && word.chars().count() >= 4 {
             let grams: Vec<(Occur, Box<dyn Query>)> =
                 word_trigrams(word).iter().map(|g| (Occur::Should, term_query(fields.grams, g))).collect();
@@ -147,6 +158,16 @@ pub(crate) fn fuzzy_query(
                 disjuncts.push(Box::new(BoostQuery::new(Box::new(q), GRAM_WEIGHT)));
             }
         }
+        if !disjuncts.is_empty() {
+            per_word.push((Occur::Should, Box::new(DisjunctionMaxQuery::new(disjuncts))));
+        }
+    }
+    for reading in readings {
+        let mut alternatives: BTreeMap<String, f32> = BTreeMap::new();
+        for word in &reading.words {
+            add(&mut alternatives, word, reading.weight);
+        }
+        let disjuncts = disjuncts_of(&alternatives, &mut highlight);
         if !disjuncts.is_empty() {
             per_word.push((Occur::Should, Box::new(DisjunctionMaxQuery::new(disjuncts))));
         }

@@ -26,8 +26,10 @@
 #![deny(missing_docs)]
 
 mod analysis;
+mod cjk;
 mod index;
 mod legs;
+mod phonetic;
 mod schema;
 mod stored;
 mod visibility;

@@ -34,7 +34,9 @@ pub struct StoredRecord {
 }
 
 fn text(doc: &TantivyDocument, field: tantivy::schema::Field) -> Option<String> {
-    doc.get_first(field).and_then(|v| v.as_str()).map(str::to_string)
+    // Titles of CJK records are stored pre-tokenized (see the writer): their text is the title.
+    doc.get_first(field)
+        .and_then(|v| v.as_str().map(str::to_string).or_else(|| v.as_pre_tokenized_text().map(|p| p.text)))
 }
 
 pub(crate) fn from_doc(fields: &Fields, doc: &TantivyDocument) -> StoredRecord {

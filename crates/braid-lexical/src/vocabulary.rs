@@ -77,6 +77,21 @@ impl Vocabulary {
         out
     }
 
+    /// The words made only of Han characters, with their document frequencies (empty, and
+    /// cheap, for a vocabulary without Chinese).
+    pub fn han_words(&self) -> Vec<(String, u64)> {
+        let mut stream = self.map.range().ge("\u{3400}").into_stream();
+        let mut out = Vec::new();
+        while let Some((key, df)) = stream.next() {
+            if let Ok(w) = std::str::from_utf8(key) {
+                if w.chars().all(braid_core::is_han) {
+                    out.push((w.to_string(), df));
+                }
+            }
+        }
+        out
+    }
+
     /// Known words that start with `prefix` (the prefix itself excluded), most frequent first.
     pub fn completions(&self, prefix: &str, limit: usize) -> Vec<(String, u64)> {
         if prefix.is_empty() || limit == 0 {

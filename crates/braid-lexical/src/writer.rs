@@ -1,8 +1,12 @@
 //! Adding, replacing and deleting records in the inverted index.
 
 use braid_core::{Error, Ord, Record, Result, NO_ACL_TOKEN, NO_TENANT_TOKEN, TENANT_PREFIX};
+use tantivy::schema::Field;
+use tantivy::tokenizer::{PreTokenizedString, TextAnalyzer};
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
+use crate::analysis::{for_mode, tokens, ModeAnalyzers};
+use crate::cjk::HanMode;
 use crate::schema::Fields;
 use crate::visibility::section_key;
 
@@ -10,6 +14,8 @@ use crate::visibility::section_key;
 pub struct LexicalWriter {
     pub(crate) writer: IndexWriter,
     pub(crate) fields: Fields,
+    /// Analyzers for records whose language says how to cut Han characters.
+    pub(crate) by_mode: [ModeAnalyzers; 2],
 }
 
 impl LexicalWriter {
@@ -55,11 +61,24 @@ impl LexicalWriter {
         doc.add_text(f.id, record.id());
         doc.add_u64(f.ord, ord);
         doc.add_u64(f.hash, hash);
-        doc.add_text(f.title, record.title_text());
         doc.add_text(f.body, record.body_text());
         let flat = format!("{} {}", record.title_text(), record.body_text());
-        doc.add_text(f.text, &flat);
-        doc.add_text(f.words, &flat);
+        // A CJK record's language (its `lang`, else detected) says how its Han characters are
+        // cut; the index's tokenizers would decide by script alone, so such records arrive
+        // tokenized. Everything else takes the index's analyzers, as before.
+        match HanMode::of(record.language()) {
+            None => {
+                doc.add_text(f.title, record.title_text());
+                doc.add_text(f.text, &flat);
+                doc.add_text(f.words, &flat);
+            }
+            Some(mode) => {
+                let a = for_mode(&self.by_mode, mode);
+                add_tokenized(&mut doc, f.title, &a.text, record.title_text());
+                add_tokenized(&mut doc, f.text, &a.text, &flat);
+                add_tokenized(&mut doc, f.words, &a.words, &flat);
+            }
+        }
         doc.add_text(f.grams, &flat);
         let acl: Vec<&str> = record.acl_tokens().iter().map(|t| t.trim()).filter(|t| !t.is_empty()).collect();
         if acl.is_empty() {
@@ -100,6 +119,10 @@ impl LexicalWriter {
         }
         Ok(doc)
     }
+}
+
+fn add_tokenized(doc: &mut TantivyDocument, field: Field, analyzer: &TextAnalyzer, text: &str) {
+    doc.add_pre_tokenized_text(field, PreTokenizedString { text: text.to_string(), tokens: tokens(analyzer, text) });
 }
 
 pub(crate) fn lexical(e: impl std::fmt::Display) -> Error {

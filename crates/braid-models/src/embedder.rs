@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use braid_core::{Embedder, Error, Result};
+use braid_core::{Embedder, Error, Language, Result};
 
 use crate::discovery::{find_model_dir, DEFAULT_EMBEDDING_MODEL};
 use crate::runtime::default_intra_threads;
@@ -27,6 +27,17 @@ pub struct OnnxEmbedder {
     batch_size: usize,
     tokenizer: TextTokenizer,
     session: ModelSession,
+    languages: Option<Vec<Language>>,
+}
+
+/// Model families trained on English text only (sentence-transformers' English models): an
+/// index does not use them for Chinese, Japanese or Korean text.
+const ENGLISH_ONLY: [&str; 5] = ["all-MiniLM-", "all-mpnet-", "all-distilroberta-", "msmarco-", "multi-qa-"];
+
+/// The languages a model directory's name says the model covers: English for the English
+/// sentence-transformers families, `None` (every language) otherwise.
+fn known_languages(dir_name: &str) -> Option<Vec<Language>> {
+    ENGLISH_ONLY.iter().any(|p| dir_name.starts_with(p)).then(|| vec![Language::En])
 }
 
 /// Configures and loads an [`OnnxEmbedder`]. Every setting has a default; see each method.
@@ -38,6 +49,7 @@ pub struct OnnxEmbedderBuilder {
     max_seq_len: usize,
     batch_size: usize,
     intra_threads: Option<usize>,
+    languages: Option<Vec<Language>>,
 }
 
 impl Default for OnnxEmbedderBuilder {
@@ -49,6 +61,7 @@ impl Default for OnnxEmbedderBuilder {
             max_seq_len: 256,
             batch_size: 32,
             intra_threads: None,
+            languages: None,
         }
     }
 }
@@ -96,6 +109,15 @@ impl OnnxEmbedderBuilder {
         self
     }
 
+    /// The languages the model covers (see [`Embedder::languages`]). By default they come from
+    /// the model's name: English for the English-only sentence-transformers families
+    /// (`all-MiniLM-*`, `all-mpnet-*`, `msmarco-*`, …), otherwise unrestricted, so a
+    /// multilingual model is used for Chinese records and queries without any setting.
+    pub fn languages(&mut self, languages: &[Language]) -> &mut Self {
+        self.languages = Some(languages.to_vec());
+        self
+    }
+
     /// Validates the settings, loads ONNX Runtime (if not yet loaded), the tokenizer and the
     /// model.
     ///
@@ -135,6 +157,7 @@ impl OnnxEmbedderBuilder {
             })?,
         };
         let model_id = format!("{}/{}", dir_label(&dir), self.onnx_file);
+        let languages = self.languages.clone().or_else(|| known_languages(&dir_label(&dir)));
         tracing::debug!(target: "braid::models", model = %model_id, dim, threads, "embedder loaded");
         Ok(OnnxEmbedder {
             model_id,
@@ -143,6 +166,7 @@ impl OnnxEmbedderBuilder {
             batch_size: self.batch_size,
             tokenizer,
             session,
+            languages,
         })
     }
 }
@@ -214,6 +238,10 @@ impl Embedder for OnnxEmbedder {
         self.dim
     }
 
+    fn languages(&self) -> Option<&[Language]> {
+        self.languages.as_deref()
+    }
+
     /// Embeds `texts` in batches, shortest first (less padding), and returns the vectors in
     /// input order. An empty slice gives an empty result; an empty text is embedded as
     /// `[CLS] [SEP]`.
@@ -267,4 +295,15 @@ pub(crate) fn config_usize(config: Option<&serde_json::Value>, key: &str) -> Opt
 /// The last component of a model directory, for model ids.
 pub(crate) fn dir_label(dir: &Path) -> String {
     dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_families_are_declared_english() {
+        assert_eq!(known_languages("all-MiniLM-L6-v2"), Some(vec![Language::En]));
+        assert_eq!(known_languages("paraphrase-multilingual-MiniLM-L12-v2"), None);
+    }
 }
