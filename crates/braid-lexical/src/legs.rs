@@ -119,9 +119,8 @@ pub(crate) fn fuzzy_query(
         let edits = max_edits(word);
         if edits > 0 {
             let expansions = vocabulary
-                .neighbours(word, edits)
+                .neighbours_above(word, edits, df.saturating_mul(EXPAND_KNOWN_RATIO))
                 .into_iter()
-                .filter(|n| n.df > df.saturating_mul(EXPAND_KNOWN_RATIO))
                 .take(MAX_EXPANSIONS);
             for n in expansions {
                 add(&mut alternatives, &n.word, if n.distance <= 1 { ONE_EDIT_WEIGHT } else { TWO_EDIT_WEIGHT });

@@ -202,13 +202,17 @@ pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
     rayon::ThreadPoolBuilder::new().num_threads(args.threads.max(1)).build_global()?;
     let dataset = Dataset::load(args.dataset, "test").with_context(|| format!("loading {}", args.dataset.display()))?;
     let index = Index::open(args.index).with_context(|| format!("opening {}", args.index.display()))?;
-    let meta = read_meta(&args.vectors.join("queries.json"))?;
-    let vectors = read_f32(&args.vectors.join("queries.f32"), meta.dim, meta.ids.len())?;
-    let embedder = Precomputed { model_id: meta.model_id, dim: meta.dim, vectors: meta.texts.into_iter().zip(vectors).collect() };
-    index.attach_embedder(Arc::new(embedder))?;
+    let modes: Vec<Mode> =
+        modes.iter().map(|m| Mode::parse(m).with_context(|| format!("unknown mode {m:?}"))).collect::<Result<_>>()?;
+    if modes.iter().any(|m| *m != Mode::Lexical && *m != Mode::Fuzzy) {
+        let meta = read_meta(&args.vectors.join("queries.json"))?;
+        let vectors = read_f32(&args.vectors.join("queries.f32"), meta.dim, meta.ids.len())?;
+        let vectors = meta.texts.into_iter().zip(vectors).collect();
+        index.attach_embedder(Arc::new(Precomputed { model_id: meta.model_id, dim: meta.dim, vectors }))?;
+    }
     let mut runs = Vec::new();
-    for mode in modes {
-        let parsed = Mode::parse(mode).with_context(|| format!("unknown mode {mode:?}"))?;
+    for parsed in modes {
+        let mode = parsed.name();
         let search = |text: &str| -> Result<Vec<String>> {
             let request =
                 SearchRequest::new(text, Principal::public()).mode(parsed).k(args.k).suggest(false).snippet_chars(0);
