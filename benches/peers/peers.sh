@@ -25,7 +25,7 @@ mkdir -p "$idx" "$work" results
 # One thread everywhere, and one core: every engine's process (and Milvus Lite's server) is
 # pinned to CPU 0.
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1 RAYON_NUM_THREADS=1
-export LANCE_LOG=error RUST_LOG=error TOKENIZERS_PARALLELISM=false
+export LANCEDB_LOG=error TOKENIZERS_PARALLELISM=false
 pin=(); command -v taskset >/dev/null && pin=(taskset -c 0)
 for d in $datasets; do
   [ -f "$idx/$d-minilm/braid.json" ] || "$B" index "$shared/$d" --index "$idx/$d-minilm" --model default

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use braid_core::{Filter, OrdSet, Result, Visibility};
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
+use tantivy::index::SegmentId;
 use tantivy::query::{
     AllQuery, BooleanQuery, ConstScoreQuery, EnableScoring, Explanation, Occur, Query, RangeQuery, Scorer, TermQuery,
     TermSetQuery, Weight,
 };
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::index::SegmentId;
 use tantivy::{DocId, DocSet, Score, SegmentOrdinal, SegmentReader, Term, TERMINATED};
 
 use crate::schema::Fields;

@@ -49,8 +49,8 @@ impl Vocabulary {
 
     fn from_sorted(words: BTreeMap<Vec<u8>, u64>) -> Result<Self> {
         let error = |e: fst::Error| Error::Lexical(format!("vocabulary: {e}"));
-        let frequent = Map::from_iter(words.iter().filter(|(_, &df)| df >= FREQUENT_DF).map(|(w, &df)| (w, df)))
-            .map_err(error)?;
+        let frequent =
+            Map::from_iter(words.iter().filter(|(_, &df)| df >= FREQUENT_DF).map(|(w, &df)| (w, df))).map_err(error)?;
         let map = Map::from_iter(words).map_err(error)?;
         Ok(Vocabulary { map, frequent })
     }
@@ -146,11 +146,12 @@ mod tests {
 
     #[test]
     fn frequent_neighbours_are_the_frequent_among_all() {
-        let words: Vec<(String, u64)> = ["return", "retune", "rerun", "retina", "reruns", "returns", "retuned", "tuner"]
-            .iter()
-            .enumerate()
-            .map(|(i, w)| (w.to_string(), [1, 3, 8, 9, 10, 40, 2, 100][i]))
-            .collect();
+        let words: Vec<(String, u64)> =
+            ["return", "retune", "rerun", "retina", "reruns", "returns", "retuned", "tuner"]
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (w.to_string(), [1, 3, 8, 9, 10, 40, 2, 100][i]))
+                .collect();
         let refs: Vec<(&str, u64)> = words.iter().map(|(w, d)| (w.as_str(), *d)).collect();
         let v = vocab(&refs);
         for word in ["retun", "return", "retunes", "rerun"] {

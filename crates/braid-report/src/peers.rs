@@ -125,7 +125,12 @@ fn write_f32(path: &Path, rows: &[Vec<f32>]) -> Result<()> {
 
 fn read_f32(path: &Path, dim: usize, count: usize) -> Result<Vec<Vec<f32>>> {
     let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    ensure!(bytes.len() == count * dim * 4, "{} holds {} bytes, expected {count} × {dim} f32", path.display(), bytes.len());
+    ensure!(
+        bytes.len() == count * dim * 4,
+        "{} holds {} bytes, expected {count} × {dim} f32",
+        path.display(),
+        bytes.len()
+    );
     Ok(bytes
         .chunks_exact(dim * 4)
         .map(|row| row.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
@@ -153,7 +158,11 @@ pub fn export(dataset_dir: &Path, index_dir: &Path, out: &Path) -> Result<()> {
                 ids.push(doc.id);
                 vectors.push(v);
             }
-            None => bail!("record {:?} has no vector in {}: was the index built from this corpus?", doc.id, index_dir.display()),
+            None => bail!(
+                "record {:?} has no vector in {}: was the index built from this corpus?",
+                doc.id,
+                index_dir.display()
+            ),
         }
     }
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
@@ -280,7 +289,12 @@ pub fn score(dataset_dir: &Path, files: &[PathBuf], out: Option<&Path>, note: &s
         rows[i].braid_speedup = braid.map(|b| b / rows[i].qps.max(1e-12));
     }
     rows.sort_by(|a, b| {
-        (a.k, mode_rank(&a.mode), a.engine != "braid", &a.engine).cmp(&(b.k, mode_rank(&b.mode), b.engine != "braid", &b.engine))
+        (a.k, mode_rank(&a.mode), a.engine != "braid", &a.engine).cmp(&(
+            b.k,
+            mode_rank(&b.mode),
+            b.engine != "braid",
+            &b.engine,
+        ))
     });
     let scored = Scored { dataset: dataset.name.clone(), note: note.to_string(), rows };
     println!("{}", table(std::slice::from_ref(&scored)));

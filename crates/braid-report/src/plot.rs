@@ -76,12 +76,7 @@ fn draw(path: &Path, dataset: &str, eval: &[Point], peers: &[Point]) -> Result<(
         .y_label_area_size(60)
         .build_cartesian_2d(x_range.log_scale(), y_range)
         .map_err(|e| plot_err(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("ms per query (log scale)")
-        .y_desc("nDCG@10")
-        .draw()
-        .map_err(|e| plot_err(&e))?;
+    chart.configure_mesh().x_desc("ms per query (log scale)").y_desc("nDCG@10").draw().map_err(|e| plot_err(&e))?;
     let series: [(&[Point], RGBColor, &str); 2] = [
         (eval, BLUE, "Braid modes, braid eval (p50 ms, k = 100, suggestions on)"),
         (peers, RED, "peers run: every engine (mean ms, 1 thread, query vectors precomputed)"),

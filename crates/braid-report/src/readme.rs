@@ -102,10 +102,14 @@ mod tests {
             p50_ms: 1.5,
             p95_ms: 12.0,
         };
-        fs::write(dir.join("tiny.json"), serde_json::to_string(&[report.clone()]).unwrap()).unwrap();
+        fs::write(dir.join("tiny.json"), serde_json::to_string(std::slice::from_ref(&report)).unwrap()).unwrap();
         let text = "# T\n\n<!-- results: tiny -->\n| old | table |\n<!-- /results -->\nafter\n";
         let new = rewrite(text, &dir).unwrap();
-        let expected = format!("# T\n\n<!-- results: tiny -->\n{}\n{}\n{END}\nafter\n", Report::table_header(), report.table_row());
+        let expected = format!(
+            "# T\n\n<!-- results: tiny -->\n{}\n{}\n{END}\nafter\n",
+            Report::table_header(),
+            report.table_row()
+        );
         assert_eq!(new, expected);
         assert_eq!(rewrite(&new, &dir).unwrap(), new, "regenerating twice changes nothing");
         assert!(rewrite("<!-- results: tiny -->\nno end\n", &dir).is_err());
