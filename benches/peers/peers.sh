@@ -44,7 +44,7 @@ for d in $datasets; do
   [ -f "$work/$d/peers-1.json.failures.json" ] && failures=" Failed: $(tr -d '\n' < "$work/$d/peers-1.json.failures.json")."
   embed_ms=$("$venv/bin/python" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["embed_ms_per_query"])' \
     "$work/$d/vectors/queries.json")
-  note="$d: $(nproc) CPUs shared with other jobs (load average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after);"
+  note="$d: $(getconf _NPROCESSORS_ONLN) CPUs shared with other jobs (load average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after);"
   note+=" every engine on one pinned core, one query at a time, k = $k, median of $rounds alternating rounds;"
   note+=" query vectors precomputed for all (embedding one costs ~$embed_ms ms here, on top of every engine's time).$failures"
   "$R" score --dataset "$shared/$d" --out "results/peers-$d.json" --note "$note" "${files[@]}"

@@ -77,8 +77,15 @@ pub(crate) fn lexical_query(fields: &Fields, config: &SchemaConfig, analyzer: &T
     let mut analysed = terms(analyzer, text);
     analysed.truncate(MAX_QUERY_TERMS);
     let highlight = analysed.iter().map(|t| (t.clone(), 1.0)).collect();
-    let clauses: Vec<(Occur, Box<dyn Query>)> =
-        analysed.iter().map(|t| (Occur::Should, scored_term(fields, config, t, 1.0))).collect();
+    // One flat union of term queries (the sum of the same BM25 scores as one clause per term),
+    // so tantivy can prune it with block-max WAND.
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(analysed.len() * 2);
+    for t in &analysed {
+        clauses.push((Occur::Should, term_query(fields.text, t)));
+        if config.title_boost > 0.0 {
+            clauses.push((Occur::Should, Box::new(BoostQuery::new(term_query(fields.title, t), config.title_boost))));
+        }
+    }
     let query = (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>);
     BuiltQuery { query, highlight }
 }
