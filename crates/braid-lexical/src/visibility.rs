@@ -268,3 +268,25 @@ impl SegmentCollector for OrdSegmentCollector {
         self.ords
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_docs_seek_like_a_linear_scan() {
+        let docs: Vec<DocId> = (0..500).filter(|d| d % 7 == 0 || d % 11 == 3).collect();
+        let naive = |target: DocId| docs.iter().copied().find(|&d| d >= target).unwrap_or(TERMINATED);
+        for start in [0usize, 1, 5, 40] {
+            for target in [0, 3, 4, 77, 78, 250, 498, 499, 500, 10_000] {
+                let mut scorer = DocsScorer { docs: Arc::from(docs.clone()), at: start.min(docs.len()) };
+                let from = scorer.doc();
+                let expected = if from >= target { from } else { naive(target) };
+                assert_eq!(scorer.seek(target), expected, "start {start} target {target}");
+                assert_eq!(scorer.doc(), expected);
+            }
+        }
+        let mut scorer = DocsScorer { docs: Arc::from(Vec::new()), at: 0 };
+        assert_eq!((scorer.doc(), scorer.seek(3), scorer.size_hint()), (TERMINATED, TERMINATED, 0));
+    }
+}
