@@ -1,37 +1,45 @@
-//! `search()` per mode on SciFact, through the public API, as users call it.
+//! `search()` and the writer through the public API, as users call them, on SciFact and
+//! NFCorpus: every mode; filtered search at 100 %, 50 %, 10 % and 1 % selectivity; indexing
+//! with and without embeddings.
 //!
 //! ```text
-//! cargo bench --bench search
-//! # semantic and hybrid-with-semantic too, on an index built once with embeddings:
-//! braid index ../shared/datasets/scifact --index target/scifact-minilm --model default
-//! BRAID_BENCH_INDEX=target/scifact-minilm cargo bench --bench search
+//! cargo bench --bench search                      # all groups, a few minutes
+//! cargo bench --bench search -- nfcorpus_search   # one group
 //! ```
+//! The semantic modes need an index built with embeddings: `bash scripts/report.sh` (or
+//! `braid index ../shared/datasets/scifact --index ~/.cache/braid/eval/scifact-minilm --model
+//! default`) leaves them in `$BRAID_EVAL_DIR` (by default `~/.cache/braid/eval`), where this
+//! bench looks for `<dataset>-minilm`; the groups that need one say so and are skipped when it
+//! is missing. Each sample runs 100 test queries one after another (k = 10, defaults
+//! otherwise: suggestions on, snippets of 200 characters), so criterion's throughput is q/s.
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use braid::ingest::Source;
+use braid::models::OnnxEmbedder;
 use braid::{Index, IndexConfig, Mode, Principal, Record, SearchRequest};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 
-fn scifact_dir() -> PathBuf {
+fn dataset_dir(name: &str) -> PathBuf {
     let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     loop {
-        let candidate = dir.join("shared/datasets/scifact");
+        let candidate = dir.join("shared/datasets").join(name);
         if candidate.is_dir() {
             return candidate;
         }
-        assert!(dir.pop(), "no shared/datasets/scifact above the repository (see datasets/README.md)");
+        assert!(dir.pop(), "no shared/datasets/{name} above the repository (see datasets/README.md)");
     }
 }
 
-fn records() -> Vec<Record> {
+fn records(name: &str) -> Vec<Record> {
     let index_schema = IndexConfig::default().schema;
-    Source::detect(&scifact_dir()).unwrap().records(&index_schema).map(|r| r.unwrap()).collect()
+    Source::detect(&dataset_dir(name)).unwrap().records(&index_schema).map(|r| r.unwrap()).collect()
 }
 
-fn queries() -> Vec<String> {
-    let dataset = braid_eval::Dataset::load(&scifact_dir(), "test").unwrap();
+fn queries(name: &str) -> Vec<String> {
+    let dataset = braid_eval::Dataset::load(&dataset_dir(name), "test").unwrap();
     dataset.queries.iter().take(100).map(|q| q.text.clone()).collect()
 }
 
@@ -45,80 +53,121 @@ fn lexical_index(records: &[Record]) -> Index {
     index
 }
 
-/// An index with embeddings, when `BRAID_BENCH_INDEX` names one built with `--model default`.
-fn semantic_index() -> Option<Index> {
-    let dir = std::env::var_os("BRAID_BENCH_INDEX")?;
-    let index = Index::open(&PathBuf::from(dir)).ok()?;
-    let model = braid::models::OnnxEmbedder::builder().intra_threads(1).build().ok()?;
-    index.attach_embedder(Arc::new(model)).ok()?;
+fn embedder() -> Option<Arc<OnnxEmbedder>> {
+    match OnnxEmbedder::builder().intra_threads(1).build() {
+        Ok(model) => Some(Arc::new(model)),
+        Err(e) => {
+            eprintln!("embedding benches skipped: {e} (run scripts/setup-onnxruntime.sh)");
+            None
+        }
+    }
+}
+
+/// The dataset's index with embeddings from the report's cache, when it has been built.
+fn semantic_index(name: &str) -> Option<Index> {
+    let root = std::env::var_os("BRAID_EVAL_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/braid/eval")))?;
+    let dir = root.join(format!("{name}-minilm"));
+    let Ok(index) = Index::open(&dir) else {
+        eprintln!(
+            "{name}: semantic benches skipped: no index with embeddings at {} (bash scripts/report.sh)",
+            dir.display()
+        );
+        return None;
+    };
+    index.attach_embedder(embedder()?).ok()?;
     Some(index)
 }
 
-fn bench_modes(c: &mut Criterion, name: &str, index: &Index, modes: &[Mode], queries: &[String]) {
+fn bounded<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+    queries: usize,
+) -> BenchmarkGroup<'a, criterion::measurement::WallTime> {
     let mut group = c.benchmark_group(name);
-    group.sample_size(10);
-    group.throughput(Throughput::Elements(queries.len() as u64));
+    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    group.throughput(Throughput::Elements(queries as u64));
+    group
+}
+
+fn run_queries(index: &Index, queries: &[String], principal: &Principal, mode: Mode) {
+    for q in queries {
+        let request = SearchRequest::new(q.as_str(), principal.clone()).mode(mode).k(10);
+        std::hint::black_box(index.search(&request).unwrap());
+    }
+}
+
+fn bench_modes(c: &mut Criterion, name: &str, index: &Index, modes: &[Mode], queries: &[String]) {
+    let mut group = bounded(c, name, queries.len());
     for &mode in modes {
         group.bench_with_input(BenchmarkId::from_parameter(mode.name()), &mode, |b, &mode| {
-            b.iter(|| {
-                for q in queries {
-                    let r =
-                        index.search(&SearchRequest::new(q.as_str(), Principal::public()).mode(mode).k(10)).unwrap();
-                    std::hint::black_box(r);
-                }
-            })
+            b.iter(|| run_queries(index, queries, &Principal::public(), mode))
         });
     }
     group.finish();
 }
 
+/// Every mode on SciFact and NFCorpus: lexical legs on an in-memory index, the semantic modes
+/// (query embedding included, one thread) on the report's embedded index.
 fn search(c: &mut Criterion) {
-    let records = records();
-    let queries = queries();
-    let index = lexical_index(&records);
-    bench_modes(c, "scifact_search_100q", &index, &[Mode::Lexical, Mode::Fuzzy, Mode::Hybrid], &queries);
-    if let Some(index) = semantic_index() {
-        bench_modes(c, "scifact_search_100q_minilm", &index, &[Mode::Semantic, Mode::Hybrid, Mode::Auto], &queries);
-    } else {
-        eprintln!("semantic benches skipped: set BRAID_BENCH_INDEX to an index built with --model default");
+    for name in ["scifact", "nfcorpus"] {
+        let queries = queries(name);
+        let index = lexical_index(&records(name));
+        bench_modes(c, &format!("{name}_search_100q"), &index, &[Mode::Lexical, Mode::Fuzzy, Mode::Hybrid], &queries);
+        if let Some(index) = semantic_index(name) {
+            let modes = [Mode::Semantic, Mode::Hybrid, Mode::Auto];
+            bench_modes(c, &format!("{name}_search_100q_minilm"), &index, &modes, &queries);
+        }
     }
 }
 
-/// Permissions first, at what cost: the same queries as a principal who sees every record
-/// and as one who sees a tenth of them (records spread over ten groups).
-fn restricted(c: &mut Criterion) {
+/// Permissions first, at what cost: SciFact records spread over 100 groups; principals who see
+/// all of them, half, a tenth and a hundredth of the records.
+fn filtered(c: &mut Criterion) {
     let records: Vec<Record> =
-        records().into_iter().enumerate().map(|(i, r)| r.acl([format!("group:g{}", i % 10)])).collect();
-    let queries = queries();
+        records("scifact").into_iter().enumerate().map(|(i, r)| r.acl([format!("group:g{}", i % 100)])).collect();
+    let queries = queries("scifact");
     let index = lexical_index(&records);
-    let everyone = Principal::from_verified_tokens((0..10).map(|g| format!("group:g{g}")));
-    let tenth = Principal::from_verified_tokens(["group:g3"]);
-    let mut group = c.benchmark_group("scifact_acl_100q");
-    group.sample_size(10);
-    group.throughput(Throughput::Elements(queries.len() as u64));
+    let principal = |groups: usize| Principal::from_verified_tokens((0..groups).map(|g| format!("group:g{g}")));
+    let mut group = bounded(c, "scifact_filtered_100q", queries.len());
     for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid] {
-        for (who, principal) in [("all", &everyone), ("tenth", &tenth)] {
-            group.bench_function(BenchmarkId::new(mode.name(), who), |b| {
-                b.iter(|| {
-                    for q in &queries {
-                        let request = SearchRequest::new(q.as_str(), principal.clone()).mode(mode).k(10);
-                        std::hint::black_box(index.search(&request).unwrap());
-                    }
-                })
+        for (label, groups) in [("100%", 100), ("50%", 50), ("10%", 10), ("1%", 1)] {
+            let who = principal(groups);
+            group.bench_function(BenchmarkId::new(mode.name(), label), |b| {
+                b.iter(|| run_queries(&index, &queries, &who, mode))
             });
         }
     }
     group.finish();
 }
 
+/// Indexing throughput (records/s): 1,000 SciFact records without embeddings, and 16 with
+/// all-MiniLM-L6-v2 embeddings on one thread (embedding dominates: a few records per second).
 fn indexing(c: &mut Criterion) {
-    let records: Vec<Record> = records().into_iter().take(1000).collect();
-    let mut group = c.benchmark_group("scifact_index_1000_docs");
-    group.sample_size(10);
+    let records: Vec<Record> = records("scifact").into_iter().take(1000).collect();
+    let mut group = c.benchmark_group("scifact_index");
+    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
     group.throughput(Throughput::Elements(records.len() as u64));
-    group.bench_function("lexical", |b| b.iter(|| lexical_index(&records)));
+    group.bench_function("lexical_1000_records", |b| b.iter(|| lexical_index(&records)));
+    if let Some(model) = embedder() {
+        let slice = &records[..16];
+        group.throughput(Throughput::Elements(slice.len() as u64));
+        group.bench_function("embedded_16_records", |b| {
+            b.iter(|| {
+                let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+                index.attach_embedder(model.clone()).unwrap();
+                let mut w = index.writer().unwrap();
+                for r in slice {
+                    w.upsert(r).unwrap();
+                }
+                w.commit().unwrap();
+                index
+            })
+        });
+    }
     group.finish();
 }
 
-criterion_group!(benches, search, restricted, indexing);
+criterion_group!(benches, search, filtered, indexing);
 criterion_main!(benches);

@@ -250,6 +250,19 @@ impl Index {
         Ok(allowed.contains(record.ord).then_some(record))
     }
 
+    /// The stored embedding of record `id` on behalf of `principal` (for exporting vectors to
+    /// another engine, or checking them): `None` when the record does not exist, the principal
+    /// may not see it, or no embedder is attached (vectors load with [`Index::attach_embedder`]).
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the store cannot be read.
+    pub fn vector(&self, id: &str, principal: &Principal) -> Result<Option<Vec<f32>>> {
+        let Some(record) = self.record(id, principal)? else { return Ok(None) };
+        let Some(semantic) = self.semantic() else { return Ok(None) };
+        let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
+        Ok(store.vector(record.ord).map(<[f32]>::to_vec))
+    }
+
     /// A section with its neighbours, for a RAG prompt: the chunk `id` plus up to `before`
     /// preceding and `after` following chunks of the same parent, in line order, as
     /// `principal` may see them (hidden neighbours are skipped, never returned). A record

@@ -100,8 +100,13 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     };
     stats.micros.insert("analyse", micros(t));
 
-    // 2. Recall: the legs run in parallel, each confined to the allowed set.
-    let depth = request.leg_depth();
+    // 2. Recall: the legs run in parallel, each confined to the allowed set. A single leg's
+    // order is the final order, so it fetches only what the response can use.
+    let depth = if legs.len() == 1 && !request.collapses() {
+        request.leg_depth().min(request.limit().max(rerank_budget))
+    } else {
+        request.leg_depth()
+    };
     let run = |leg: Leg| -> Result<(LegOutput, u64, Option<&'static str>)> {
         let t = Instant::now();
         let mut path = None;
@@ -127,7 +132,10 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         };
         Ok((out, micros(t), path))
     };
-    let results: Vec<Result<(LegOutput, u64, Option<&'static str>)>> = legs.par_iter().map(|&leg| run(leg)).collect();
+    let results: Vec<Result<(LegOutput, u64, Option<&'static str>)>> = match legs.as_slice() {
+        [leg] => vec![run(*leg)],
+        _ => legs.par_iter().map(|&leg| run(leg)).collect(),
+    };
     let mut outputs: Vec<(Leg, LegOutput, u64)> = Vec::with_capacity(legs.len());
     for (leg, result) in legs.iter().zip(results) {
         let (out, took, path) = result?;

@@ -152,3 +152,20 @@ fn deleted_records_leave_the_vector_leg() {
     assert!(!ids(&r).contains(&"returns"));
     assert!(ids(&r).contains(&"new"));
 }
+
+#[test]
+fn stored_vectors_are_the_models_and_respect_permissions() {
+    let idx = semantic_index();
+    let record = corpus().into_iter().find(|r| r.id() == "returns").unwrap();
+    let stored = idx.vector("returns", &Principal::public()).unwrap().expect("a public record has a vector");
+    let fresh = model().embed(&[record.passage().as_str()]).unwrap().pop().unwrap();
+    let cosine: f32 = stored.iter().zip(&fresh).map(|(a, b)| a * b).sum();
+    assert_eq!(stored.len(), 384);
+    assert!(cosine > 0.999, "the stored vector is the model's embedding of the passage (cosine {cosine})");
+    // A record the caller may not see has no vector for them, exactly like a missing one.
+    let hidden = corpus().into_iter().find(|r| r.acl_tokens() == ["group:support"]).unwrap();
+    assert_eq!(idx.vector(hidden.id(), &Principal::public()).unwrap(), None);
+    assert_eq!(idx.vector("no-such-record", &Principal::public()).unwrap(), None);
+    let insider = Principal::from_verified_tokens(hidden.acl_tokens().iter().cloned());
+    assert!(idx.vector(hidden.id(), &insider).unwrap().is_some());
+}

@@ -238,6 +238,8 @@ impl SearchRequest {
         self
     }
     /// How many candidates each leg contributes to fusion (at least `k`). By default, 100.
+    /// A mode with a single leg and no collapsing fetches only the hits it can return
+    /// (`k`, or the rerank budget when larger): its order is already the final one.
     pub fn depth(mut self, depth: usize) -> Self {
         self.depth = depth;
         self

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use braid_core::{AllowedSet, Error, Ord, OrdSet, QuerySyntax, Result, Snippet, Suggestion, Visibility};
 use tantivy::collector::TopDocs;
+use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{QueryParser, TermQuery};
 use tantivy::schema::IndexRecordOption;
@@ -23,7 +24,7 @@ use crate::legs::{fuzzy_query, lexical_query, max_edits, BuiltQuery, MAX_QUERY_T
 use crate::phonetic::Phonetic;
 use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
 use crate::stored::{from_doc, StoredRecord};
-use crate::visibility::{restrict, visibility_query, OrdCollector};
+use crate::visibility::{restrict, visibility_query, AllowedCollector, AllowedDocs, OrdCollector};
 use crate::vocabulary::Vocabulary;
 use crate::writer::{lexical, LexicalWriter};
 
@@ -167,9 +168,11 @@ pub struct Snapshot {
     vocabulary: Vocabulary,
     /// The vocabulary's Chinese words by pinyin (empty without Chinese).
     phonetic: Phonetic,
+    /// Each segment's `ord` column, by segment ordinal.
+    ord_columns: Vec<Column<u64>>,
     /// Allowed sets already computed on this snapshot, by visibility rule. A snapshot never
     /// changes, so neither does the set a rule admits on it.
-    allowed_cache: Mutex<HashMap<String, Arc<OrdSet>>>,
+    allowed_cache: Mutex<HashMap<String, Arc<AllowedDocs>>>,
 }
 
 /// Distinct visibility rules whose allowed sets a snapshot keeps (then it starts over).
@@ -181,7 +184,10 @@ impl Snapshot {
         let phonetic = Phonetic::build(&vocabulary);
         let analyzer = config.analyzer.build();
         let by_mode = ModeAnalyzers::both(config.analyzer);
+        let ord_columns =
+            searcher.segment_readers().iter().map(|s| s.fast_fields().u64("ord")).collect::<tantivy::Result<_>>();
         Ok(Snapshot {
+            ord_columns: ord_columns.map_err(lexical)?,
             searcher,
             fields,
             config,
@@ -209,23 +215,28 @@ impl Snapshot {
     /// # Errors
     /// [`Error::UnknownField`] when the filter names a field the schema lacks.
     pub fn allowed_set(&self, visibility: Visibility) -> Result<AllowedSet> {
-        // The key names the principal's tokens, the policy and the filter: the whole rule.
+        let docs = self.allowed_docs(&visibility)?;
+        Ok(AllowedSet::new(visibility, docs.ords.clone()))
+    }
+
+    /// What `visibility` admits on this snapshot, as ordinals and as document ids per segment;
+    /// computed once per rule (the key names the principal's tokens, the policy and the filter).
+    fn allowed_docs(&self, visibility: &Visibility) -> Result<Arc<AllowedDocs>> {
         let key = format!("{:?}|{:?}|{:?}", visibility.acl_terms(), visibility.tenant_terms(), visibility.filter());
         let cached = self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
-        let ords = match cached {
-            Some(ords) => ords,
-            None => {
-                let query = visibility_query(&self.fields, &visibility)?;
-                let ords: Arc<OrdSet> = Arc::new(self.searcher.search(&*query, &OrdCollector).map_err(lexical)?);
-                let mut cache = self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner());
-                if cache.len() >= ALLOWED_CACHE_ENTRIES {
-                    cache.clear();
-                }
-                cache.insert(key, ords.clone());
-                ords
-            }
-        };
-        Ok(AllowedSet::new(visibility, OrdSet::clone(&ords)))
+        if let Some(docs) = cached {
+            return Ok(docs);
+        }
+        let query = visibility_query(&self.fields, visibility)?;
+        let mut docs = self.searcher.search(&*query, &AllowedCollector).map_err(lexical)?;
+        docs.everything = docs.ords.len() as u64 == self.searcher.num_docs();
+        let docs = Arc::new(docs);
+        let mut cache = self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= ALLOWED_CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(key, docs.clone());
+        Ok(docs)
     }
 
     /// The highest ordinal in use, if any record exists.
@@ -295,7 +306,7 @@ impl Snapshot {
         if depth == 0 || allowed.is_empty() {
             return Ok(LegOutput { candidates: Vec::new(), highlight: built.highlight });
         }
-        let query = restrict(&self.fields, allowed, query)?;
+        let query = restrict(&*self.allowed_docs(allowed.visibility())?, query);
         let top = self.searcher.search(&*query, &TopDocs::with_limit(depth)).map_err(lexical)?;
         let mut candidates = Vec::with_capacity(top.len());
         for (score, address) in top {
@@ -309,15 +320,30 @@ impl Snapshot {
     }
 
     fn ord_of(&self, address: DocAddress) -> Result<Ord> {
-        let segment = self.searcher.segment_reader(address.segment_ord);
-        let column = segment.fast_fields().u64("ord").map_err(lexical)?;
-        column.first(address.doc_id).ok_or_else(|| Error::Lexical(format!("record without ordinal at {address:?}")))
+        self.ord_columns
+            .get(address.segment_ord as usize)
+            .and_then(|column| column.first(address.doc_id))
+            .ok_or_else(|| Error::Lexical(format!("record without ordinal at {address:?}")))
     }
 
+    /// The live document holding `ord`, read straight from the `ord` field's postings.
     fn address_of_ord(&self, ord: Ord) -> Result<Option<DocAddress>> {
-        let query = TermQuery::new(Term::from_field_u64(self.fields.ord, ord), IndexRecordOption::Basic);
-        let top = self.searcher.search(&query, &TopDocs::with_limit(1)).map_err(lexical)?;
-        Ok(top.first().map(|(_, a)| *a))
+        let term = Term::from_field_u64(self.fields.ord, ord);
+        for (segment_ord, segment) in self.searcher.segment_readers().iter().enumerate() {
+            let inverted = segment.inverted_index(self.fields.ord).map_err(lexical)?;
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(lexical)? else {
+                continue;
+            };
+            let alive = segment.alive_bitset();
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    return Ok(Some(DocAddress::new(segment_ord as u32, doc)));
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(None)
     }
 
     /// Reads back stored records by ordinal, in the given order; missing ordinals are skipped.

@@ -78,8 +78,15 @@ pub(crate) fn lexical_query(fields: &Fields, config: &SchemaConfig, analyzer: &T
     let mut analysed = terms(analyzer, text);
     analysed.truncate(MAX_QUERY_TERMS);
     let highlight = analysed.iter().map(|t| (t.clone(), 1.0)).collect();
-    let clauses: Vec<(Occur, Box<dyn Query>)> =
-        analysed.iter().map(|t| (Occur::Should, scored_term(fields, config, t, 1.0))).collect();
+    // One flat union of term queries (the sum of the same BM25 scores as one clause per term),
+    // so tantivy can prune it with block-max WAND.
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(analysed.len() * 2);
+    for t in &analysed {
+        clauses.push((Occur::Should, term_query(fields.text, t)));
+        if config.title_boost > 0.0 {
+            clauses.push((Occur::Should, Box::new(BoostQuery::new(term_query(fields.title, t), config.title_boost))));
+        }
+    }
     let query = (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>);
     BuiltQuery { query, highlight }
 }
@@ -135,9 +142,8 @@ pub(crate) fn fuzzy_query(
         let edits = max_edits(word);
         if edits > 0 {
             let expansions = vocabulary
-                .neighbours(word, edits)
+                .neighbours_above(word, edits, df.saturating_mul(EXPAND_KNOWN_RATIO))
                 .into_iter()
-                .filter(|n| n.df > df.saturating_mul(EXPAND_KNOWN_RATIO))
                 .take(MAX_EXPANSIONS);
             for n in expansions {
                 add(&mut alternatives, &n.word, if n.distance <= 1 { ONE_EDIT_WEIGHT } else { TWO_EDIT_WEIGHT });

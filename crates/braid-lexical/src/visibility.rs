@@ -1,13 +1,19 @@
 //! Access control and structured filters as tantivy queries, and the allowed set.
 
+use std::collections::HashMap;
 use std::ops::Bound;
+use std::sync::Arc;
 
-use braid_core::{AllowedSet, Filter, OrdSet, Result, Visibility};
+use braid_core::{Filter, OrdSet, Result, Visibility};
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
-use tantivy::query::{AllQuery, BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery, TermSetQuery};
+use tantivy::index::SegmentId;
+use tantivy::query::{
+    AllQuery, BooleanQuery, ConstScoreQuery, EnableScoring, Explanation, Occur, Query, RangeQuery, Scorer, TermQuery,
+    TermSetQuery, Weight,
+};
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader, Term};
+use tantivy::{DocId, DocSet, Score, SegmentOrdinal, SegmentReader, Term, TERMINATED};
 
 use crate::schema::Fields;
 
@@ -85,13 +91,143 @@ pub(crate) fn section_key(path: &[String]) -> String {
     key
 }
 
-/// `query` restricted to the allowed set: the visibility rule is a required, non-scoring
-/// clause, so the filter runs inside the index rather than over a top-k.
-pub(crate) fn restrict(fields: &Fields, allowed: &AllowedSet, query: Box<dyn Query>) -> Result<Box<dyn Query>> {
-    Ok(Box::new(BooleanQuery::new(vec![
-        (Occur::Must, visibility_query(fields, allowed.visibility())?),
-        (Occur::Must, query),
-    ])))
+/// `query` restricted to the allowed set: the allowed documents are a required, non-scoring
+/// clause, so the filter runs inside the index rather than over a top-k. When the allowed set
+/// is every live record of the snapshot, the clause admits everything and is left out.
+pub(crate) fn restrict(allowed: &AllowedDocs, query: Box<dyn Query>) -> Box<dyn Query> {
+    if allowed.everything {
+        return query;
+    }
+    Box::new(BooleanQuery::new(vec![(Occur::Must, Box::new(allowed.clone()) as Box<dyn Query>), (Occur::Must, query)]))
+}
+
+/// The allowed set of one snapshot as sorted document ids per segment: what a visibility rule
+/// admits, computed once per rule and snapshot (see `Snapshot::allowed_set`). As a query, it
+/// matches exactly those documents with score 0; a segment it does not know matches nothing.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AllowedDocs {
+    pub ords: OrdSet,
+    pub segments: HashMap<SegmentId, Arc<[DocId]>>,
+    /// Whether every live record of the snapshot is allowed.
+    pub everything: bool,
+}
+
+impl Query for AllowedDocs {
+    fn weight(&self, _: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl Weight for AllowedDocs {
+    fn scorer(&self, reader: &SegmentReader, _boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        let docs = self.segments.get(&reader.segment_id()).cloned().unwrap_or_else(|| Arc::from(Vec::new()));
+        Ok(Box::new(DocsScorer { docs, at: 0 }))
+    }
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let allowed = self.segments.get(&reader.segment_id()).is_some_and(|d| d.binary_search(&doc).is_ok());
+        if !allowed {
+            return Err(tantivy::TantivyError::InvalidArgument("document not allowed".into()));
+        }
+        Ok(Explanation::new("allowed", 0.0))
+    }
+}
+
+/// Sorted document ids as a scorer (score 0).
+struct DocsScorer {
+    docs: Arc<[DocId]>,
+    at: usize,
+}
+
+impl DocSet for DocsScorer {
+    fn advance(&mut self) -> DocId {
+        self.at += 1;
+        self.doc()
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        if self.doc() < target {
+            // Galloping, then a binary search in the bracket: intersections seek forward often.
+            let mut step = 1;
+            let mut hi = self.at;
+            while hi < self.docs.len() && self.docs[hi] < target {
+                self.at = hi;
+                hi += step;
+                step *= 2;
+            }
+            let hi = hi.min(self.docs.len());
+            self.at += self.docs[self.at..hi].partition_point(|&d| d < target);
+        }
+        self.doc()
+    }
+
+    fn doc(&self) -> DocId {
+        self.docs.get(self.at).copied().unwrap_or(TERMINATED)
+    }
+
+    fn size_hint(&self) -> u32 {
+        (self.docs.len() - self.at.min(self.docs.len())) as u32
+    }
+}
+
+impl Scorer for DocsScorer {
+    fn score(&mut self) -> Score {
+        0.0
+    }
+}
+
+/// Collects what a visibility query admits: ordinals, and document ids per segment.
+pub(crate) struct AllowedCollector;
+
+pub(crate) struct AllowedSegmentCollector {
+    segment: SegmentId,
+    column: Column<u64>,
+    docs: Vec<DocId>,
+    ords: Vec<u64>,
+}
+
+impl Collector for AllowedCollector {
+    type Fruit = AllowedDocs;
+    type Child = AllowedSegmentCollector;
+
+    fn for_segment(&self, _: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<Self::Child> {
+        Ok(AllowedSegmentCollector {
+            segment: segment.segment_id(),
+            column: segment.fast_fields().u64("ord")?,
+            docs: Vec::new(),
+            ords: Vec::new(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(&self, fruits: Vec<(SegmentId, Vec<DocId>, Vec<u64>)>) -> tantivy::Result<AllowedDocs> {
+        let mut allowed = AllowedDocs::default();
+        for (segment, docs, ords) in fruits {
+            for ord in ords {
+                allowed.ords.insert(ord);
+            }
+            allowed.segments.insert(segment, Arc::from(docs));
+        }
+        Ok(allowed)
+    }
+}
+
+impl SegmentCollector for AllowedSegmentCollector {
+    type Fruit = (SegmentId, Vec<DocId>, Vec<u64>);
+
+    fn collect(&mut self, doc: DocId, _: Score) {
+        if let Some(ord) = self.column.first(doc) {
+            self.docs.push(doc);
+            self.ords.push(ord);
+        }
+    }
+
+    fn harvest(self) -> Self::Fruit {
+        (self.segment, self.docs, self.ords)
+    }
 }
 
 /// Collects the ordinals of every matching record.
@@ -130,5 +266,27 @@ impl SegmentCollector for OrdSegmentCollector {
 
     fn harvest(self) -> Vec<u64> {
         self.ords
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_docs_seek_like_a_linear_scan() {
+        let docs: Vec<DocId> = (0..500).filter(|d| d % 7 == 0 || d % 11 == 3).collect();
+        let naive = |target: DocId| docs.iter().copied().find(|&d| d >= target).unwrap_or(TERMINATED);
+        for start in [0usize, 1, 5, 40] {
+            for target in [0, 3, 4, 77, 78, 250, 498, 499, 500, 10_000] {
+                let mut scorer = DocsScorer { docs: Arc::from(docs.clone()), at: start.min(docs.len()) };
+                let from = scorer.doc();
+                let expected = if from >= target { from } else { naive(target) };
+                assert_eq!(scorer.seek(target), expected, "start {start} target {target}");
+                assert_eq!(scorer.doc(), expected);
+            }
+        }
+        let mut scorer = DocsScorer { docs: Arc::from(Vec::new()), at: 0 };
+        assert_eq!((scorer.doc(), scorer.seek(3), scorer.size_hint()), (TERMINATED, TERMINATED, 0));
     }
 }

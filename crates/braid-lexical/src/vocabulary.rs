@@ -14,9 +14,16 @@ use tantivy::Searcher;
 /// Words longer than this are not expanded (no one types them with typos worth fixing).
 const MAX_FUZZY_CHARS: usize = 32;
 
+/// Words at least this frequent are also kept in a second, smaller map. A known query word is
+/// only expanded toward words more frequent than it by a ratio (see `legs.rs`), so those
+/// walks never need the long tail of rare words, which is most of a vocabulary.
+const FREQUENT_DF: u64 = 9;
+
 /// word → document frequency over every segment of one snapshot.
 pub(crate) struct Vocabulary {
     map: Map<Vec<u8>>,
+    /// The words of `map` with a document frequency of at least [`FREQUENT_DF`].
+    frequent: Map<Vec<u8>>,
 }
 
 /// A known word near a query word.
@@ -37,8 +44,15 @@ impl Vocabulary {
                 *merged.entry(stream.key().to_vec()).or_insert(0) += u64::from(stream.value().doc_freq);
             }
         }
-        let map = Map::from_iter(merged).map_err(|e| Error::Lexical(format!("vocabulary: {e}")))?;
-        Ok(Vocabulary { map })
+        Self::from_sorted(merged)
+    }
+
+    fn from_sorted(words: BTreeMap<Vec<u8>, u64>) -> Result<Self> {
+        let error = |e: fst::Error| Error::Lexical(format!("vocabulary: {e}"));
+        let frequent =
+            Map::from_iter(words.iter().filter(|(_, &df)| df >= FREQUENT_DF).map(|(w, &df)| (w, df))).map_err(error)?;
+        let map = Map::from_iter(words).map_err(error)?;
+        Ok(Vocabulary { map, frequent })
     }
 
     /// The number of distinct words.
@@ -54,27 +68,7 @@ impl Vocabulary {
     /// Known words within `max_distance` edits of `word` (transpositions count as one edit),
     /// the word itself excluded; closest first, then most frequent.
     pub fn neighbours(&self, word: &str, max_distance: usize) -> Vec<Neighbour> {
-        let chars = word.chars().count();
-        if max_distance == 0 || chars > MAX_FUZZY_CHARS {
-            return Vec::new();
-        }
-        // A Levenshtein automaton (transpositions count as one edit) walks the fst; each word
-        // it accepts is ranked by its exact distance (strsim's optimal string alignment).
-        let dfa = automaton_builder(max_distance.min(2)).build_dfa(word);
-        let mut stream = self.map.search(&dfa).into_stream();
-        let mut out = Vec::new();
-        while let Some((key, df)) = stream.next() {
-            let Ok(w) = std::str::from_utf8(key) else { continue };
-            if w == word {
-                continue;
-            }
-            let distance = strsim::osa_distance(word, w);
-            if distance <= max_distance {
-                out.push(Neighbour { word: w.to_string(), distance, df });
-            }
-        }
-        out.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then(a.word.cmp(&b.word)));
-        out
+        neighbours_in(&self.map, word, max_distance)
     }
 
     /// The words made only of Han characters, with their document frequencies (empty, and
@@ -89,6 +83,15 @@ impl Vocabulary {
                 }
             }
         }
+        out
+    }
+
+    /// [`Vocabulary::neighbours`] with a document frequency above `min_df`, in the same order;
+    /// walks only the frequent words when `min_df` rules the others out.
+    pub fn neighbours_above(&self, word: &str, max_distance: usize, min_df: u64) -> Vec<Neighbour> {
+        let map = if min_df.saturating_add(1) >= FREQUENT_DF { &self.frequent } else { &self.map };
+        let mut out = neighbours_in(map, word, max_distance);
+        out.retain(|n| n.df > min_df);
         out
     }
 
@@ -113,6 +116,31 @@ impl Vocabulary {
     }
 }
 
+/// Words of `map` within `max_distance` edits of `word` (see [`Vocabulary::neighbours`]).
+fn neighbours_in(map: &Map<Vec<u8>>, word: &str, max_distance: usize) -> Vec<Neighbour> {
+    let chars = word.chars().count();
+    if max_distance == 0 || chars > MAX_FUZZY_CHARS {
+        return Vec::new();
+    }
+    // A Levenshtein automaton (transpositions count as one edit) walks the fst; each word
+    // it accepts is ranked by its exact distance (strsim's optimal string alignment).
+    let dfa = automaton_builder(max_distance.min(2)).build_dfa(word);
+    let mut stream = map.search(&dfa).into_stream();
+    let mut out = Vec::new();
+    while let Some((key, df)) = stream.next() {
+        let Ok(w) = std::str::from_utf8(key) else { continue };
+        if w == word {
+            continue;
+        }
+        let distance = strsim::osa_distance(word, w);
+        if distance <= max_distance {
+            out.push(Neighbour { word: w.to_string(), distance, df });
+        }
+    }
+    out.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then(a.word.cmp(&b.word)));
+    out
+}
+
 /// Building a Levenshtein automaton builder is costly; building a DFA from one is cheap.
 fn automaton_builder(distance: usize) -> &'static LevenshteinAutomatonBuilder {
     static BUILDERS: [OnceLock<LevenshteinAutomatonBuilder>; 2] = [OnceLock::new(), OnceLock::new()];
@@ -129,9 +157,29 @@ mod tests {
     use super::*;
 
     fn vocab(words: &[(&str, u64)]) -> Vocabulary {
-        let mut sorted: Vec<_> = words.to_vec();
-        sorted.sort();
-        Vocabulary { map: Map::from_iter(sorted.into_iter().map(|(w, d)| (w.as_bytes().to_vec(), d))).unwrap() }
+        Vocabulary::from_sorted(words.iter().map(|(w, d)| (w.as_bytes().to_vec(), *d)).collect()).unwrap()
+    }
+
+    #[test]
+    fn frequent_neighbours_are_the_frequent_among_all() {
+        let words: Vec<(String, u64)> =
+            ["return", "retune", "rerun", "retina", "reruns", "returns", "retuned", "tuner"]
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (w.to_string(), [1, 3, 8, 9, 10, 40, 2, 100][i]))
+                .collect();
+        let refs: Vec<(&str, u64)> = words.iter().map(|(w, d)| (w.as_str(), *d)).collect();
+        let v = vocab(&refs);
+        for word in ["retun", "return", "retunes", "rerun"] {
+            for distance in [1, 2] {
+                for min_df in [0, 1, 7, 8, 9, 39, 40, 1000] {
+                    let mut expected = v.neighbours(word, distance);
+                    expected.retain(|n| n.df > min_df);
+                    assert_eq!(v.neighbours_above(word, distance, min_df), expected, "{word} {distance} {min_df}");
+                }
+            }
+        }
+        assert_eq!(v.frequent.len(), 4);
     }
 
     #[test]

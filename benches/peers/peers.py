@@ -1,0 +1,210 @@
+"""The peers' side of the comparison: bm25s, exact dense search in numpy, LanceDB and Milvus Lite.
+
+Every engine gets the same documents (title + " " + text, as Braid indexes BEIR corpora), the
+same document vectors and the same query vectors, written by `braid-report export` (so nobody
+re-embeds, and query embedding is excluded from every engine's q/s, Braid's included). Each
+engine runs one untimed warm-up pass, then one timed pass, one query at a time; the run file
+has the shape `braid-report score` reads (engine, mode, k, queries, seconds, rankings).
+
+usage: python peers.py DATASET_DIR VECTORS_DIR WORK_DIR K OUT.json [ENGINE ...]
+engines: bm25s bm25s-batch numpy lancedb milvus (default: all)
+"""
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def load(dataset, vectors):
+    docs_meta = json.load(open(os.path.join(vectors, "docs.json")))
+    queries_meta = json.load(open(os.path.join(vectors, "queries.json")))
+    dim = docs_meta["dim"]
+    doc_vecs = np.fromfile(os.path.join(vectors, "docs.f32"), dtype="<f4").reshape(-1, dim)
+    query_vecs = np.fromfile(os.path.join(vectors, "queries.f32"), dtype="<f4").reshape(-1, dim)
+    texts = {}
+    with open(os.path.join(dataset, "corpus.jsonl")) as f:
+        for line in f:
+            d = json.loads(line)
+            texts[d["_id"]] = (d.get("title", "") + " " + d.get("text", "")).strip()
+    ids = docs_meta["ids"]
+    assert len(ids) == doc_vecs.shape[0] and set(ids) == set(texts), "vectors and corpus disagree"
+    corpus = [texts[i] for i in ids]
+    queries = list(zip(queries_meta["ids"], queries_meta["texts"], query_vecs))
+    return ids, corpus, doc_vecs, queries
+
+
+def timed(engine, mode, k, queries, search):
+    """One warm-up pass, then one timed pass, one query at a time."""
+    for _, text, vec in queries:
+        search(text, vec)
+    rankings = {}
+    started = time.perf_counter()
+    for qid, text, vec in queries:
+        rankings[qid] = search(text, vec)
+    seconds = time.perf_counter() - started
+    print(f"{engine} {mode} k={k}: {len(queries) / seconds:.0f} q/s", file=sys.stderr)
+    return {"engine": engine, "mode": mode, "k": k, "queries": len(queries), "seconds": seconds, "rankings": rankings}
+
+
+def bm25s_runs(ids, corpus, queries, k, batch):
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    retriever = bm25s.BM25()  # method "lucene", k1 = 1.5, b = 0.75
+    retriever.index(bm25s.tokenize(corpus, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+    if batch:
+        # bm25s's own benchmark shape: every query tokenized and retrieved in one call.
+        texts = [t for _, t, _ in queries]
+        run = lambda: retriever.retrieve(  # noqa: E731
+            bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False),
+            k=k, show_progress=False, n_threads=1)
+        run()
+        started = time.perf_counter()
+        docs, _ = run()
+        seconds = time.perf_counter() - started
+        print(f"bm25s-batch lexical k={k}: {len(queries) / seconds:.0f} q/s", file=sys.stderr)
+        rankings = {qid: [ids[i] for i in row] for (qid, _, _), row in zip(queries, docs)}
+        return [{"engine": "bm25s-batch", "mode": "lexical", "k": k, "queries": len(queries), "seconds": seconds,
+                 "rankings": rankings}]
+
+    def search(text, _vec):
+        tokens = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
+        docs, _ = retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
+        return [ids[i] for i in docs[0]]
+
+    return [timed("bm25s", "lexical", k, queries, search)]
+
+
+def numpy_runs(ids, doc_vecs, queries, k):
+    def search(_text, vec):
+        scores = doc_vecs @ vec
+        top = np.argpartition(-scores, k)[:k]
+        return [ids[i] for i in top[np.argsort(-scores[top])]]
+
+    return [timed("numpy-exact", "semantic", k, queries, search)]
+
+
+def lancedb_runs(ids, corpus, doc_vecs, queries, k, work):
+    import lancedb
+    import pyarrow as pa
+    from lancedb.rerankers import RRFReranker
+
+    db = lancedb.connect(os.path.join(work, "lancedb"))
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(doc_vecs.reshape(-1), type=pa.float32()), doc_vecs.shape[1])
+    table = db.create_table("docs", pa.table({"id": ids, "text": corpus, "vector": vectors}), mode="overwrite")
+    # Lance's native full-text index: BM25, English stemming and stop words, like Braid's.
+    table.create_fts_index("text", use_tantivy=False, stem=True, remove_stop_words=True, language="English",
+                           replace=True)
+    reranker = RRFReranker(K=60)
+
+    def ranked(result):
+        return result.column("id").to_pylist()
+
+    def lexical(text, _vec):
+        return ranked(table.search(text, query_type="fts").limit(k).select(["id"]).to_arrow())
+
+    def semantic(_text, vec):
+        return ranked(table.search(vec, query_type="vector").distance_type("dot").limit(k).select(["id"]).to_arrow())
+
+    def hybrid(text, vec):
+        q = table.search(query_type="hybrid").vector(vec).text(text).distance_type("dot").rerank(reranker)
+        return ranked(q.limit(k).select(["id"]).to_arrow())
+
+    return [timed("lancedb", m, k, queries, f) for m, f in (("lexical", lexical), ("semantic", semantic),
+                                                           ("hybrid", hybrid))]
+
+
+# Milvus Lite knows the "standard" and "jieba" tokenizers only (its "english" analyzer is not
+# built in); English stemming and stop words are asked for as filters on the standard one.
+MILVUS_ANALYZER = {"tokenizer": "standard",
+                   "filter": ["lowercase", {"type": "stop", "stop_words": ["_english_"]},
+                              {"type": "stemmer", "language": "english"}]}
+
+
+def milvus_runs(ids, corpus, doc_vecs, queries, k, work):
+    from pymilvus import (AnnSearchRequest, DataType, Function, FunctionType, MilvusClient, RRFRanker)
+
+    client = MilvusClient(os.path.join(work, "milvus.db"))
+    if client.has_collection("docs"):
+        client.drop_collection("docs")
+    schema = client.create_schema(auto_id=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=128)
+    schema.add_field("text", DataType.VARCHAR, max_length=65535, enable_analyzer=True,
+                     analyzer_params=MILVUS_ANALYZER)
+    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_field("dense", DataType.FLOAT_VECTOR, dim=doc_vecs.shape[1])
+    schema.add_function(Function(name="bm25", function_type=FunctionType.BM25, input_field_names=["text"],
+                                 output_field_names=["sparse"]))
+    index = client.prepare_index_params()
+    index.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    index.add_index(field_name="dense", index_type="FLAT", metric_type="IP")
+    client.create_collection("docs", schema=schema, index_params=index)
+    rows = [{"id": i, "text": t, "dense": v.tolist()} for i, t, v in zip(ids, corpus, doc_vecs)]
+    for start in range(0, len(rows), 1000):
+        client.insert("docs", rows[start:start + 1000])
+    client.flush("docs")
+    client.load_collection("docs")
+    ranker = RRFRanker(60)
+
+    def ids_of(result):
+        return [hit["id"] for hit in result[0]]
+
+    def lexical(text, _vec):
+        return ids_of(client.search("docs", data=[text], anns_field="sparse", limit=k, output_fields=["id"],
+                                    search_params={"metric_type": "BM25"}))
+
+    def semantic(_text, vec):
+        return ids_of(client.search("docs", data=[vec.tolist()], anns_field="dense", limit=k, output_fields=["id"],
+                                    search_params={"metric_type": "IP"}))
+
+    def hybrid(text, vec):
+        reqs = [AnnSearchRequest(data=[text], anns_field="sparse", param={"metric_type": "BM25"}, limit=k),
+                AnnSearchRequest(data=[vec.tolist()], anns_field="dense", param={"metric_type": "IP"}, limit=k)]
+        return ids_of(client.hybrid_search("docs", reqs, ranker, limit=k, output_fields=["id"]))
+
+    runs = [timed("milvus-lite", m, k, queries, f) for m, f in (("lexical", lexical), ("semantic", semantic),
+                                                               ("hybrid", hybrid))]
+    client.close()
+    return runs
+
+
+def main():
+    dataset, vectors, work, k, out = sys.argv[1:6]
+    k = int(k)
+    engines = sys.argv[6:] or ["bm25s", "bm25s-batch", "numpy", "lancedb", "milvus"]
+    os.makedirs(work, exist_ok=True)
+    ids, corpus, doc_vecs, queries = load(dataset, vectors)
+    runs, failures = [], {}
+    for engine in engines:
+        try:
+            if engine == "bm25s":
+                runs += bm25s_runs(ids, corpus, queries, k, batch=False)
+            elif engine == "bm25s-batch":
+                runs += bm25s_runs(ids, corpus, queries, k, batch=True)
+            elif engine == "numpy":
+                runs += numpy_runs(ids, doc_vecs, queries, k)
+            elif engine == "lancedb":
+                runs += lancedb_runs(ids, corpus, doc_vecs, queries, k, work)
+            elif engine == "milvus":
+                runs += milvus_runs(ids, corpus, doc_vecs, queries, k, work)
+            else:
+                raise ValueError(f"unknown engine {engine}")
+        except Exception as e:  # one engine failing must not hide the others' numbers
+            failures[engine] = f"{type(e).__name__}: {e}"
+            print(f"{engine} failed: {failures[engine]}", file=sys.stderr)
+    with open(out, "w") as f:
+        json.dump(runs, f)
+    failures_file = out + ".failures.json"
+    if failures:
+        with open(failures_file, "w") as f:
+            json.dump(failures, f, indent=1)
+    elif os.path.exists(failures_file):
+        os.remove(failures_file)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+//! `braid-report`: the measuring side of Braid's benchmark report.
+//!
+//! - `export` writes an index's document vectors and the dataset's query vectors (same model,
+//!   same vectors) as raw little-endian f32 plus JSON ids, so other engines never re-embed;
+//! - `run` times Braid's `search()` one query at a time on one thread and writes the rankings;
+//! - `score` scores every engine's rankings with the same metric code (`braid_eval`) and prints
+//!   q/s and nDCG@10 side by side with ratios;
+//! - `readme` regenerates the README tables between marker comments from the JSON results;
+//! - `plot` draws one quality-vs-latency SVG per dataset.
+//!
+//! `scripts/report.sh` and `benches/peers/peers.sh` drive it; it is a separate crate so that
+//! `plotters` never enters the library or the `braid` CLI build.
+
+mod peers;
+mod plot;
+mod readme;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Benchmark reporting for Braid.
+#[derive(Parser)]
+#[command(name = "braid-report", about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write the index's document vectors and the judged queries' vectors for other engines.
+    Export {
+        /// The BEIR dataset folder.
+        #[arg(long)]
+        dataset: PathBuf,
+        /// An index of the dataset built with `--model`.
+        #[arg(long)]
+        index: PathBuf,
+        /// Output folder: docs.json, docs.f32, queries.json, queries.f32.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Time Braid's search() per mode, one query at a time, and write the rankings.
+    Run {
+        /// The BEIR dataset folder.
+        #[arg(long)]
+        dataset: PathBuf,
+        /// The index (with vectors) the export was made from.
+        #[arg(long)]
+        index: PathBuf,
+        /// The folder `export` wrote (the query vectors come from there).
+        #[arg(long)]
+        vectors: PathBuf,
+        /// Modes, comma-separated.
+        #[arg(long, default_value = "lexical,semantic,hybrid", value_delimiter = ',')]
+        mode: Vec<String>,
+        /// Hits per query.
+        #[arg(short, default_value_t = 10)]
+        k: usize,
+        /// Worker threads of the search (rayon); 1 for the single-threaded comparison.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// The run file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Score run files of every engine on one dataset and print them beside Braid's.
+    Score {
+        /// The BEIR dataset folder.
+        #[arg(long)]
+        dataset: PathBuf,
+        /// Write the scored table as JSON here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Machine and load notes to keep with the table.
+        #[arg(long, default_value = "")]
+        note: String,
+        /// Run files (`run` and benches/peers/peers.py output); rounds of one engine and mode are
+        /// combined by their median q/s.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+    },
+    /// Regenerate the README tables between `<!-- results: FILES -->` / `<!-- peers: FILES -->`
+    /// and `<!-- /results -->` markers from JSON files in a results folder.
+    Readme {
+        /// The folder holding `braid eval --out` and `score --out` JSON.
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+        /// The README to rewrite in place.
+        #[arg(long, default_value = "README.md")]
+        readme: PathBuf,
+    },
+    /// Draw one nDCG@10-vs-latency SVG per dataset from the JSON results.
+    Plot {
+        /// The folder holding `braid eval --out` and `score --out` JSON.
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+        /// The folder to write `<dataset>.svg` into.
+        #[arg(long, default_value = "docs/plots")]
+        out: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Export { dataset, index, out } => peers::export(&dataset, &index, &out),
+        Command::Run { dataset, index, vectors, mode, k, threads, out } => {
+            peers::run(&peers::RunArgs { dataset: &dataset, index: &index, vectors: &vectors, k, threads }, &mode, &out)
+        }
+        Command::Score { dataset, out, note, runs } => peers::score(&dataset, &runs, out.as_deref(), &note),
+        Command::Readme { results, readme } => readme::regenerate(&results, &readme),
+        Command::Plot { results, out } => plot::plot_all(&results, &out),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! The peers comparison, Braid's side: export the vectors, time `search()`, score every engine.
+//!
+//! Every engine gets the same documents, the same document vectors and the same query vectors
+//! (written once by [`export`]), so query embedding is excluded on both sides: Braid's
+//! semantic leg reads the exported query vector through [`Precomputed`], the peers read the
+//! same file. A run file is a JSON array of [`Run`]s; `benches/peers/peers.py` writes the
+//! same shape.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, ensure, Context, Result};
+use braid::models::OnnxEmbedder;
+use braid::{Embedder, Index, Mode, Principal, SearchRequest};
+use braid_eval::{evaluate_outcomes, read_corpus, Dataset, QueryOutcome};
+use serde::{Deserialize, Serialize};
+
+/// The ids and model of an exported vector file (`docs.json` / `queries.json`).
+#[derive(Debug, Serialize, Deserialize)]
+struct VectorsMeta {
+    model_id: String,
+    dim: usize,
+    ids: Vec<String>,
+    /// Query texts, in the order of `ids` (queries only).
+    #[serde(default)]
+    texts: Vec<String>,
+    /// Mean milliseconds to embed one query (batches of 32), for the record: excluded from
+    /// every engine's q/s.
+    #[serde(default)]
+    embed_ms_per_query: f64,
+}
+
+/// One engine's rankings for one mode, and how long the queries took.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Run {
+    /// The engine (`braid`, `bm25s`, `lancedb`, …).
+    pub engine: String,
+    /// `lexical`, `semantic` or `hybrid`.
+    pub mode: String,
+    /// Hits asked per query.
+    pub k: usize,
+    /// Queries run (one at a time).
+    pub queries: usize,
+    /// Wall time of the timed pass, in seconds.
+    pub seconds: f64,
+    /// Query id → doc ids, best first.
+    pub rankings: BTreeMap<String, Vec<String>>,
+}
+
+/// One scored row: an engine and mode beside Braid's same mode.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Row {
+    /// The engine.
+    pub engine: String,
+    /// The mode.
+    pub mode: String,
+    /// Hits asked per query.
+    pub k: usize,
+    /// Queries per second, median over rounds.
+    pub qps: f64,
+    /// Rounds the median is over.
+    pub rounds: usize,
+    /// Mean nDCG@10 (trec_eval rules, `braid_eval`).
+    #[serde(rename = "ndcg@10")]
+    pub ndcg_at_10: f64,
+    /// Braid's q/s divided by this engine's, for the same mode and k.
+    pub braid_speedup: Option<f64>,
+}
+
+/// The scored comparison on one dataset.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Scored {
+    /// The dataset's name.
+    pub dataset: String,
+    /// Where and how it was measured.
+    pub note: String,
+    /// Rows, grouped by mode, Braid first.
+    pub rows: Vec<Row>,
+}
+
+/// Query vectors computed before timing, served by text. Lookup only: a text that was not
+/// exported is an error, never a silent zero vector.
+struct Precomputed {
+    model_id: String,
+    dim: usize,
+    vectors: HashMap<String, Vec<f32>>,
+}
+
+impl Embedder for Precomputed {
+    fn model_id(&self) -> &str {
+        &self.model_id
+    }
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn embed(&self, texts: &[&str]) -> braid::Result<Vec<Vec<f32>>> {
+        texts
+            .iter()
+            .map(|t| {
+                self.vectors.get(*t).cloned().ok_or_else(|| braid::Error::Model {
+                    reason: "this query's vector was not exported (run `braid-report export`)".into(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The embedding model an index was built with (ids are "<model dir name>/<onnx file>").
+fn index_model(index: &Index) -> Result<OnnxEmbedder> {
+    let info = index.embedding().context("the index holds no vectors: build it with `braid index --model default`")?;
+    let (name, file) = info.model_id.split_once('/').unwrap_or((info.model_id.as_str(), "model.onnx"));
+    Ok(OnnxEmbedder::builder().model_name(name).onnx_file(file).build()?)
+}
+
+fn write_f32(path: &Path, rows: &[Vec<f32>]) -> Result<()> {
+    let mut bytes = Vec::with_capacity(rows.iter().map(|r| r.len() * 4).sum());
+    for x in rows.iter().flatten() {
+        bytes.extend_from_slice(&x.to_le_bytes());
+    }
+    fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+fn read_f32(path: &Path, dim: usize, count: usize) -> Result<Vec<Vec<f32>>> {
+    let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    ensure!(
+        bytes.len() == count * dim * 4,
+        "{} holds {} bytes, expected {count} × {dim} f32",
+        path.display(),
+        bytes.len()
+    );
+    Ok(bytes
+        .chunks_exact(dim * 4)
+        .map(|row| row.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+        .collect())
+}
+
+fn read_meta(path: &Path) -> Result<VectorsMeta> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Writes `docs.json`/`docs.f32` (every corpus record's stored vector, corpus order) and
+/// `queries.json`/`queries.f32` (the judged test queries, embedded by the index's model).
+pub fn export(dataset_dir: &Path, index_dir: &Path, out: &Path) -> Result<()> {
+    let dataset = Dataset::load(dataset_dir, "test").with_context(|| format!("loading {}", dataset_dir.display()))?;
+    let index = Index::open(index_dir).with_context(|| format!("opening {}", index_dir.display()))?;
+    let model = Arc::new(index_model(&index)?);
+    index.attach_embedder(model.clone())?;
+    let operator = Principal::public();
+    let (mut ids, mut vectors) = (Vec::new(), Vec::new());
+    for doc in read_corpus(&dataset.corpus_path()) {
+        let doc = doc?;
+        match index.vector(&doc.id, &operator)? {
+            Some(v) => {
+                ids.push(doc.id);
+                vectors.push(v);
+            }
+            None => bail!(
+                "record {:?} has no vector in {}: was the index built from this corpus?",
+                doc.id,
+                index_dir.display()
+            ),
+        }
+    }
+    fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let dim = model.dim();
+    let model_id = model.model_id().to_string();
+    write_f32(&out.join("docs.f32"), &vectors)?;
+    let docs = VectorsMeta { model_id: model_id.clone(), dim, ids, texts: Vec::new(), embed_ms_per_query: 0.0 };
+    fs::write(out.join("docs.json"), serde_json::to_string(&docs)?)?;
+
+    let texts: Vec<&str> = dataset.queries.iter().map(|q| q.text.as_str()).collect();
+    let started = Instant::now();
+    let mut query_vectors = Vec::with_capacity(texts.len());
+    for batch in texts.chunks(32) {
+        query_vectors.extend(model.embed(batch)?);
+    }
+    let embed_ms_per_query = started.elapsed().as_secs_f64() * 1000.0 / texts.len().max(1) as f64;
+    write_f32(&out.join("queries.f32"), &query_vectors)?;
+    let queries = VectorsMeta {
+        model_id,
+        dim,
+        ids: dataset.queries.iter().map(|q| q.id.clone()).collect(),
+        texts: texts.iter().map(|t| t.to_string()).collect(),
+        embed_ms_per_query,
+    };
+    fs::write(out.join("queries.json"), serde_json::to_string(&queries)?)?;
+    eprintln!(
+        "exported {} document and {} query vectors ({dim} dimensions; queries embedded at {embed_ms_per_query:.1} ms each)",
+        docs.ids.len(),
+        queries.ids.len()
+    );
+    Ok(())
+}
+
+/// What [`run`] measures.
+pub struct RunArgs<'a> {
+    pub dataset: &'a Path,
+    pub index: &'a Path,
+    pub vectors: &'a Path,
+    pub k: usize,
+    pub threads: usize,
+}
+
+/// Times `search()` per mode: one untimed warm-up pass, then one timed pass, one query at a
+/// time, snippets and suggestions off (the peers return ids and scores only).
+pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
+    rayon::ThreadPoolBuilder::new().num_threads(args.threads.max(1)).build_global()?;
+    let dataset = Dataset::load(args.dataset, "test").with_context(|| format!("loading {}", args.dataset.display()))?;
+    let index = Index::open(args.index).with_context(|| format!("opening {}", args.index.display()))?;
+    let modes: Vec<Mode> =
+        modes.iter().map(|m| Mode::parse(m).with_context(|| format!("unknown mode {m:?}"))).collect::<Result<_>>()?;
+    if modes.iter().any(|m| *m != Mode::Lexical && *m != Mode::Fuzzy) {
+        let meta = read_meta(&args.vectors.join("queries.json"))?;
+        let vectors = read_f32(&args.vectors.join("queries.f32"), meta.dim, meta.ids.len())?;
+        let vectors = meta.texts.into_iter().zip(vectors).collect();
+        index.attach_embedder(Arc::new(Precomputed { model_id: meta.model_id, dim: meta.dim, vectors }))?;
+    }
+    let mut runs = Vec::new();
+    for parsed in modes {
+        let mode = parsed.name();
+        let search = |text: &str| -> Result<Vec<String>> {
+            let request =
+                SearchRequest::new(text, Principal::public()).mode(parsed).k(args.k).suggest(false).snippet_chars(0);
+            Ok(index.search(&request)?.hits.into_iter().map(|h| h.id).collect())
+        };
+        for q in &dataset.queries {
+            std::hint::black_box(search(&q.text)?);
+        }
+        let mut rankings = BTreeMap::new();
+        let started = Instant::now();
+        for q in &dataset.queries {
+            rankings.insert(q.id.clone(), search(&q.text)?);
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        let queries = dataset.queries.len();
+        eprintln!("braid {mode} k={}: {:.0} q/s", args.k, queries as f64 / seconds);
+        runs.push(Run { engine: "braid".into(), mode: parsed.name().into(), k: args.k, queries, seconds, rankings });
+    }
+    fs::write(out, serde_json::to_string(&runs)?).with_context(|| format!("writing {}", out.display()))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Scores run files: median q/s per engine, mode and k over the rounds, nDCG@10 of the
+/// rankings (identical across rounds for these deterministic engines; the first is scored).
+pub fn score(dataset_dir: &Path, files: &[PathBuf], out: Option<&Path>, note: &str) -> Result<()> {
+    let dataset = Dataset::load(dataset_dir, "test").with_context(|| format!("loading {}", dataset_dir.display()))?;
+    let mut groups: BTreeMap<(String, usize, String), Vec<Run>> = BTreeMap::new();
+    for file in files {
+        let text = fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let runs: Vec<Run> = serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
+        for r in runs {
+            groups.entry((r.mode.clone(), r.k, r.engine.clone())).or_default().push(r);
+        }
+    }
+    let mut rows = Vec::new();
+    for ((mode, k, engine), runs) in &groups {
+        let qps = median(runs.iter().map(|r| r.queries as f64 / r.seconds.max(1e-12)).collect());
+        let outcomes: Vec<QueryOutcome> = runs[0]
+            .rankings
+            .iter()
+            .map(|(q, ranking)| QueryOutcome { query_id: q.clone(), ranking: ranking.clone(), micros: 0 })
+            .collect();
+        let report = evaluate_outcomes(&dataset, mode, &outcomes);
+        rows.push(Row {
+            engine: engine.clone(),
+            mode: mode.clone(),
+            k: *k,
+            qps,
+            rounds: runs.len(),
+            ndcg_at_10: report.ndcg_at_10,
+            braid_speedup: None,
+        });
+    }
+    for i in 0..rows.len() {
+        let braid =
+            rows.iter().find(|b| b.engine == "braid" && b.mode == rows[i].mode && b.k == rows[i].k).map(|b| b.qps);
+        rows[i].braid_speedup = braid.map(|b| b / rows[i].qps.max(1e-12));
+    }
+    rows.sort_by(|a, b| {
+        (a.k, mode_rank(&a.mode), a.engine != "braid", &a.engine).cmp(&(
+            b.k,
+            mode_rank(&b.mode),
+            b.engine != "braid",
+            &b.engine,
+        ))
+    });
+    let scored = Scored { dataset: dataset.name.clone(), note: note.to_string(), rows };
+    println!("{}", table(std::slice::from_ref(&scored)));
+    if let Some(out) = out {
+        fs::write(out, serde_json::to_string_pretty(&scored)?).with_context(|| format!("writing {}", out.display()))?;
+    }
+    Ok(())
+}
+
+fn mode_rank(mode: &str) -> usize {
+    ["lexical", "semantic", "hybrid"].iter().position(|m| *m == mode).unwrap_or(3)
+}
+
+/// The comparison as one Markdown table.
+pub fn table(scored: &[Scored]) -> String {
+    let mut out = String::from(
+        "| dataset | mode | k | engine | q/s | nDCG@10 | Braid q/s ÷ engine q/s |\n|---|---|---:|---|---:|---:|---:|",
+    );
+    for s in scored {
+        for r in &s.rows {
+            let ratio = match (r.engine.as_str(), r.braid_speedup) {
+                ("braid", _) => "1".to_string(),
+                (_, Some(x)) => format!("**{x:.2}×**"),
+                (_, None) => "–".to_string(),
+            };
+            let engine = if r.engine == "braid" { "**Braid**".to_string() } else { r.engine.clone() };
+            out.push_str(&format!(
+                "\n| {} | {} | {} | {} | {:.0} | {:.4} | {} |",
+                s.dataset, r.mode, r.k, engine, r.qps, r.ndcg_at_10, ratio
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(Vec::new()), 0.0);
+    }
+
+    #[test]
+    fn vectors_round_trip_and_wrong_sizes_are_errors() {
+        let dir = std::env::temp_dir().join(format!("braid-report-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("v.f32");
+        let rows = vec![vec![1.0, -2.5, 3.25], vec![0.0, f32::MIN_POSITIVE, 7.0]];
+        write_f32(&path, &rows).unwrap();
+        assert_eq!(read_f32(&path, 3, 2).unwrap(), rows);
+        assert!(read_f32(&path, 3, 3).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn precomputed_vectors_refuse_unknown_text() {
+        let e = Precomputed { model_id: "m".into(), dim: 2, vectors: [("a".to_string(), vec![1.0, 0.0])].into() };
+        assert_eq!(e.embed(&["a"]).unwrap(), vec![vec![1.0, 0.0]]);
+        assert!(matches!(e.embed(&["a", "b"]), Err(braid::Error::Model { .. })));
+    }
+}
