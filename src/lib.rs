@@ -44,7 +44,8 @@ pub use braid_lexical::{Analyzer, SchemaConfig, StoredRecord};
 pub use index::{Index, IndexConfig};
 pub use semantic::EmbeddingInfo;
 
+pub use braid_lexical::DEFAULT_WRITER_HEAP;
 /// The ONNX models (with the `models` feature): the bundled embedder and cross-encoder.
 #[cfg(feature = "models")]
 pub use braid_models as models;
-pub use writer::{content_hash, Writer};
+pub use writer::{content_hash, Writer, WriterOptions, MIN_WRITER_HEAP};

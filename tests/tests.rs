@@ -1,6 +1,7 @@
 //! Integration tests of the `braid` facade: one binary, a module per concern.
 
 mod common;
+mod crash;
 mod helpcenter;
 mod hostile_input;
 mod leaks;
