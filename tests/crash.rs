@@ -172,11 +172,11 @@ fn verify(dir: &Path, acked: Option<u64>, full_from: u64, rng: &mut Rng) -> (Opt
         let stored = index.record(&rid, &public).expect("read").unwrap_or_else(|| panic!("{rid} lost"));
         assert_eq!(stored.body, want.body_text(), "{rid} is not at its committed version");
         let unique = want.body_text().rsplit(' ').next().unwrap();
-        assert_eq!(hit_ids(&index, unique, Mode::Lexical, 3), [rid.clone()], "lexical leg lost {rid}");
+        assert_eq!(hit_ids(&index, unique, Mode::Lexical, 3), [rid.as_str()], "lexical leg lost {rid}");
         if batch >= full_from || rng.below(50) == 0 {
             assert!(hit_ids(&index, unique, Mode::Fuzzy, 10).contains(&rid), "fuzzy leg lost {rid}");
             // The record's own passage is its nearest neighbour, when its vector is there.
-            assert_eq!(hit_ids(&index, &want.passage(), Mode::Semantic, 1), [rid.clone()], "semantic leg lost {rid}");
+            assert_eq!(hit_ids(&index, &want.passage(), Mode::Semantic, 1), [rid.as_str()], "semantic leg lost {rid}");
             checked += 1;
         }
     }

@@ -297,3 +297,25 @@ fn every_damaged_file_is_a_typed_error_naming_it() {
         }
     }
 }
+
+/// The writer's memory budget: below tantivy's minimum or a zero embedding batch is a typed
+/// error; at the minimum, an ingest larger than the buffer flushes segments and commits whole.
+#[test]
+fn writer_budget_is_validated_and_bounds_ingest() {
+    use braid::{WriterOptions, MIN_WRITER_HEAP};
+    let dir = tempfile::tempdir().unwrap();
+    let idx = Index::create(dir.path(), IndexConfig::default()).unwrap();
+    let small = WriterOptions { heap_bytes: MIN_WRITER_HEAP - 1, ..WriterOptions::default() };
+    assert!(matches!(idx.writer_with(small), Err(Error::InvalidRequest { .. })));
+    let no_batch = WriterOptions { embed_batch: 0, ..WriterOptions::default() };
+    assert!(matches!(idx.writer_with(no_batch), Err(Error::InvalidRequest { .. })));
+    let mut w = idx.writer_with(WriterOptions { heap_bytes: MIN_WRITER_HEAP, embed_batch: 8 }).unwrap();
+    // About 30 MB of text: more than the buffer holds, so tantivy writes segments before commit.
+    let filler = "walrus tusk ".repeat(2500);
+    for i in 0..1000 {
+        w.upsert(&Record::new(format!("r{i}")).body(format!("{filler} unique{i}"))).unwrap();
+    }
+    w.commit().unwrap();
+    assert_eq!(idx.num_records(), 1000);
+    assert_eq!(find(&idx, "unique977"), ["r977"]);
+}

@@ -1,21 +1,39 @@
 //! BEIR `corpus.jsonl` ingestion: arbitrary bytes as a corpus file, read by
-//! `braid::ingest::Source`, every record it yields upserted into a fresh in-memory index and
-//! committed, then searched. Bad lines must be typed errors, never panics.
+//! `braid::ingest::Source`, every record it yields upserted into an in-memory index and
+//! committed, then read back and searched. Bad lines must be typed errors, never panics. The
+//! index and its writer live across runs (as in a service); each run first deletes the
+//! previous run's records.
 #![no_main]
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use braid::ingest::Source;
-use braid::{Index, IndexConfig, Mode, Principal, SearchRequest};
+use braid::{Index, IndexConfig, Mode, Principal, SearchRequest, Writer, WriterOptions, MIN_WRITER_HEAP};
 use libfuzzer_sys::fuzz_target;
+
+struct State {
+    index: Index,
+    writer: Writer,
+    previous: Vec<String>,
+}
 
 fuzz_target!(|data: &[u8]| {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
+    static STATE: OnceLock<Mutex<State>> = OnceLock::new();
     let path = PATH.get_or_init(|| std::env::temp_dir().join(format!("braid-fuzz-{}.jsonl", std::process::id())));
+    let state = STATE.get_or_init(|| {
+        let index = Index::create_in_ram(IndexConfig::default()).expect("index");
+        let writer =
+            index.writer_with(WriterOptions { heap_bytes: MIN_WRITER_HEAP, ..WriterOptions::default() }).expect("writer");
+        Mutex::new(State { index, writer, previous: Vec::new() })
+    });
+    let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+    let State { index, writer, previous } = &mut *state;
+    for id in previous.drain(..) {
+        writer.delete(&id).expect("delete");
+    }
     std::fs::write(path, data).expect("write the corpus file");
-    let index = Index::create_in_ram(IndexConfig::default()).expect("index");
-    let mut writer = index.writer().expect("writer");
     let mut ids = std::collections::BTreeMap::new();
     for record in Source::Beir(path.clone()).records(&index.config().schema) {
         let Ok(record) = record else { continue };
@@ -24,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     writer.commit().expect("commit");
-    assert!(index.num_records() as usize <= ids.len());
+    assert_eq!(index.num_records() as usize, ids.len());
     // Every accepted record is there for a principal holding its ACL tokens.
     for (id, acl) in ids.iter().take(3) {
         let principal = if acl.is_empty() { Principal::public() } else { Principal::from_verified_tokens(acl.clone()) };
@@ -33,4 +51,5 @@ fuzz_target!(|data: &[u8]| {
             let _ = index.search(&SearchRequest::new(id.as_str(), principal.clone()).mode(mode));
         }
     }
+    previous.extend(ids.into_keys());
 });

@@ -131,6 +131,10 @@ impl LexicalIndex {
             }
             other => lexical(other),
         })?;
+        // A writer killed mid-commit leaves files no commit references (for example a
+        // `<segment>.<opstamp>.del` that this writer would create again under the same name and
+        // fail on): remove them before writing anything.
+        writer.garbage_collect_files().wait().map_err(lexical)?;
         Ok(LexicalWriter { writer, fields: self.fields.clone() })
     }
 
