@@ -254,6 +254,7 @@ fn every_damaged_file_is_a_typed_error_naming_it() {
         }
     }
     assert!(files.len() >= 10, "{files:?}");
+    eprintln!("{} files, {} damaged-file cases", files.len(), files.len() * 6);
     let mut failures = Vec::new();
     for file in &files {
         for damage in [

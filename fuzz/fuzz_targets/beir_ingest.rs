@@ -24,8 +24,9 @@ fuzz_target!(|data: &[u8]| {
     let path = PATH.get_or_init(|| std::env::temp_dir().join(format!("braid-fuzz-{}.jsonl", std::process::id())));
     let state = STATE.get_or_init(|| {
         let index = Index::create_in_ram(IndexConfig::default()).expect("index");
-        let writer =
-            index.writer_with(WriterOptions { heap_bytes: MIN_WRITER_HEAP, ..WriterOptions::default() }).expect("writer");
+        let writer = index
+            .writer_with(WriterOptions { heap_bytes: MIN_WRITER_HEAP, ..WriterOptions::default() })
+            .expect("writer");
         Mutex::new(State { index, writer, previous: Vec::new() })
     });
     let mut state = state.lock().unwrap_or_else(|p| p.into_inner());

@@ -26,8 +26,9 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(text);
     let state = STATE.get_or_init(|| {
         let index = Index::create_in_ram(IndexConfig::default()).expect("index");
-        let writer =
-            index.writer_with(WriterOptions { heap_bytes: MIN_WRITER_HEAP, ..WriterOptions::default() }).expect("writer");
+        let writer = index
+            .writer_with(WriterOptions { heap_bytes: MIN_WRITER_HEAP, ..WriterOptions::default() })
+            .expect("writer");
         Mutex::new(State { index, writer, previous: Vec::new() })
     });
     let mut state = state.lock().unwrap_or_else(|p| p.into_inner());

@@ -63,7 +63,8 @@ fn run(index: &Index, knobs: &[u8], query: &str) -> Result<()> {
         request = request.rrf_k(u.arbitrary()?);
     }
     if u.ratio(1, 4)? {
-        request = request.weights(LegWeights { lexical: u.arbitrary()?, fuzzy: u.arbitrary()?, semantic: u.arbitrary()? });
+        request =
+            request.weights(LegWeights { lexical: u.arbitrary()?, fuzzy: u.arbitrary()?, semantic: u.arbitrary()? });
     }
     if u.ratio(1, 4)? {
         request = request.fusion(*u.choose(&[Fusion::Rrf, Fusion::MinMax, Fusion::ZScore])?);
