@@ -40,11 +40,10 @@ pub use braid_core::{
     Principal, QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stats, Suggestion,
     Visibility, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
 };
-pub use braid_lexical::{Analyzer, SchemaConfig, StoredRecord};
+pub use braid_lexical::{Analyzer, SchemaConfig, StoredRecord, DEFAULT_WRITER_HEAP};
 pub use index::{Index, IndexConfig};
 pub use semantic::EmbeddingInfo;
 
-pub use braid_lexical::DEFAULT_WRITER_HEAP;
 /// The ONNX models (with the `models` feature): the bundled embedder and cross-encoder.
 #[cfg(feature = "models")]
 pub use braid_models as models;
