@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::manifest::{Manifest, FORMAT_VERSION, LEXICAL_DIR};
 use crate::semantic::{EmbeddingInfo, Semantic};
-use crate::writer::Writer;
+use crate::writer::{Writer, WriterOptions};
 
 /// How an index is built; fixed at creation and stored with the index.
 ///
@@ -73,7 +73,8 @@ impl Index {
         Ok(Self::assemble(None, config, lexical, 0, None))
     }
 
-    /// Opens the index in `dir`.
+    /// Opens the index in `dir`. Every file of the lexical index is checked against its
+    /// checksum first (one read of the index), so a damaged file is an error, never a panic.
     ///
     /// # Errors
     /// [`Error::Corrupt`] naming the file when the index is missing or damaged,
@@ -87,15 +88,15 @@ impl Index {
     }
 
     /// Verifies an index on disk without changing it: the manifest parses and has this build's
-    /// format, every file of the lexical index matches its checksum, and the vector file (if
-    /// any) is complete and matches its checksum. Returns the number of live records.
+    /// format, every file of the lexical index is there and matches its checksum (as on every
+    /// [`Index::open`]), and the vector file (when the manifest records a model) is there,
+    /// complete and matches its checksum. Returns the number of live records.
     ///
     /// # Errors
     /// [`Error::Corrupt`] or [`Error::FormatVersion`] naming the damaged file.
     pub fn check(dir: &Path) -> Result<u64> {
         let index = Self::open(dir)?;
-        index.inner.lexical.verify()?;
-        if let Some(store) = Semantic::open_store(dir)? {
+        if let Some(store) = Semantic::open_store(dir, index.embedding().is_some())? {
             let live: std::collections::HashSet<u64> =
                 index.inner.lexical.snapshot().ids()?.into_iter().map(|(_, ord, _)| ord).collect();
             let orphans = store.ords().filter(|o| !live.contains(o)).count();
@@ -158,8 +159,9 @@ impl Index {
                 )));
             }
         }
+        let recorded = inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).is_some();
         let mut store = match &inner.dir {
-            Some(dir) => Semantic::open_store(dir)?,
+            Some(dir) => Semantic::open_store(dir, recorded)?,
             None => None,
         };
         if let Some(store) = store.as_mut() {
@@ -224,7 +226,16 @@ impl Index {
     /// # Errors
     /// [`Error::LockBusy`] when another writer, in this or another process, is open.
     pub fn writer(&self) -> Result<Writer> {
-        Writer::new(self.clone())
+        Writer::new(self.clone(), WriterOptions::default())
+    }
+
+    /// Opens the single writer with a memory budget for bulk ingestion.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRequest`] for a budget below the minimum (see [`WriterOptions`]),
+    /// [`Error::LockBusy`] as [`Index::writer`].
+    pub fn writer_with(&self, options: WriterOptions) -> Result<Writer> {
+        Writer::new(self.clone(), options)
     }
 
     /// Searches the latest commit. See [`SearchRequest`] for the knobs and defaults.

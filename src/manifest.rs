@@ -60,9 +60,15 @@ impl Manifest {
         file.write_all(&json).map_err(io)?;
         file.sync_all().map_err(io)?;
         fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
+        sync_dir(dir).map_err(|e| Error::io(dir, e))
+    }
+}
+
+/// Makes renames and new files in `dir` durable (a no-op where directories cannot be synced).
+pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    if cfg!(unix) {
+        File::open(dir)?.sync_all()
+    } else {
         Ok(())
     }
 }

@@ -41,9 +41,15 @@ impl Semantic {
         Ok(Semantic { info, embedder, store: RwLock::new(store) })
     }
 
-    pub fn open_store(dir: &Path) -> Result<Option<VectorStore>> {
+    /// The vector store saved in the index `dir`, if any. `expected`: the manifest records an
+    /// embedding model, so the store was saved before that commit and must be there.
+    pub fn open_store(dir: &Path, expected: bool) -> Result<Option<VectorStore>> {
         let dir = dir.join(VECTORS_DIR);
-        if !dir.join(braid_vector::VECTORS_FILE).exists() {
+        let file = dir.join(braid_vector::VECTORS_FILE);
+        if !file.exists() {
+            if expected {
+                return Err(Error::Corrupt { path: file, reason: "missing, but the manifest records vectors".into() });
+            }
             return Ok(None);
         }
         VectorStore::open(&dir).map(Some)

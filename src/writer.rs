@@ -8,11 +8,34 @@ use braid_core::{Ord, Record, Result};
 use braid_lexical::{LexicalWriter, DEFAULT_WRITER_HEAP};
 
 use crate::index::Index;
-use crate::manifest::{Manifest, FORMAT_VERSION};
+use crate::manifest::{sync_dir, Manifest, FORMAT_VERSION, LEXICAL_DIR};
 use crate::semantic::{Semantic, VECTORS_DIR};
 
-/// Texts embedded per batch while indexing.
-const EMBED_BATCH: usize = 32;
+/// The smallest indexing buffer tantivy accepts.
+pub const MIN_WRITER_HEAP: usize = 15_000_000;
+
+/// The memory a [`Writer`] may hold while ingesting (see [`Index::writer_with`]).
+///
+/// A writer holds at most `heap_bytes` of inverted-index buffers (tantivy writes a segment to
+/// disk, uncommitted, whenever they fill), at most `embed_batch` texts waiting for the
+/// embedder, and, per record upserted since the last commit, its vector (4 bytes per
+/// dimension) and its id; committing every N records bounds the last two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriterOptions {
+    /// Bytes of indexing buffer, shared by tantivy's indexing threads. By default
+    /// [`DEFAULT_WRITER_HEAP`] (128 MiB); at least [`MIN_WRITER_HEAP`].
+    pub heap_bytes: usize,
+    /// Texts embedded per batch. By default 8; at least 1. ONNX Runtime keeps memory for the
+    /// largest batch it ran: indexing SciFact, 32 texts per batch peaked at 1082 MiB resident
+    /// and 8 at 389 MiB, in 202 s against 242 s (`examples/ingest_memory.rs`, 320 records).
+    pub embed_batch: usize,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions { heap_bytes: DEFAULT_WRITER_HEAP, embed_batch: 8 }
+    }
+}
 
 /// Writes to an [`Index`]. There is one at a time per index; a second gets
 /// [`braid_core::Error::LockBusy`].
@@ -23,6 +46,7 @@ const EMBED_BATCH: usize = 32;
 /// a no-op, so re-indexing a corpus never recomputes its embeddings.
 pub struct Writer {
     index: Index,
+    options: WriterOptions,
     lexical: LexicalWriter,
     semantic: Option<Arc<Semantic>>,
     pending: usize,
@@ -39,11 +63,21 @@ pub struct Writer {
 }
 
 impl Writer {
-    pub(crate) fn new(index: Index) -> Result<Writer> {
-        let lexical = index.inner.lexical.writer(DEFAULT_WRITER_HEAP)?;
+    pub(crate) fn new(index: Index, options: WriterOptions) -> Result<Writer> {
+        if options.heap_bytes < MIN_WRITER_HEAP {
+            return Err(braid_core::Error::invalid_request(format!(
+                "writer heap of {} bytes is below the minimum of {MIN_WRITER_HEAP}",
+                options.heap_bytes
+            )));
+        }
+        if options.embed_batch == 0 {
+            return Err(braid_core::Error::invalid_request("embed_batch must be at least 1"));
+        }
+        let lexical = index.inner.lexical.writer(options.heap_bytes)?;
         let semantic = index.semantic();
         Ok(Writer {
             index,
+            options,
             lexical,
             semantic,
             pending: 0,
@@ -88,7 +122,7 @@ impl Writer {
         // vector of Chinese text is noise); the lexical legs still find them.
         if self.semantic.as_ref().is_some_and(|s| s.embedder.covers(record.language())) {
             self.to_embed.push((ord, record.passage()));
-            if self.to_embed.len() >= EMBED_BATCH {
+            if self.to_embed.len() >= self.options.embed_batch {
                 self.embed_pending()?;
             }
         }
@@ -132,36 +166,49 @@ impl Writer {
         self.pending
     }
 
-    /// Makes every change durable and visible to new searches. A crash before this returns
-    /// loses only the uncommitted changes: vectors are saved first (by atomic rename), then
-    /// the records, then the manifest; on open, vectors without a committed record are
-    /// dropped.
+    /// Makes every change durable and visible to new searches. A crash (or power loss) at any
+    /// point loses only uncommitted changes, and a reopened index sees exactly one commit.
+    ///
+    /// The order: the vector file gains the new vectors (written to a temporary file, fsynced,
+    /// renamed, directory fsynced), then the manifest (same way), then tantivy commits — its
+    /// `meta.json` rename is the commit point — and the lexical directory is fsynced. Vectors
+    /// of replaced or deleted records leave the store only after that point. So a crash
+    /// before the commit point leaves vectors without a committed record, which
+    /// [`Index::attach_embedder`] drops on open; never a committed record without its vector.
     ///
     /// # Errors
     /// [`braid_core::Error::Lexical`], [`braid_core::Error::Io`] or
     /// [`braid_core::Error::Model`] when the commit cannot be written; the previous commit
-    /// stays intact.
+    /// stays intact on disk.
     pub fn commit(&mut self) -> Result<()> {
         self.embed_pending()?;
         let inner = &self.index.inner;
         if let Some(semantic) = &self.semantic {
             let mut store = semantic.store.write().unwrap_or_else(|p| p.into_inner());
             store.insert_batch(&self.vectors)?;
-            for ord in &self.superseded {
-                store.delete(*ord);
-            }
             if let Some(dir) = &inner.dir {
                 store.save(&dir.join(VECTORS_DIR))?;
             }
             *inner.embedding.lock().unwrap_or_else(|p| p.into_inner()) = Some(semantic.info.clone());
         }
-        self.lexical.commit()?;
         if let Some(dir) = &inner.dir {
             let next_ord = *inner.next_ord.lock().unwrap_or_else(|p| p.into_inner());
             let embedding = inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone();
             Manifest { format: FORMAT_VERSION, config: inner.config.clone(), next_ord, embedding }.write(dir)?;
         }
+        self.lexical.commit()?;
+        if let Some(dir) = &inner.dir {
+            // tantivy renames meta.json without syncing the directory: make the rename durable.
+            let lexical = dir.join(LEXICAL_DIR);
+            sync_dir(&lexical).map_err(|e| braid_core::Error::io(&lexical, e))?;
+        }
         inner.lexical.reload()?;
+        if let Some(semantic) = &self.semantic {
+            let mut store = semantic.store.write().unwrap_or_else(|p| p.into_inner());
+            for ord in &self.superseded {
+                store.delete(*ord);
+            }
+        }
         self.pending = 0;
         self.pending_ids.clear();
         self.vectors.clear();

@@ -1,6 +1,6 @@
 //! Bad input gets an empty result or a typed error, never a panic.
 
-use braid::{Error, Mode, Principal, SearchRequest, MAX_K, MAX_QUERY_BYTES};
+use braid::{Error, Filter, Mode, Principal, SearchRequest, MAX_K, MAX_QUERY_BYTES};
 
 use crate::common::index;
 
@@ -72,4 +72,33 @@ fn bad_records_are_rejected_without_losing_good_ones() {
     ));
     w.commit().unwrap();
     assert_eq!(idx.num_records(), 1);
+}
+
+/// Fuzz finding (`fuzz/fuzz_targets/query.rs`): a range filter without bounds made tantivy
+/// panic ("At least one bound must be set"). Open and non-finite bounds now mean "any value".
+#[test]
+fn range_filters_without_finite_bounds_hold_every_value() {
+    let idx = index();
+    let bounds =
+        [(None, None), (Some(f64::NAN), None), (None, Some(f64::INFINITY)), (Some(f64::NEG_INFINITY), Some(f64::NAN))];
+    for (min, max) in bounds {
+        for mode in MODES {
+            let request = SearchRequest::new("refund relay kubernetes annual", Principal::public())
+                .mode(mode)
+                .filter(Filter::range("updated", min, max));
+            let r = idx.search(&request).unwrap_or_else(|e| panic!("{mode:?} {min:?}..{max:?}: {e}"));
+            let mut ids: Vec<&str> = r.hits.iter().map(|h| h.id.as_str()).collect();
+            ids.sort();
+            assert_eq!(ids, ["kubernetes-relay", "refund-annual"], "{mode:?} {min:?}..{max:?}");
+        }
+    }
+    // One finite bound still bounds.
+    let r = idx
+        .search(&SearchRequest::new("refund relay", Principal::public()).filter(Filter::range(
+            "updated",
+            Some(1.75e9),
+            None,
+        )))
+        .unwrap();
+    assert_eq!(r.hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["refund-annual"]);
 }

@@ -2,6 +2,7 @@
 
 mod cjk;
 mod common;
+mod crash;
 mod helpcenter;
 mod hostile_input;
 mod leaks;

@@ -83,18 +83,23 @@ impl LexicalIndex {
         Self::from_index(index, fields, config, dir.map(Path::to_path_buf))
     }
 
-    /// Opens the index in `dir`, written with `config`.
+    /// Opens the index in `dir`, written with `config`. Every file's checksum is verified
+    /// first (one read of the index): tantivy can panic on a damaged segment file, so none is
+    /// parsed before it is known to be intact.
     ///
     /// # Errors
-    /// [`Error::Corrupt`] when the directory holds no readable index.
+    /// [`Error::Corrupt`] naming the missing or damaged file.
     pub fn open(dir: &Path, config: SchemaConfig) -> Result<Self> {
-        let corrupt = |reason: String| Error::Corrupt { path: dir.join("meta.json"), reason };
         if !dir.join("meta.json").is_file() {
-            return Err(corrupt("missing".into()));
+            return Err(Error::Corrupt { path: dir.join("meta.json"), reason: "missing".into() });
         }
-        let index = Index::open_in_dir(dir).map_err(|e| corrupt(e.to_string()))?;
+        let index = Index::open_in_dir(dir).map_err(|e| corrupt(dir, e))?;
+        verify_checksums(&index, dir)?;
         let fields = fields_of(&index.schema(), &config)?;
-        Self::from_index(index, fields, config, Some(dir.to_path_buf()))
+        Self::from_index(index, fields, config, Some(dir.to_path_buf())).map_err(|e| match e {
+            Error::Lexical(reason) => Error::Corrupt { path: dir.join("meta.json"), reason },
+            other => other,
+        })
     }
 
     fn from_index(index: Index, fields: Fields, config: SchemaConfig, path: Option<PathBuf>) -> Result<Self> {
@@ -115,14 +120,9 @@ impl LexicalIndex {
     /// Verifies the checksum of every file of the committed index.
     ///
     /// # Errors
-    /// [`Error::Corrupt`] naming the first damaged file.
+    /// [`Error::Corrupt`] naming the first missing or damaged file.
     pub fn verify(&self) -> Result<()> {
-        let damaged = self.index.validate_checksum().map_err(lexical)?;
-        let base = self.path.clone().unwrap_or_default();
-        match damaged.into_iter().min() {
-            Some(file) => Err(Error::Corrupt { path: base.join(file), reason: "checksum mismatch".into() }),
-            None => Ok(()),
-        }
+        verify_checksums(&self.index, &self.path.clone().unwrap_or_default())
     }
 
     /// Opens the single writer, with an indexing buffer of `heap_bytes`.
@@ -136,6 +136,10 @@ impl LexicalIndex {
             }
             other => lexical(other),
         })?;
+        // A writer killed mid-commit leaves files no commit references (for example a
+        // `<segment>.<opstamp>.del` that this writer would create again under the same name and
+        // fail on): remove them before writing anything.
+        writer.garbage_collect_files().wait().map_err(lexical)?;
         Ok(LexicalWriter { writer, fields: self.fields.clone(), by_mode: ModeAnalyzers::both(self.config.analyzer) })
     }
 
@@ -154,6 +158,32 @@ impl LexicalIndex {
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.snapshot.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
+}
+
+/// Checks every file of the committed segments against its checksum.
+fn verify_checksums(index: &Index, dir: &Path) -> Result<()> {
+    let damaged = index.validate_checksum().map_err(|e| corrupt(dir, e))?;
+    match damaged.into_iter().min() {
+        Some(file) => Err(Error::Corrupt { path: dir.join(file), reason: "checksum mismatch".into() }),
+        None => Ok(()),
+    }
+}
+
+/// A tantivy error met while opening the index in `dir`, as [`Error::Corrupt`] naming the
+/// file it concerns (`meta.json` when tantivy does not say).
+fn corrupt(dir: &Path, e: TantivyError) -> Error {
+    use tantivy::directory::error::OpenReadError;
+    let file = match &e {
+        TantivyError::OpenReadError(OpenReadError::FileDoesNotExist(p)) => Some(p.clone()),
+        TantivyError::OpenReadError(OpenReadError::IoError { filepath, .. }) => Some(filepath.clone()),
+        // `DataCorruption` keeps its file private; its message reads "(in file `"<name>"`)".
+        TantivyError::DataCorruption(c) => {
+            let text = format!("{c:?}");
+            text.split_once("in file `\"").and_then(|(_, rest)| rest.split_once("\"`")).map(|(f, _)| PathBuf::from(f))
+        }
+        _ => None,
+    };
+    Error::Corrupt { path: dir.join(file.unwrap_or_else(|| PathBuf::from("meta.json"))), reason: e.to_string() }
 }
 
 /// An immutable view of one commit.

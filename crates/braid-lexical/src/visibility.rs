@@ -48,11 +48,13 @@ fn filter_query(fields: &Fields, filter: &Filter) -> Result<Box<dyn Query>> {
         }
         Filter::Range { field, min, max } => {
             let f = fields.number(field)?;
-            let bound = |v: &Option<f64>| match v {
-                Some(v) if v.is_finite() => Bound::Included(Term::from_field_f64(f, *v)),
-                _ => Bound::Unbounded,
+            // A missing or non-finite bound is open. tantivy panics on a range with no bound
+            // at all, so open ends are infinities: the range then holds every value.
+            let bound = |v: &Option<f64>, open: f64| {
+                let v = v.filter(|v| v.is_finite()).unwrap_or(open);
+                Bound::Included(Term::from_field_f64(f, v))
             };
-            Box::new(RangeQuery::new(bound(min), bound(max)))
+            Box::new(RangeQuery::new(bound(min, f64::NEG_INFINITY), bound(max, f64::INFINITY)))
         }
         Filter::Parent { id } => term_query(fields.parent, id),
         Filter::Section { path } => term_query(fields.section_path, &section_key(path)),

@@ -1,0 +1,318 @@
+//! Crash safety: ingestion in a child process is killed with SIGKILL at random moments; every
+//! commit the child acknowledged must survive, whole, in every leg.
+//!
+//! The test binary re-executes itself as the child (`current_exe()` running this same test
+//! with `BRAID_CRASH_CHILD` set), so no extra binary is needed. The child ingests batches that
+//! are a pure function of their number: each adds [`BATCH`] records with a unique word,
+//! rewrites the first record of the previous batch (a new vector replaces the old) and deletes
+//! the second record of the batch before that. It prints `ack N` only after `commit()` of
+//! batch N returned. The parent kills it, reopens the index, runs [`Index::check`], and checks
+//! that the index holds exactly batches `0..=N` or `0..=N+1` (the batch being committed may
+//! have made it, but only whole) — by id, by record count, and by search in the lexical, fuzzy
+//! and semantic legs. The next trial continues on the same directory, so recovery after a
+//! crash is exercised too.
+//!
+//! `BRAID_CRASH_TRIALS` sets the number of trials (3 by default; the README's soak runs 50),
+//! `BRAID_CRASH_SEED` the seed of the kill times and samples.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use braid::models::OnnxEmbedder;
+use braid::{Error, Index, IndexConfig, Mode, Principal, Record, SearchRequest};
+
+/// Records added per batch.
+const BATCH: u64 = 10;
+const CHILD_DIR: &str = "BRAID_CRASH_CHILD";
+const CHILD_FROM: &str = "BRAID_CRASH_FROM";
+const LOCK_CHILD: &str = "BRAID_LOCK_CHILD";
+/// Prefixes the child's lines on stdout.
+const MARK: &str = "crash-child: ";
+
+/// The real all-MiniLM-L6-v2, int8 (the cheapest real model we have), on one thread.
+pub fn embedder() -> Arc<OnnxEmbedder> {
+    Arc::new(OnnxEmbedder::builder().onnx_file("model_int8.onnx").intra_threads(1).build().expect("int8 MiniLM"))
+}
+
+/// A word no other record has: letters only, ending in `x` so that no stemmer shortens it.
+fn word(batch: u64, i: u64, version: u64) -> String {
+    let mut n = (batch * BATCH + i) * 4 + version;
+    let mut out = String::from("zq");
+    loop {
+        out.push(char::from(b'a' + (n % 26) as u8));
+        n /= 26;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push('x');
+    out
+}
+
+const TOPICS: [&str; 8] = [
+    "ferry timetables and harbour fees",
+    "vitamin d and bone density",
+    "refunds for annual plans",
+    "kubernetes relay deployment",
+    "two-factor authentication keys",
+    "invoice vat numbers",
+    "tide tables for small boats",
+    "password reset emails",
+];
+
+/// The text of record `i` of `batch`, rewritten `version` times.
+fn body(batch: u64, i: u64, version: u64) -> String {
+    let topic = TOPICS[((batch * 7 + i * 3 + version) % TOPICS.len() as u64) as usize];
+    format!("Note {batch}.{i} (v{version}) about {topic}: {}", word(batch, i, version))
+}
+
+fn id(batch: u64, i: u64) -> String {
+    format!("b{batch}-{i}")
+}
+
+fn record(batch: u64, i: u64, version: u64) -> Record {
+    Record::new(id(batch, i)).title(format!("Batch {batch}")).body(body(batch, i, version)).acl(["public"])
+}
+
+/// What batch `b` does, in order.
+fn apply_batch(writer: &mut braid::Writer, b: u64) -> braid::Result<()> {
+    for i in 0..BATCH {
+        writer.upsert(&record(b, i, 0))?;
+    }
+    if b >= 1 {
+        writer.upsert(&record(b - 1, 0, 1))?;
+    }
+    if b >= 2 {
+        writer.delete(&id(b - 2, 1))?;
+    }
+    Ok(())
+}
+
+/// The live records after batches `0..=last`.
+fn expected(last: Option<u64>) -> Vec<Record> {
+    let Some(last) = last else { return Vec::new() };
+    let mut out = Vec::new();
+    for b in 0..=last {
+        for i in 0..BATCH {
+            if i == 1 && b + 2 <= last {
+                continue;
+            }
+            let version = u64::from(i == 0 && b < last);
+            out.push(record(b, i, version));
+        }
+    }
+    out
+}
+
+/// splitmix64: kill times and samples, reproducible from the printed seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// The child: opens the index, then commits batch after batch from `BRAID_CRASH_FROM` until
+/// it is killed.
+fn child(dir: &Path) {
+    let from = env_u64(CHILD_FROM).expect("BRAID_CRASH_FROM");
+    let index = Index::open_or_create(dir, IndexConfig::default()).expect("open");
+    index.attach_embedder(embedder()).expect("attach");
+    let mut writer = index.writer().expect("writer");
+    // libtest may have printed "test <name> ... " without a newline: mark our lines.
+    println!("\n{MARK}ready");
+    for b in from.. {
+        apply_batch(&mut writer, b).expect("batch");
+        writer.commit().expect("commit");
+        println!("{MARK}ack {b}");
+    }
+}
+
+fn hit_ids(index: &Index, query: &str, mode: Mode, k: usize) -> Vec<String> {
+    let request = SearchRequest::new(query, Principal::public()).mode(mode).k(k);
+    index.search(&request).expect("search").hits.into_iter().map(|h| h.id).collect()
+}
+
+/// Reopens the index after a kill and checks that it holds exactly the batches `0..=last`
+/// (`last` = the last acknowledged batch or the one after it). `full_from`: batches from here
+/// on are checked record by record in every leg; older ones by id and lexically, plus a
+/// sample in every leg.
+fn verify(dir: &Path, acked: Option<u64>, full_from: u64, rng: &mut Rng) -> (Option<u64>, usize) {
+    let records = Index::check(dir).unwrap_or_else(|e| panic!("check after a crash: {e}"));
+    let index = Index::open(dir).expect("reopen");
+    index.attach_embedder(embedder()).expect("attach");
+    let public = Principal::public();
+    // The batch being committed at the kill is either wholly in or wholly out.
+    let next = acked.map_or(0, |a| a + 1);
+    let next_in = index.record(&id(next, 2), &public).expect("read").is_some();
+    let last = if next_in { Some(next) } else { acked };
+    let want = expected(last);
+    assert_eq!(records, want.len() as u64, "record count after the crash (acknowledged through {acked:?})");
+    assert!(index.record(&id(last.map_or(0, |l| l + 1), 3), &public).unwrap().is_none(), "a later batch leaked in");
+    let mut checked = 0;
+    for want in &want {
+        let rid = want.id().to_string();
+        let batch: u64 = rid[1..rid.find('-').unwrap()].parse().unwrap();
+        let stored = index.record(&rid, &public).expect("read").unwrap_or_else(|| panic!("{rid} lost"));
+        assert_eq!(stored.body, want.body_text(), "{rid} is not at its committed version");
+        let unique = want.body_text().rsplit(' ').next().unwrap();
+        assert_eq!(hit_ids(&index, unique, Mode::Lexical, 3), [rid.as_str()], "lexical leg lost {rid}");
+        if batch >= full_from || rng.below(50) == 0 {
+            assert!(hit_ids(&index, unique, Mode::Fuzzy, 10).contains(&rid), "fuzzy leg lost {rid}");
+            // The record's own passage is its nearest neighbour, when its vector is there.
+            assert_eq!(hit_ids(&index, &want.passage(), Mode::Semantic, 1), [rid.as_str()], "semantic leg lost {rid}");
+            checked += 1;
+        }
+    }
+    // Deleted records stay deleted, in every leg.
+    if let Some(l) = last.filter(|l| *l >= 2) {
+        let gone = id(l - 2, 1);
+        assert!(index.record(&gone, &public).unwrap().is_none());
+        let text = record(l - 2, 1, 0).passage();
+        for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Semantic] {
+            assert!(!hit_ids(&index, &text, mode, 50).contains(&gone), "{mode:?} still finds deleted {gone}");
+        }
+    }
+    (last, checked)
+}
+
+/// Kills ingesting children with SIGKILL at random moments; nothing acknowledged is lost.
+#[test]
+fn sigkill_never_loses_an_acknowledged_commit() {
+    if let Ok(dir) = std::env::var(CHILD_DIR) {
+        child(Path::new(&dir));
+        return;
+    }
+    let trials = env_u64("BRAID_CRASH_TRIALS").unwrap_or(3);
+    let seed = env_u64("BRAID_CRASH_SEED").unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(7, |d| d.as_secs())
+    });
+    eprintln!("crash trials: {trials}, BRAID_CRASH_SEED={seed}");
+    let mut rng = Rng(seed);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    let started = Instant::now();
+    let (mut last, mut acked_total, mut in_flight_committed, mut full_checks) = (None::<u64>, 0u64, 0u64, 0usize);
+    for trial in 0..trials {
+        let from = last.map_or(0, |l| l + 1);
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "crash::sigkill_never_loses_an_acknowledged_commit", "--nocapture", "--test-threads=1"])
+            .env(CHILD_DIR, &dir)
+            .env(CHILD_FROM, from.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the child");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let Some(ours) = line.strip_prefix(MARK) else { continue };
+                if tx.send(ours.to_string()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut acks = Vec::new();
+        // Wait for the child to be ready (model loaded, writer open), then kill it somewhere
+        // in its stream of commits.
+        loop {
+            match rx.recv_timeout(Duration::from_secs(120)) {
+                Ok(line) if line == "ready" => break,
+                Ok(_) => {}
+                Err(_) => {
+                    let _ = child.kill();
+                    let out = child.wait_with_output().unwrap();
+                    panic!("the child never became ready: {}", String::from_utf8_lossy(&out.stderr));
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100 + rng.below(1500)));
+        child.kill().expect("SIGKILL");
+        let status = child.wait().unwrap();
+        reader.join().unwrap();
+        acks.extend(rx.try_iter().filter_map(|l| l.strip_prefix("ack ").and_then(|n| n.parse::<u64>().ok())));
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(status.signal(), Some(9), "the child ended by itself ({status}): {stderr}");
+        }
+        assert!(!stderr.contains("panicked"), "the child panicked: {stderr}");
+        let acked = acks.iter().copied().max().or(last);
+        assert!(acks.windows(2).all(|w| w[1] == w[0] + 1), "acks out of order: {acks:?}");
+        acked_total += acks.len() as u64 * BATCH;
+        let full_from = last.map_or(0, |l| l.saturating_sub(2));
+        let (now, checked) = verify(&dir, acked, full_from, &mut rng);
+        if now != acked {
+            in_flight_committed += 1;
+        }
+        full_checks += checked;
+        eprintln!(
+            "trial {trial}: acknowledged through {acked:?}, index holds through {now:?} ({} records), {checked} checked in every leg",
+            expected(now).len()
+        );
+        last = now;
+    }
+    eprintln!(
+        "crash summary: {trials} trials, {acked_total} records acknowledged in {} batches, 0 lost, {} records live, \
+         {full_checks} record checks in every leg, {in_flight_committed} kills landed after a commit point but before \
+         its ack, {:.0} s",
+        last.map_or(0, |l| l + 1),
+        expected(last).len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(acked_total > 0 || trials == 0, "no trial acknowledged a commit: kills came too early to test anything");
+}
+
+/// A writer in another process gets the typed lock error, while this one holds the lock.
+#[test]
+fn a_writer_in_another_process_gets_a_lock_error() {
+    if let Ok(dir) = std::env::var(LOCK_CHILD) {
+        let index = Index::open(Path::new(&dir)).expect("open");
+        match index.writer() {
+            Err(Error::LockBusy { path }) => println!("lock busy: {}", path.display()),
+            Err(e) => println!("other error: {e}"),
+            Ok(_) => println!("got a writer"),
+        }
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::create(tmp.path(), IndexConfig::default()).unwrap();
+    let run_child = || {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "crash::a_writer_in_another_process_gets_a_lock_error",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(LOCK_CHILD, tmp.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let writer = index.writer().unwrap();
+    let out = run_child();
+    assert!(out.contains("lock busy: "), "{out}");
+    drop(writer);
+    // Once released, the other process may write.
+    assert!(run_child().contains("got a writer"));
+}
