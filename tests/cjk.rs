@@ -5,12 +5,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use braid::ingest::Source;
 use braid::models::OnnxEmbedder;
 use braid::{Error, Index, IndexConfig, Language, Leg, Mode, Principal, Record, SearchRequest};
 use braid_eval::{evaluate, Dataset};
 
-use crate::common::{ids, repo};
+use crate::common::{ids, index_of, repo};
 
 fn corpus() -> Vec<Record> {
     vec![
@@ -198,12 +197,7 @@ fn a_model_covering_chinese_is_used_for_it() {
 fn chinese_helpcenter_quality() {
     let dir = repo().join("datasets/helpcenter/zh");
     let dataset = Dataset::load(&dir, "test").unwrap();
-    let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-    let mut w = index.writer().unwrap();
-    for record in Source::detect(&dir).unwrap().records(&index.config().schema) {
-        w.upsert(&record.unwrap()).unwrap();
-    }
-    w.commit().unwrap();
+    let index = index_of(&dir);
     let kinds: HashMap<String, String> = dataset
         .queries
         .iter()

@@ -1,7 +1,8 @@
 //! Shared fixtures.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use braid::ingest::Source;
 use braid::{Index, IndexConfig, Record};
 
 /// A small help-center-like corpus with public, support-only and two tenants' records.
@@ -66,6 +67,18 @@ pub fn index() -> Index {
     let mut writer = index.writer().expect("writer");
     for record in corpus() {
         writer.upsert(&record).expect("upsert");
+    }
+    writer.commit().expect("commit");
+    index
+}
+
+/// An in-memory, lexical-only index of every record `Source::detect` finds in `dir` (a BEIR
+/// corpus or a folder of Markdown articles).
+pub fn index_of(dir: &Path) -> Index {
+    let index = Index::create_in_ram(IndexConfig::default()).expect("index");
+    let mut writer = index.writer().expect("writer");
+    for record in Source::detect(dir).expect("source").records(&index.config().schema) {
+        writer.upsert(&record.expect("record")).expect("upsert");
     }
     writer.commit().expect("commit");
     index

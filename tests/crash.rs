@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use braid::models::OnnxEmbedder;
 use braid::{Error, Index, IndexConfig, Mode, Principal, Record, SearchRequest};
+use braid_eval::SplitMix;
 
 /// Records added per batch.
 const BATCH: u64 = 10;
@@ -107,23 +108,6 @@ fn expected(last: Option<u64>) -> Vec<Record> {
     out
 }
 
-/// splitmix64: kill times and samples, reproducible from the printed seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
@@ -153,7 +137,7 @@ fn hit_ids(index: &Index, query: &str, mode: Mode, k: usize) -> Vec<String> {
 /// (`last` = the last acknowledged batch or the one after it). `full_from`: batches from here
 /// on are checked record by record in every leg; older ones by id and lexically, plus a
 /// sample in every leg.
-fn verify(dir: &Path, acked: Option<u64>, full_from: u64, rng: &mut Rng) -> (Option<u64>, usize) {
+fn verify(dir: &Path, acked: Option<u64>, full_from: u64, rng: &mut SplitMix) -> (Option<u64>, usize) {
     let records = Index::check(dir).unwrap_or_else(|e| panic!("check after a crash: {e}"));
     let index = Index::open(dir).expect("reopen");
     index.attach_embedder(embedder()).expect("attach");
@@ -204,7 +188,7 @@ fn sigkill_never_loses_an_acknowledged_commit() {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(7, |d| d.as_secs())
     });
     eprintln!("crash trials: {trials}, BRAID_CRASH_SEED={seed}");
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix::new(seed);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("index");
     let started = Instant::now();
@@ -243,7 +227,7 @@ fn sigkill_never_loses_an_acknowledged_commit() {
                 }
             }
         }
-        std::thread::sleep(Duration::from_millis(100 + rng.below(1500)));
+        std::thread::sleep(Duration::from_millis(100 + rng.below(1500) as u64));
         child.kill().expect("SIGKILL");
         let status = child.wait().unwrap();
         reader.join().unwrap();

@@ -2,21 +2,11 @@
 
 use std::sync::OnceLock;
 
-use braid::ingest::Source;
-use braid::{Index, IndexConfig, Mode, Principal, SearchRequest};
+use braid::{Index, Mode, Principal, SearchRequest};
 
 fn helpcenter() -> &'static Index {
     static INDEX: OnceLock<Index> = OnceLock::new();
-    INDEX.get_or_init(|| {
-        let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-        let mut w = index.writer().unwrap();
-        let dir = crate::common::repo().join("datasets/helpcenter");
-        for record in Source::detect(&dir).unwrap().records(&index.config().schema) {
-            w.upsert(&record.unwrap()).unwrap();
-        }
-        w.commit().unwrap();
-        index
-    })
+    INDEX.get_or_init(|| crate::common::index_of(&crate::common::repo().join("datasets/helpcenter")))
 }
 
 fn articles(q: &str, p: Principal) -> Vec<String> {

@@ -1,21 +1,13 @@
 //! Quality on a public dataset, measured the way BEIR's published numbers are.
 
-use braid::ingest::Source;
-use braid::{Index, IndexConfig, Mode, Principal, SearchRequest};
+use braid::{Index, Mode, Principal, SearchRequest};
 use braid_eval::{evaluate, misspell_query, Dataset};
 
-use crate::common::shared_datasets;
+use crate::common::{index_of, shared_datasets};
 
 fn scifact_index() -> (Index, Dataset) {
     let dir = shared_datasets().join("scifact");
-    let dataset = Dataset::load(&dir, "test").unwrap();
-    let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-    let mut w = index.writer().unwrap();
-    for record in Source::detect(&dir).unwrap().records(&index.config().schema) {
-        w.upsert(&record.unwrap()).unwrap();
-    }
-    w.commit().unwrap();
-    (index, dataset)
+    (index_of(&dir), Dataset::load(&dir, "test").unwrap())
 }
 
 fn ndcg(index: &Index, dataset: &Dataset, mode: Mode, typos: bool) -> f64 {

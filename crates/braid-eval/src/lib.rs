@@ -54,4 +54,4 @@ pub use beir::{read_corpus, read_qrels, read_queries, CorpusDoc, Dataset, Qrels,
 pub use error::{EvalError, Result};
 pub use metrics::{mrr_at, ndcg_at, precision_at, recall_at};
 pub use runner::{evaluate, evaluate_outcomes, percentile, QueryOutcome, Report};
-pub use typos::misspell_query;
+pub use typos::{misspell_query, SplitMix};

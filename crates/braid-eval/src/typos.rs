@@ -80,11 +80,27 @@ fn misspell_word(word: &str, rng: &mut SplitMix) -> String {
     String::from_utf8(letters).unwrap_or_else(|_| word.to_string())
 }
 
-/// SplitMix64: a tiny, good-enough seeded generator.
-struct SplitMix(u64);
+/// SplitMix64: a tiny, good-enough seeded generator, so that typo runs, soak tests and crash
+/// trials are reproducible from a printed seed.
+///
+/// ```
+/// use braid_eval::SplitMix;
+/// let (mut a, mut b) = (SplitMix::new(7), SplitMix::new(7));
+/// assert_eq!(a.next(), b.next());
+/// assert!(a.below(10) < 10);
+/// ```
+#[derive(Debug, Clone)]
+pub struct SplitMix(u64);
 
 impl SplitMix {
-    fn next(&mut self) -> u64 {
+    /// A generator whose sequence is fixed by `seed`.
+    pub fn new(seed: u64) -> SplitMix {
+        SplitMix(seed)
+    }
+
+    /// The next 64 random bits.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -92,7 +108,8 @@ impl SplitMix {
         z ^ (z >> 31)
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    /// A number in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 }

@@ -126,35 +126,21 @@ impl Phonetic {
                 at += s.len();
             }
             starts.push(at);
-            let n = joined.len();
-            let mut best: Vec<Option<(f32, usize, Option<Reading>)>> = vec![None; n + 1];
-            best[0] = Some((0.0, 0, None));
-            for from in 0..n {
-                let Some((cost, _, _)) = best[from].clone() else { continue };
-                let mut relax = |to: usize, c: f32, r: Option<Reading>| {
-                    if best[to].as_ref().is_none_or(|(b, _, _)| c < *b) {
-                        best[to] = Some((c, from, r));
-                    }
-                };
-                for to in (from + 2)..=n.min(from + self.longest.max(2)) {
+            let pieces = cheapest_path(joined.len(), |from| {
+                let mut steps = Vec::new();
+                for to in (from + 2)..=joined.len().min(from + self.longest.max(2)) {
                     let key = &joined[from..to];
                     if let Some(reading) = self.lookup(key) {
                         let c = if self.full.contains_key(key) { 1.0 } else { 1.5 };
-                        relax(to, cost + c, Some(reading));
+                        steps.push((to, c, Some(reading)));
                     }
                 }
                 if let Some(k) = starts.iter().position(|&s| s == from) {
-                    relax(starts[k + 1], cost + SKIP_COST, None);
+                    steps.push((starts[k + 1], SKIP_COST, None));
                 }
-            }
-            let mut at = n;
-            let mut pieces = Vec::new();
-            while at > 0 {
-                let Some((_, from, reading)) = best[at].clone() else { break };
-                pieces.push((from, at, reading));
-                at = from;
-            }
-            for (from, to, reading) in pieces.into_iter().rev() {
+                steps
+            });
+            for (from, to, reading) in pieces {
                 if let Some(reading) = reading {
                     for (k, (index, _)) in run.iter().enumerate() {
                         if starts[k] < to && starts[k + 1] > from && !consumed.contains(index) {
@@ -194,21 +180,12 @@ impl Phonetic {
     }
 
     fn han_run(&self, run: &[char], vocabulary: &Vocabulary) -> Vec<Reading> {
-        let n = run.len();
-        let mut best: Vec<Option<(f32, usize, Option<Reading>)>> = vec![None; n + 1];
-        best[0] = Some((0.0, 0, None));
-        for from in 0..n {
-            let Some((cost, _, _)) = best[from].clone() else { continue };
-            let mut relax = |to: usize, c: f32, r: Option<Reading>| {
-                if best[to].as_ref().is_none_or(|(b, _, _)| c < *b) {
-                    best[to] = Some((c, from, r));
-                }
-            };
-            relax(from + 1, cost + 2.0, None);
-            for to in (from + 2)..=n.min(from + MAX_WORD_CHARS) {
+        let pieces = cheapest_path(run.len(), |from| {
+            let mut steps = vec![(from + 1, 2.0, None)];
+            for to in (from + 2)..=run.len().min(from + MAX_WORD_CHARS) {
                 let span: String = run[from..to].iter().collect();
                 if vocabulary.df(&span) > 0 {
-                    relax(to, cost + 1.0, None);
+                    steps.push((to, 1.0, None));
                     continue;
                 }
                 let (full, _) = keys(&span);
@@ -223,19 +200,12 @@ impl Phonetic {
                 words.dedup_by(|a, b| a.0 == b.0);
                 if !words.is_empty() {
                     let words = words.into_iter().take(WORDS_PER_KEY).map(|(w, _)| w).collect();
-                    relax(to, cost + 1.5, Some(Reading { words, weight: HOMOPHONE_WEIGHT }));
+                    steps.push((to, 1.5, Some(Reading { words, weight: HOMOPHONE_WEIGHT })));
                 }
             }
-        }
-        let mut out = Vec::new();
-        let mut at = n;
-        while at > 0 {
-            let Some((_, from, reading)) = best[at].clone() else { break };
-            out.extend(reading);
-            at = from;
-        }
-        out.reverse();
-        out
+            steps
+        });
+        pieces.into_iter().filter_map(|(_, _, reading)| reading).collect()
     }
 
     /// Chinese words one query word may stand for (its pinyin, its initials, or a homophone),
@@ -276,6 +246,34 @@ fn keys(word: &str) -> (Vec<String>, Vec<String>) {
         initials.dedup();
     }
     (full, initials)
+}
+
+/// The cheapest way from position 0 to `n` when `steps(from)` lists the forward steps
+/// `(to, cost, reading)` out of `from`: a shortest path over positions (a segmentation).
+/// Returns its pieces `(from, to, reading)` in order, or none when `n` cannot be reached.
+fn cheapest_path(
+    n: usize,
+    mut steps: impl FnMut(usize) -> Vec<(usize, f32, Option<Reading>)>,
+) -> Vec<(usize, usize, Option<Reading>)> {
+    let mut best: Vec<Option<(f32, usize, Option<Reading>)>> = vec![None; n + 1];
+    best[0] = Some((0.0, 0, None));
+    for from in 0..n {
+        let Some((cost, _, _)) = best[from].clone() else { continue };
+        for (to, c, reading) in steps(from) {
+            if best[to].as_ref().is_none_or(|(b, _, _)| cost + c < *b) {
+                best[to] = Some((cost + c, from, reading));
+            }
+        }
+    }
+    let mut pieces = Vec::new();
+    let mut at = n;
+    while at > 0 {
+        let Some((_, from, reading)) = best[at].take() else { break };
+        pieces.push((from, at, reading));
+        at = from;
+    }
+    pieces.reverse();
+    pieces
 }
 
 #[cfg(test)]
