@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use braid_core::{
-    Error, Explain, Fusion, Hit, Language, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Snippet,
-    Stats, Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
+    Error, Explain, Fusion, Hit, Language, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Stats,
+    Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
 };
 use braid_fusion::{normalised, rrf, rrf_ceiling, LegList, Normalisation};
 use braid_lexical::{LegOutput, Snapshot};
@@ -179,9 +179,11 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     };
     stats.micros.insert("fusion", micros(t));
 
-    // 4. Hits: stored fields for the fused candidates.
+    // 4. Hits: stored fields for the fused candidates (ids alone when that is all the caller
+    // wants and neither reranking nor collapsing needs the records).
     let t = Instant::now();
-    let mut hits = build_hits(&snapshot, &fused, ceiling)?;
+    let ids_only = request.wants_ids_only() && rerank_budget == 0 && !request.collapses();
+    let mut hits = build_hits(&snapshot, &fused, ceiling, ids_only)?;
     stats.micros.insert("hits", micros(t));
 
     // 5. Rerank: the cross-encoder rescores the top fused candidates, and only those.
@@ -201,7 +203,12 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     let hits: Vec<Hit> = hits
         .into_iter()
         .map(|(mut hit, body)| {
-            hit.snippet = snapshot.snippet(&body, &highlight, request.snippet_len());
+            if request.wants_ids_only() {
+                // Reranking or collapsing read the records; the caller still gets ids alone.
+                hit = Hit::id_only(hit.id, hit.score, hit.explain);
+            } else {
+                hit.snippet = snapshot.snippet(&body, &highlight, request.snippet_len());
+            }
             hit
         })
         .collect();
@@ -218,30 +225,46 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
 }
 
 /// Hits for the fused candidates, in fused order, each with its body (for reranking and
-/// snippets, which only the final top k get).
-fn build_hits(snapshot: &Snapshot, fused: &[braid_fusion::Fused], ceiling: f32) -> Result<Vec<(Hit, String)>> {
+/// snippets, which only the final top k get). With `ids_only`, hits carry ids alone and no
+/// stored record is read.
+fn build_hits(
+    snapshot: &Snapshot,
+    fused: &[braid_fusion::Fused],
+    ceiling: f32,
+    ids_only: bool,
+) -> Result<Vec<(Hit, String)>> {
     let ords: Vec<u64> = fused.iter().map(|f| f.ord).collect();
-    let records = snapshot.records(&ords)?;
-    let mut by_ord: BTreeMap<u64, braid_lexical::StoredRecord> = records.into_iter().map(|r| (r.ord, r)).collect();
-    let mut hits = Vec::with_capacity(fused.len());
-    for (i, f) in fused.iter().enumerate() {
-        let Some(record) = by_ord.remove(&f.ord) else { continue };
+    let hit = |i: usize, f: &braid_fusion::Fused, id: String| {
         let legs = f
             .legs
             .iter()
             .map(|l| LegExplain { leg: l.leg, rank: l.rank, raw: l.raw, contribution: l.contribution })
             .collect();
+        let explain = Explain { legs, fused: f.score, fused_rank: i + 1, rerank: None };
+        Hit::id_only(id, (f.score / ceiling).min(1.0), explain)
+    };
+    if ids_only {
+        let ids = snapshot.ids_of(&ords)?;
+        return Ok(fused
+            .iter()
+            .zip(ids)
+            .enumerate()
+            .filter_map(|(i, (f, id))| id.map(|id| (hit(i, f, id), String::new())))
+            .collect());
+    }
+    let records = snapshot.records(&ords)?;
+    let mut by_ord: BTreeMap<u64, braid_lexical::StoredRecord> = records.into_iter().map(|r| (r.ord, r)).collect();
+    let mut hits = Vec::with_capacity(fused.len());
+    for (i, f) in fused.iter().enumerate() {
+        let Some(record) = by_ord.remove(&f.ord) else { continue };
         let hit = Hit {
-            id: record.id,
-            score: (f.score / ceiling).min(1.0),
             title: record.title,
-            snippet: Snippet::default(),
             parent: record.parent,
             section: record.section,
             lines: record.lines,
             keywords: record.keywords,
             numbers: record.numbers,
-            explain: Explain { legs, fused: f.score, fused_rank: i + 1, rerank: None },
+            ..hit(i, f, record.id)
         };
         hits.push((hit, record.body));
     }

@@ -216,6 +216,24 @@ impl Writer {
         self.touched.clear();
         Ok(())
     }
+
+    /// Commits, then merges the index's segments into one (see
+    /// [`LexicalWriter::merge_segments`]): searches get faster, and deleted records leave the
+    /// disk. Worth it after a bulk load or many updates; it rewrites the whole lexical index,
+    /// so it takes time and disk space in proportion to it. `braid index` calls it at the end.
+    ///
+    /// # Errors
+    /// As [`Writer::commit`]; the committed index stays intact when the merge fails.
+    pub fn optimize(&mut self) -> Result<()> {
+        self.commit()?;
+        self.lexical.merge_segments()?;
+        let inner = &self.index.inner;
+        if let Some(dir) = &inner.dir {
+            let lexical = dir.join(LEXICAL_DIR);
+            sync_dir(&lexical).map_err(|e| braid_core::Error::io(&lexical, e))?;
+        }
+        inner.lexical.reload()
+    }
 }
 
 /// A stable 64-bit hash of everything in a record that search reads (FNV-1a over the

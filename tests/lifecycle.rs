@@ -320,3 +320,48 @@ fn writer_budget_is_validated_and_bounds_ingest() {
     assert_eq!(idx.num_records(), 1000);
     assert_eq!(find(&idx, "unique977"), ["r977"]);
 }
+
+/// The segments of an index's lexical part, by their `.idx` files.
+fn segments(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join("lexical"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "idx"))
+        .count()
+}
+
+#[test]
+fn optimize_merges_segments_and_keeps_every_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let idx = Index::create(dir.path(), IndexConfig::default()).unwrap();
+    let mut w = idx.writer().unwrap();
+    for (i, record) in crate::common::corpus().into_iter().enumerate() {
+        w.upsert(&record).unwrap();
+        if i % 3 == 2 {
+            w.commit().unwrap();
+        }
+    }
+    w.delete("two-factor").unwrap();
+    w.commit().unwrap();
+    assert!(segments(dir.path()) > 1, "several commits make several segments");
+    let queries = ["refund", "kubernetes relay", "451", "sso saml", "two-factor", "invoices vat"];
+    let sets = |idx: &Index| -> Vec<Vec<String>> {
+        queries
+            .iter()
+            .map(|q| {
+                let mut found = find(idx, q);
+                found.sort();
+                found
+            })
+            .collect()
+    };
+    let before = sets(&idx);
+
+    w.optimize().unwrap();
+    assert_eq!(segments(dir.path()), 1);
+    assert_eq!(sets(&idx), before, "a merge changes no answer");
+    assert!(find(&idx, "two-factor authentication").iter().all(|id| id != "two-factor"), "deletes stay deleted");
+    drop(w);
+    let reopened = Index::open(dir.path()).unwrap();
+    assert_eq!(sets(&reopened), before);
+    assert_eq!(Index::check(dir.path()).unwrap(), reopened.num_records());
+}

@@ -179,3 +179,28 @@ fn record_reads_respect_access() {
     assert!(idx.record("no-such-id", &Principal::public()).unwrap().is_none());
     let _ = Record::new("x");
 }
+
+#[test]
+fn ids_only_hits_are_the_same_hits_without_their_fields() {
+    let idx = index();
+    for principal in principals() {
+        for mode in MODES {
+            for q in ["refund", "sso setup saml", "frobnicator", "refnd", "invoices vat", "451"] {
+                for collapse in [false, true] {
+                    let request = SearchRequest::new(q, principal.clone()).mode(mode).collapse(collapse);
+                    let whole = idx.search(&request).unwrap();
+                    let bare = idx.search(&request.clone().ids_only(true)).unwrap();
+                    let key = |r: &braid::SearchResponse| -> Vec<(String, f32)> {
+                        r.hits.iter().map(|h| (h.id.clone(), h.score)).collect()
+                    };
+                    assert_eq!(key(&bare), key(&whole), "{q:?} {mode:?} {principal:?}");
+                    assert!(bare.hits.iter().all(|h| visible(&principal, &h.id)));
+                    for hit in &bare.hits {
+                        assert!(hit.title.is_empty() && hit.snippet.text.is_empty(), "{hit:?}");
+                        assert!(hit.parent.is_none() && hit.section.is_empty() && hit.keywords.is_empty(), "{hit:?}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -45,7 +45,8 @@ fn load(index: &Index, source: &Source) -> Result<(usize, usize)> {
             writer.commit()?;
         }
     }
-    writer.commit()?;
+    // One segment: every later search walks one postings list per term.
+    writer.optimize()?;
     bar.finish_and_clear();
     Ok((added, rejected))
 }

@@ -193,6 +193,7 @@ pub struct SearchRequest {
     fusion: Fusion,
     min_score: f32,
     collapse: bool,
+    ids_only: bool,
 }
 
 impl SearchRequest {
@@ -214,6 +215,7 @@ impl SearchRequest {
             fusion: Fusion::Rrf,
             min_score: 0.0,
             collapse: false,
+            ids_only: false,
         }
     }
 
@@ -295,6 +297,26 @@ impl SearchRequest {
     pub fn collapse(mut self, collapse: bool) -> Self {
         self.collapse = collapse;
         self
+    }
+
+    /// Hits carry their id, score and explanation only: no title, fields or snippet, and the
+    /// search reads no stored record (ids come from a column), for callers that keep records
+    /// elsewhere or only need ids. Reranking and collapsing still read the records they need.
+    /// By default, off.
+    ///
+    /// ```
+    /// use braid_core::{Principal, SearchRequest};
+    /// let req = SearchRequest::new("refund policy", Principal::public()).ids_only(true);
+    /// assert!(req.wants_ids_only());
+    /// ```
+    pub fn ids_only(mut self, ids_only: bool) -> Self {
+        self.ids_only = ids_only;
+        self
+    }
+
+    /// Whether hits carry ids only.
+    pub fn wants_ids_only(&self) -> bool {
+        self.ids_only
     }
 
     /// Whether hits are collapsed to one per parent.

@@ -53,6 +53,24 @@ pub struct Hit {
     pub explain: Explain,
 }
 
+impl Hit {
+    /// A hit with its id, score and explanation only (see `SearchRequest::ids_only`).
+    pub fn id_only(id: String, score: f32, explain: Explain) -> Hit {
+        Hit {
+            id,
+            score,
+            title: String::new(),
+            snippet: Snippet::default(),
+            parent: None,
+            section: Vec::new(),
+            lines: None,
+            keywords: BTreeMap::new(),
+            numbers: BTreeMap::new(),
+            explain,
+        }
+    }
+}
+
 /// A fragment of text with highlighted byte ranges.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Snippet {

@@ -14,6 +14,7 @@ use tantivy::Term;
 use crate::analysis::{terms, word_trigrams};
 use crate::phonetic::Phonetic;
 use crate::schema::{Fields, SchemaConfig};
+use crate::term_at_a_time::WeightedTerm;
 use crate::vocabulary::Vocabulary;
 
 /// At most this many query terms are used; the rest of a very long query is ignored.
@@ -50,7 +51,10 @@ pub fn max_edits(word: &str) -> usize {
 
 /// A built query plus the analysed terms to highlight (term → weight).
 pub(crate) struct BuiltQuery {
+    /// A tantivy query (fuzzy leg, query syntax).
     pub query: Option<Box<dyn Query>>,
+    /// Or a flat sum of weighted BM25 terms (lexical leg).
+    pub terms: Vec<WeightedTerm>,
     pub highlight: BTreeMap<String, f32>,
 }
 
@@ -73,22 +77,36 @@ fn scored_term(fields: &Fields, config: &SchemaConfig, term: &str, weight: f32) 
     }
 }
 
-/// The lexical leg: BM25 over the analysed query terms.
+/// The lexical leg: BM25 over the analysed query terms, as a flat sum of weighted terms (the
+/// body field, and the title field boosted), run by [`crate::term_at_a_time`] or, on large
+/// segments, as [`union_query`].
 pub(crate) fn lexical_query(fields: &Fields, config: &SchemaConfig, analyzer: &TextAnalyzer, text: &str) -> BuiltQuery {
     let mut analysed = terms(analyzer, text);
     analysed.truncate(MAX_QUERY_TERMS);
     let highlight = analysed.iter().map(|t| (t.clone(), 1.0)).collect();
-    // One flat union of term queries (the sum of the same BM25 scores as one clause per term),
-    // so tantivy can prune it with block-max WAND.
-    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(analysed.len() * 2);
+    let mut weighted = Vec::with_capacity(analysed.len() * 2);
     for t in &analysed {
-        clauses.push((Occur::Should, term_query(fields.text, t)));
+        weighted.push(WeightedTerm::new(fields.text, t, 1.0));
         if config.title_boost > 0.0 {
-            clauses.push((Occur::Should, Box::new(BoostQuery::new(term_query(fields.title, t), config.title_boost))));
+            weighted.push(WeightedTerm::new(fields.title, t, config.title_boost));
         }
     }
-    let query = (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>);
-    BuiltQuery { query, highlight }
+    BuiltQuery { query: None, terms: weighted, highlight }
+}
+
+/// Weighted terms as one flat union of term queries (the sum of their BM25 scores), so
+/// tantivy can prune it with block-max WAND.
+pub(crate) fn union_query(terms: &[WeightedTerm]) -> Box<dyn Query> {
+    let clauses = terms
+        .iter()
+        .map(|t| {
+            let q: Box<dyn Query> = Box::new(TermQuery::new(t.term.clone(), IndexRecordOption::WithFreqs));
+            let q: Box<dyn Query> =
+                if (t.boost - 1.0).abs() < f32::EPSILON { q } else { Box::new(BoostQuery::new(q, t.boost)) };
+            (Occur::Should, q)
+        })
+        .collect();
+    Box::new(BooleanQuery::new(clauses))
 }
 
 /// The fuzzy leg: for each query word, the best of its exact match, its fuzzy expansions
@@ -179,7 +197,7 @@ pub(crate) fn fuzzy_query(
         }
     }
     let query = (!per_word.is_empty()).then(|| Box::new(BooleanQuery::new(per_word)) as Box<dyn Query>);
-    BuiltQuery { query, highlight }
+    BuiltQuery { query, terms: Vec::new(), highlight }
 }
 
 #[cfg(test)]

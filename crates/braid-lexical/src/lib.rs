@@ -27,11 +27,13 @@
 
 mod analysis;
 mod cjk;
+mod ids;
 mod index;
 mod legs;
 mod phonetic;
 mod schema;
 mod stored;
+mod term_at_a_time;
 mod visibility;
 mod vocabulary;
 mod writer;

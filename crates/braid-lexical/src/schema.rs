@@ -109,7 +109,9 @@ fn indexed_text(tokenizer: &str, record: IndexRecordOption) -> TextOptions {
 
 pub(crate) fn build_schema(config: &SchemaConfig) -> (Schema, Fields) {
     let mut b = Schema::builder();
-    let id = b.add_text_field("id", STRING | STORED);
+    // The id is also a fast column, so hits that need only ids never read the document store
+    // (indexes written before it existed fall back to the store).
+    let id = b.add_text_field("id", STRING | STORED | FAST);
     let ord = b.add_u64_field("ord", INDEXED | FAST | STORED);
     let title = b.add_text_field("title", indexed_text(TEXT_TOKENIZER, IndexRecordOption::WithFreqs) | STORED);
     let body = b.add_text_field("body", STORED);

@@ -46,6 +46,23 @@ impl LexicalWriter {
         Ok(())
     }
 
+    /// Merges every committed segment into one and purges deleted records from disk (a
+    /// "force merge"). A search then walks one postings list per term instead of one per
+    /// segment. Changes not yet committed are not part of the merge. The merge swaps its
+    /// segment in atomically: a crash leaves the index as it was before or after, never between.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the merged segment cannot be written.
+    pub fn merge_segments(&mut self) -> Result<()> {
+        let segments = self.writer.index().searchable_segment_ids().map_err(lexical)?;
+        let deletes = self.writer.index().searchable_segment_metas().map_err(lexical)?.iter().any(|m| m.has_deletes());
+        if segments.len() > 1 || deletes {
+            self.writer.merge(&segments).wait().map_err(lexical)?;
+            self.writer.garbage_collect_files().wait().map_err(lexical)?;
+        }
+        Ok(())
+    }
+
     /// Drops every change since the last commit.
     ///
     /// # Errors

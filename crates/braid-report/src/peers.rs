@@ -206,7 +206,8 @@ pub struct RunArgs<'a> {
 }
 
 /// Times `search()` per mode: one untimed warm-up pass, then one timed pass, one query at a
-/// time, snippets and suggestions off (the peers return ids and scores only).
+/// time, snippets and suggestions off (the peers return ids and scores only), once returning
+/// ids only and once whole hits.
 pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
     rayon::ThreadPoolBuilder::new().num_threads(args.threads.max(1)).build_global()?;
     let dataset = Dataset::load(args.dataset, "test").with_context(|| format!("loading {}", args.dataset.display()))?;
@@ -221,24 +222,32 @@ pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
     }
     let mut runs = Vec::new();
     for parsed in modes {
-        let mode = parsed.name();
-        let search = |text: &str| -> Result<Vec<String>> {
-            let request =
-                SearchRequest::new(text, Principal::public()).mode(parsed).k(args.k).suggest(false).snippet_chars(0);
-            Ok(index.search(&request)?.hits.into_iter().map(|h| h.id).collect())
-        };
-        for q in &dataset.queries {
-            std::hint::black_box(search(&q.text)?);
+        // "braid" returns ids, as every peer here does (they select `id` only); "braid-hits"
+        // returns whole hits (title, fields) read from the document store.
+        for (engine, ids_only) in [("braid", true), ("braid-hits", false)] {
+            let search = |text: &str| -> Result<Vec<String>> {
+                let request = SearchRequest::new(text, Principal::public())
+                    .mode(parsed)
+                    .k(args.k)
+                    .suggest(false)
+                    .snippet_chars(0)
+                    .ids_only(ids_only);
+                Ok(index.search(&request)?.hits.into_iter().map(|h| h.id).collect())
+            };
+            for q in &dataset.queries {
+                std::hint::black_box(search(&q.text)?);
+            }
+            let mut rankings = BTreeMap::new();
+            let started = Instant::now();
+            for q in &dataset.queries {
+                rankings.insert(q.id.clone(), search(&q.text)?);
+            }
+            let seconds = started.elapsed().as_secs_f64();
+            let queries = dataset.queries.len();
+            let mode = parsed.name();
+            eprintln!("{engine} {mode} k={}: {:.0} q/s", args.k, queries as f64 / seconds);
+            runs.push(Run { engine: engine.into(), mode: mode.into(), k: args.k, queries, seconds, rankings });
         }
-        let mut rankings = BTreeMap::new();
-        let started = Instant::now();
-        for q in &dataset.queries {
-            rankings.insert(q.id.clone(), search(&q.text)?);
-        }
-        let seconds = started.elapsed().as_secs_f64();
-        let queries = dataset.queries.len();
-        eprintln!("braid {mode} k={}: {:.0} q/s", args.k, queries as f64 / seconds);
-        runs.push(Run { engine: "braid".into(), mode: parsed.name().into(), k: args.k, queries, seconds, rankings });
     }
     fs::write(out, serde_json::to_string(&runs)?).with_context(|| format!("writing {}", out.display()))
 }
@@ -288,11 +297,12 @@ pub fn score(dataset_dir: &Path, files: &[PathBuf], out: Option<&Path>, note: &s
             rows.iter().find(|b| b.engine == "braid" && b.mode == rows[i].mode && b.k == rows[i].k).map(|b| b.qps);
         rows[i].braid_speedup = braid.map(|b| b / rows[i].qps.max(1e-12));
     }
+    let braid_first = |engine: &str| ["braid", "braid-hits"].iter().position(|e| *e == engine).unwrap_or(2);
     rows.sort_by(|a, b| {
-        (a.k, mode_rank(&a.mode), a.engine != "braid", &a.engine).cmp(&(
+        (a.k, mode_rank(&a.mode), braid_first(&a.engine), &a.engine).cmp(&(
             b.k,
             mode_rank(&b.mode),
-            b.engine != "braid",
+            braid_first(&b.engine),
             &b.engine,
         ))
     });
@@ -317,10 +327,15 @@ pub fn table(scored: &[Scored]) -> String {
         for r in &s.rows {
             let ratio = match (r.engine.as_str(), r.braid_speedup) {
                 ("braid", _) => "1".to_string(),
+                ("braid-hits", Some(x)) => format!("{x:.2}×"),
                 (_, Some(x)) => format!("**{x:.2}×**"),
                 (_, None) => "–".to_string(),
             };
-            let engine = if r.engine == "braid" { "**Braid**".to_string() } else { r.engine.clone() };
+            let engine = match r.engine.as_str() {
+                "braid" => "**Braid** (ids, like the peers)".to_string(),
+                "braid-hits" => "Braid (whole hits: title, fields)".to_string(),
+                other => other.to_string(),
+            };
             out.push_str(&format!(
                 "\n| {} | {} | {} | {} | {:.0} | {:.4} | {} |",
                 s.dataset, r.mode, r.k, engine, r.qps, r.ndcg_at_10, ratio

@@ -23,6 +23,10 @@ pub struct SearchParams {
     /// Keep only the best section of each article. By default, false.
     #[serde(default)]
     pub collapse: bool,
+    /// Hits carry id, score and explanation only (no title, fields or snippet). By default,
+    /// false.
+    #[serde(default)]
+    pub ids_only: bool,
 }
 
 fn default_k() -> usize {
@@ -84,7 +88,8 @@ impl Engine {
         let mut request = SearchRequest::new(params.query.as_str(), principal.clone())
             .k(params.k)
             .mode(params.mode)
-            .collapse(params.collapse);
+            .collapse(params.collapse)
+            .ids_only(params.ids_only);
         let mut filters = params.filters.clone();
         if let Some(filter) = match filters.len() {
             0 => None,

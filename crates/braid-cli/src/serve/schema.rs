@@ -61,6 +61,10 @@ pub fn search_params(defs: &str, max_k: usize) -> Value {
             "collapse": {
                 "type": "boolean", "default": false,
                 "description": "Keep only the best section of each article."
+            },
+            "ids_only": {
+                "type": "boolean", "default": false,
+                "description": "Return ids, scores and explanations only: no titles, fields or snippets."
             }
         },
         "required": ["query"],
