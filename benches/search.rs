@@ -53,6 +53,13 @@ fn lexical_index(records: &[Record]) -> Index {
     index
 }
 
+/// As `braid index` leaves it: one segment.
+fn optimized_index(records: &[Record]) -> Index {
+    let index = lexical_index(records);
+    index.writer().unwrap().optimize().unwrap();
+    index
+}
+
 fn embedder() -> Option<Arc<OnnxEmbedder>> {
     match OnnxEmbedder::builder().intra_threads(1).build() {
         Ok(model) => Some(Arc::new(model)),
@@ -92,9 +99,12 @@ fn bounded<'a>(
 }
 
 fn run_queries(index: &Index, queries: &[String], principal: &Principal, mode: Mode) {
+    run_requests(index, queries, |q| SearchRequest::new(q, principal.clone()).mode(mode).k(10));
+}
+
+fn run_requests(index: &Index, queries: &[String], request: impl Fn(&str) -> SearchRequest) {
     for q in queries {
-        let request = SearchRequest::new(q.as_str(), principal.clone()).mode(mode).k(10);
-        std::hint::black_box(index.search(&request).unwrap());
+        std::hint::black_box(index.search(&request(q)).unwrap());
     }
 }
 
@@ -105,6 +115,17 @@ fn bench_modes(c: &mut Criterion, name: &str, index: &Index, modes: &[Mode], que
             b.iter(|| run_queries(index, queries, &Principal::public(), mode))
         });
     }
+    if modes.contains(&Mode::Lexical) {
+        // Ids only, as the peers return them; snippets and suggestions off.
+        group.bench_function("lexical_ids_only", |b| {
+            b.iter(|| {
+                run_requests(index, queries, |q| {
+                    let request = SearchRequest::new(q, Principal::public()).mode(Mode::Lexical).k(10);
+                    request.ids_only(true).suggest(false).snippet_chars(0)
+                })
+            })
+        });
+    }
     group.finish();
 }
 
@@ -113,7 +134,7 @@ fn bench_modes(c: &mut Criterion, name: &str, index: &Index, modes: &[Mode], que
 fn search(c: &mut Criterion) {
     for name in ["scifact", "nfcorpus"] {
         let queries = queries(name);
-        let index = lexical_index(&records(name));
+        let index = optimized_index(&records(name));
         bench_modes(c, &format!("{name}_search_100q"), &index, &[Mode::Lexical, Mode::Fuzzy, Mode::Hybrid], &queries);
         if let Some(index) = semantic_index(name) {
             let modes = [Mode::Semantic, Mode::Hybrid, Mode::Auto];
@@ -128,7 +149,7 @@ fn filtered(c: &mut Criterion) {
     let records: Vec<Record> =
         records("scifact").into_iter().enumerate().map(|(i, r)| r.acl([format!("group:g{}", i % 100)])).collect();
     let queries = queries("scifact");
-    let index = lexical_index(&records);
+    let index = optimized_index(&records);
     let principal = |groups: usize| Principal::from_verified_tokens((0..groups).map(|g| format!("group:g{g}")));
     let mut group = bounded(c, "scifact_filtered_100q", queries.len());
     for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid] {
