@@ -188,7 +188,8 @@ impl Index {
         *self.inner.reranker.write().unwrap_or_else(|p| p.into_inner()) = Some(reranker);
     }
 
-    pub(crate) fn reranker(&self) -> Option<Arc<dyn Reranker>> {
+    /// The attached cross-encoder, if any (to attach the same model to a reopened index).
+    pub fn reranker(&self) -> Option<Arc<dyn Reranker>> {
         self.inner.reranker.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
@@ -200,6 +201,11 @@ impl Index {
     /// Whether the semantic leg can run (an embedder is attached).
     pub fn has_semantic(&self) -> bool {
         self.inner.semantic.read().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
+    /// The attached embedder, if any (to attach the same model to a reopened index).
+    pub fn embedder(&self) -> Option<Arc<dyn Embedder>> {
+        self.semantic().map(|s| s.embedder.clone())
     }
 
     pub(crate) fn semantic(&self) -> Option<Arc<Semantic>> {

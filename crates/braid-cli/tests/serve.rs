@@ -358,3 +358,36 @@ fn a_request_over_its_time_budget_gets_503() {
     // The server goes on serving.
     assert_eq!(server.request("GET", "/v1/health", &[], None).status, 200);
 }
+
+#[test]
+fn a_commit_from_another_process_is_served_without_a_restart() {
+    let server = Server::start();
+    let hits = |query: &str| -> Vec<String> {
+        let reply = server.search(&server.acme, json!({"query": query, "mode": "lexical"}));
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        reply.json()["hits"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_string()).collect()
+    };
+    assert!(hits("narwhal").is_empty());
+
+    // Another process's writer (this test's) commits to the index the server serves.
+    let index = braid::Index::open(&server.index_dir).unwrap();
+    let mut writer = index.writer().unwrap();
+    let care = |id: &str, tenant: &str| {
+        braid::Record::new(id).title("Narwhal care").body("Narwhals need cold water.").acl([format!("tenant:{tenant}")])
+    };
+    writer.upsert(&care("acme-narwhals", "acme")).unwrap();
+    writer.upsert(&care("globex-narwhals", "globex")).unwrap();
+    writer.commit().unwrap();
+    drop(writer);
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while hits("narwhal").is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the new commit was never served");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Permissions still come first: acme sees its record only.
+    assert_eq!(hits("narwhal"), ["acme-narwhals"]);
+    assert!(hits(ACME_SECRET).contains(&"acme-refunds#annual".to_string()), "older records stay");
+    let log = server.stop();
+    assert!(log.contains("serving a new commit"), "{log}");
+}

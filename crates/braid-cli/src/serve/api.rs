@@ -1,6 +1,8 @@
 //! What both surfaces share: the search parameters a client may send (never a principal),
 //! the engine that turns them into one `Index::search` call, and how failures are told.
 
+use std::sync::{Mutex, RwLock};
+
 use braid::{Filter, Index, Mode, Principal, SearchRequest, SearchResponse, StoredRecord};
 use serde::Deserialize;
 
@@ -31,6 +33,12 @@ pub struct SearchParams {
 
 fn default_k() -> usize {
     10
+}
+
+/// The bytes of an on-disk index's commit point: tantivy's `meta.json`, replaced by rename
+/// at every commit (`None` for an in-memory index or an unreadable file).
+fn commit_point(index: &Index) -> Option<Vec<u8>> {
+    std::fs::read(index.dir()?.join("lexical").join("meta.json")).ok()
 }
 
 /// Why a call failed, in words the caller may read.
@@ -66,13 +74,57 @@ impl From<braid::Error> for Failure {
 /// The index as both surfaces use it: every search and read goes through the library facade
 /// with the caller's principal.
 pub struct Engine {
-    /// The index.
-    pub index: Index,
+    /// The latest commit the server has opened (see [`Engine::refresh`]).
+    index: RwLock<Index>,
+    /// The commit point (`lexical/meta.json`) of the last commit seen, opened or not.
+    seen: Mutex<Option<Vec<u8>>>,
     /// The largest `k` accepted.
     pub max_k: usize,
 }
 
 impl Engine {
+    /// Serves `index`, accepting `k` up to `max_k`.
+    pub fn new(index: Index, max_k: usize) -> Self {
+        let seen = Mutex::new(commit_point(&index));
+        Engine { index: RwLock::new(index), seen, max_k }
+    }
+
+    /// The index as of the latest commit opened. A search keeps the handle it started with, so
+    /// a refresh never changes a search midway.
+    pub fn index(&self) -> Index {
+        self.index.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Picks up a commit another process wrote (a re-index with `braid index`, a writer of
+    /// its own): when the index's commit point changed since the last look, opens the index
+    /// afresh (checksums verified, as on every open), attaches the models already loaded, and
+    /// serves it from the next request on. Returns whether it swapped.
+    ///
+    /// # Errors
+    /// When the new commit cannot be opened; the previous one goes on serving, and the same
+    /// commit is not tried again.
+    pub fn refresh(&self) -> anyhow::Result<bool> {
+        let current = self.index();
+        let stamp = commit_point(&current);
+        {
+            let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+            if stamp.is_none() || *seen == stamp {
+                return Ok(false);
+            }
+            *seen = stamp;
+        }
+        let dir = current.dir().ok_or_else(|| anyhow::anyhow!("an in-memory index has no commits to pick up"))?;
+        let fresh = Index::open(dir)?;
+        if let Some(embedder) = current.embedder() {
+            fresh.attach_embedder(embedder)?;
+        }
+        if let Some(reranker) = current.reranker() {
+            fresh.attach_reranker(reranker);
+        }
+        *self.index.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+        Ok(true)
+    }
+
     /// Searches as `principal`.
     ///
     /// # Errors
@@ -98,7 +150,7 @@ impl Engine {
         } {
             request = request.filter(filter);
         }
-        Ok(self.index.search(&request)?)
+        Ok(self.index().search(&request)?)
     }
 
     /// Reads one record as `principal`: `None` when it does not exist or is not visible.
@@ -106,7 +158,7 @@ impl Engine {
     /// # Errors
     /// [`Failure::Internal`] when the store cannot be read.
     pub fn read(&self, principal: &Principal, id: &str) -> Result<Option<StoredRecord>, Failure> {
-        Ok(self.index.record(id, principal)?)
+        Ok(self.index().record(id, principal)?)
     }
 
     /// How many records `principal` may see.
@@ -115,13 +167,13 @@ impl Engine {
     /// [`Failure::Internal`] when the store cannot be read.
     pub fn visible(&self, principal: &Principal) -> Result<usize, Failure> {
         // A search for nothing (k = 0) runs only the visibility stage.
-        Ok(self.index.search(&SearchRequest::new("", principal.clone()).k(0))?.stats.allowed)
+        Ok(self.index().search(&SearchRequest::new("", principal.clone()).k(0))?.stats.allowed)
     }
 
     /// The legs this index can run.
     pub fn legs(&self) -> Vec<&'static str> {
         let mut legs = vec!["lexical", "fuzzy"];
-        if self.index.has_semantic() {
+        if self.index().has_semantic() {
             legs.push("semantic");
         }
         legs
@@ -141,7 +193,7 @@ mod tests {
         w.upsert(&Record::new("b").title("Refund policy").body("Refunds within 14 days.").acl(["tenant:globex"]))
             .unwrap();
         w.commit().unwrap();
-        Engine { index, max_k: 5 }
+        Engine::new(index, 5)
     }
 
     fn params(json: &str) -> Result<SearchParams, serde_json::Error> {

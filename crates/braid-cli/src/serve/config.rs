@@ -5,6 +5,7 @@
 //! ```toml
 //! bind = "127.0.0.1:7700"            # the default: loopback only
 //! allowed_origins = []               # browser origins allowed to call (none by default)
+//! reload_seconds = 5.0               # how often to look for a new commit (0: never)
 //!
 //! [limits]
 //! max_body_bytes = 65536             # larger request bodies get 413
@@ -41,6 +42,10 @@ pub struct Config {
     /// `Origin` header gets 403 (DNS-rebinding defence). By default, none.
     #[serde(default)]
     pub allowed_origins: Vec<String>,
+    /// How often, in seconds, the server looks for a commit written by another process (a
+    /// re-index) and swaps it in; 0 turns it off. By default, 5.
+    #[serde(default = "default_reload_seconds")]
+    pub reload_seconds: f64,
     /// Limits.
     #[serde(default)]
     pub limits: Limits,
@@ -132,11 +137,23 @@ impl TokenEntry {
     }
 }
 
+fn default_reload_seconds() -> f64 {
+    DEFAULT_RELOAD_SECONDS
+}
+
+/// How often a server looks for a new commit, unless configured otherwise.
+pub const DEFAULT_RELOAD_SECONDS: f64 = 5.0;
+
 fn default_bind() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 7700))
 }
 
 impl Config {
+    /// How often to look for a new commit (`None`: never).
+    pub fn reload_every(&self) -> Option<Duration> {
+        (self.reload_seconds > 0.0).then(|| Duration::from_secs_f64(self.reload_seconds))
+    }
+
     /// Reads and validates a configuration file.
     ///
     /// # Errors
@@ -157,6 +174,10 @@ impl Config {
         let l = &self.limits;
         ensure!(l.max_body_bytes >= 1024, "limits.max_body_bytes must be at least 1024");
         ensure!(l.timeout_ms > 0, "limits.timeout_ms must be positive");
+        ensure!(
+            self.reload_seconds.is_finite() && self.reload_seconds >= 0.0,
+            "reload_seconds must be a number of seconds, 0 or more"
+        );
         ensure!((1..=braid::MAX_K).contains(&l.max_k), "limits.max_k must be between 1 and {}", braid::MAX_K);
         ensure!(!self.tokens.is_empty(), "no [[token]] entries: every request needs a token (see `braid token new`)");
         let (mut names, mut hashes) = (HashSet::new(), HashSet::new());
@@ -211,6 +232,9 @@ mod tests {
         let principal = braid::Principal::from_verified_tokens(c.tokens[0].acl_tokens());
         assert_eq!(principal.tenants().collect::<Vec<_>>(), ["tenant:acme"]);
         assert_eq!(c.tokens[0].rate(&c.limits), (20.0, 3));
+        assert_eq!(c.reload_every(), Some(Duration::from_secs(5)));
+        let off = parse(&format!("reload_seconds = 0\n[[token]]\nname = \"a\"\nsha256 = \"{HASH}\"\n")).unwrap();
+        assert_eq!(off.reload_every(), None);
     }
 
     #[test]
@@ -225,6 +249,7 @@ mod tests {
             (token("rate_per_second = 0.0"), "positive"),
             (format!("[limits]\nmax_k = 0\n{}", token("")), "max_k"),
             (format!("bind = \"nowhere\"\n{}", token("")), "invalid socket address"),
+            (format!("reload_seconds = -1.0\n{}", token("")), "reload_seconds"),
         ] {
             let err = format!("{:#}", parse(&text).unwrap_err());
             assert!(err.contains(needle), "{text:?}: {err}");

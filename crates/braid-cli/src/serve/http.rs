@@ -263,7 +263,7 @@ async fn rest_stats(State(s): State<Shared>, Extension(caller): Extension<Arc<Ca
         Ok(Err(f)) => return failure(StatusCode::INTERNAL_SERVER_ERROR, "internal", f.message()),
         Err(response) => return response,
     };
-    let embedding = s.engine.index.embedding().map(|e| e.model_id);
+    let embedding = s.engine.index().embedding().map(|e| e.model_id);
     json_response(
         StatusCode::OK,
         &json!({

@@ -430,7 +430,7 @@ mod tests {
         )
         .unwrap();
         w.commit().unwrap();
-        Mcp::new(Arc::new(Engine { index, max_k: 20 }))
+        Mcp::new(Arc::new(Engine::new(index, 20)))
     }
 
     fn call(m: &Mcp, msg: Value, v: Version, p: &Principal) -> Value {

@@ -25,16 +25,39 @@ use std::io::BufRead;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use braid::{Index, Principal};
 
 use crate::commands;
 
-fn open(dir: &Path, model: Option<&str>, max_k: usize) -> Result<Arc<api::Engine>> {
+fn open(dir: &Path, model: Option<&str>, max_k: usize, reload: Option<Duration>) -> Result<Arc<api::Engine>> {
     let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
     commands::attach(&index, model)?;
-    Ok(Arc::new(api::Engine { index, max_k }))
+    let engine = Arc::new(api::Engine::new(index, max_k));
+    if let Some(every) = reload {
+        watch(&engine, every)?;
+    }
+    Ok(engine)
+}
+
+/// Looks for a new commit every `every` and serves it (see [`api::Engine::refresh`]), for as
+/// long as the engine lives.
+fn watch(engine: &Arc<api::Engine>, every: Duration) -> Result<()> {
+    let engine = Arc::downgrade(engine);
+    std::thread::Builder::new().name("braid-reload".into()).spawn(move || loop {
+        std::thread::sleep(every);
+        let Some(engine) = engine.upgrade() else { return };
+        match engine.refresh() {
+            Ok(true) => tracing::info!(target: "braid::serve", "serving a new commit"),
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(target: "braid::serve", error = %format!("{e:#}"), "a new commit could not be opened; still serving the previous one")
+            }
+        }
+    })?;
+    Ok(())
 }
 
 /// `braid serve`: serves the index until SIGINT or SIGTERM.
@@ -46,7 +69,7 @@ pub fn serve(dir: &Path, config_file: &Path, bind: Option<SocketAddr>, model: Op
     if let Some(bind) = bind {
         config.bind = bind;
     }
-    let engine = open(dir, model, config.limits.max_k)?;
+    let engine = open(dir, model, config.limits.max_k, config.reload_every())?;
     let router = http::router(engine, &config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
@@ -84,7 +107,8 @@ async fn shutdown() {
 /// # Errors
 /// When the index cannot be opened or stdio fails.
 pub fn mcp_stdio(dir: &Path, principal: &[String], model: Option<&str>) -> Result<()> {
-    let engine = open(dir, model, config::Limits::default().max_k)?;
+    let reload = Duration::from_secs_f64(config::DEFAULT_RELOAD_SECONDS);
+    let engine = open(dir, model, config::Limits::default().max_k, Some(reload))?;
     let server = mcp::Mcp::new(engine);
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::from_verified_tokens(principal);

@@ -2,7 +2,7 @@
 //! real HTTP client (ureq).
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
@@ -70,6 +70,8 @@ pub struct Server {
     pub globex: String,
     /// A token of tenant acme with a burst of 2 and a slow refill.
     pub limited: String,
+    /// The index the server serves.
+    pub index_dir: PathBuf,
     log: Arc<Mutex<String>>,
     reader: Option<JoinHandle<()>>,
     _dir: tempfile::TempDir,
@@ -91,7 +93,7 @@ impl Server {
         let globex = new_token(&["--name", "globex-agent", "--tenant", "globex"]);
         let limited = new_token(&["--name", "limited", "--tenant", "acme"]);
         let config = format!(
-            "allowed_origins = [\"http://localhost:3000\"]\n\n[limits]\nmax_body_bytes = 4096\ntimeout_ms = {timeout_ms}\n\
+            "allowed_origins = [\"http://localhost:3000\"]\nreload_seconds = 0.2\n\n[limits]\nmax_body_bytes = 4096\ntimeout_ms = {timeout_ms}\n\
              max_k = 50\nrate_per_second = 1000.0\nburst = 1000\n\n{}\n{}\n{}rate_per_second = 0.01\nburst = 2\n",
             acme.entry,
             globex.entry,
@@ -137,6 +139,7 @@ impl Server {
             acme: acme.token,
             globex: globex.token,
             limited: limited.token,
+            index_dir,
             log,
             reader: Some(reader),
             _dir: dir,
