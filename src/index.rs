@@ -9,7 +9,7 @@ use braid_core::{
 use braid_lexical::{LexicalIndex, SchemaConfig, StoredRecord};
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::{Manifest, FORMAT_VERSION, LEXICAL_DIR};
+use crate::manifest::{Manifest, FORMAT_VERSION, LEXICAL_DIR, MANIFEST_FILE};
 use crate::semantic::{EmbeddingInfo, Semantic};
 use crate::writer::{Writer, WriterOptions};
 
@@ -58,6 +58,7 @@ impl Index {
             return Err(Error::invalid_request(format!("{} already holds an index", dir.display())));
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        clear_interrupted_create(&dir.join(LEXICAL_DIR))?;
         let lexical = LexicalIndex::create(Some(&dir.join(LEXICAL_DIR)), config.schema.clone())?;
         let manifest = Manifest { format: FORMAT_VERSION, config: config.clone(), next_ord: 0, embedding: None };
         manifest.write(dir)?;
@@ -322,4 +323,27 @@ impl Index {
         let end = (at + after + 1).min(siblings.len());
         Ok(siblings[start..end].to_vec())
     }
+}
+
+/// The manifest is the last file `Index::create` writes: a lexical folder without one is what a
+/// create killed midway leaves, when it holds no segment (tantivy's empty `meta.json`, lock and
+/// bookkeeping files). That is removed so the create can start over; a folder holding segments
+/// is someone's data and is left alone.
+fn clear_interrupted_create(lexical: &Path) -> Result<()> {
+    let entries = match std::fs::read_dir(lexical) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(lexical, e)),
+    };
+    for entry in entries {
+        let name = entry.map_err(|e| Error::io(lexical, e))?.file_name();
+        let name = name.to_string_lossy();
+        if !(name == "meta.json" || name.starts_with('.')) {
+            return Err(Error::invalid_request(format!(
+                "{} holds index files but no {MANIFEST_FILE}: not a Braid index this build can create over",
+                lexical.display()
+            )));
+        }
+    }
+    std::fs::remove_dir_all(lexical).map_err(|e| Error::io(lexical, e))
 }

@@ -200,6 +200,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     }
     hits.truncate(request.limit());
     let t = Instant::now();
+    let snippets = snapshot.snippets(&highlight, if request.wants_ids_only() { 0 } else { request.snippet_len() });
     let hits: Vec<Hit> = hits
         .into_iter()
         .map(|(mut hit, body)| {
@@ -207,7 +208,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
                 // Reranking or collapsing read the records; the caller still gets ids alone.
                 hit = Hit::id_only(hit.id, hit.score, hit.explain);
             } else {
-                hit.snippet = snapshot.snippet(&body, &highlight, request.snippet_len());
+                hit.snippet = snippets.of(&body);
             }
             hit
         })

@@ -365,3 +365,29 @@ fn optimize_merges_segments_and_keeps_every_answer() {
     assert_eq!(sets(&reopened), before);
     assert_eq!(Index::check(dir.path()).unwrap(), reopened.num_records());
 }
+
+#[test]
+fn a_create_killed_before_its_manifest_can_be_created_again() {
+    let dir = tempfile::tempdir().unwrap();
+    // What `Index::create` leaves when killed before it writes braid.json: an empty lexical index.
+    Index::create(dir.path(), IndexConfig::default()).unwrap();
+    std::fs::remove_file(dir.path().join("braid.json")).unwrap();
+    assert!(matches!(Index::open(dir.path()), Err(Error::Corrupt { .. })));
+    let idx = Index::open_or_create(dir.path(), IndexConfig::default()).unwrap();
+    let mut w = idx.writer().unwrap();
+    w.upsert(&Record::new("a").body("walruses")).unwrap();
+    w.commit().unwrap();
+    assert_eq!(find(&idx, "walruses"), ["a"]);
+    drop((w, idx));
+
+    // A lexical folder with committed records but no manifest is data: create refuses it and
+    // leaves every file where it was.
+    std::fs::remove_file(dir.path().join("braid.json")).unwrap();
+    let before: Vec<_> =
+        std::fs::read_dir(dir.path().join("lexical")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let Err(err) = Index::create(dir.path(), IndexConfig::default()) else { panic!("created over committed data") };
+    assert!(matches!(err, Error::InvalidRequest { .. }), "{err}");
+    let after: Vec<_> =
+        std::fs::read_dir(dir.path().join("lexical")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(before.len(), after.len());
+}

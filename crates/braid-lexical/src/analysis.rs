@@ -6,6 +6,7 @@ use tantivy::tokenizer::{
 };
 
 use crate::cjk::{HanMode, MixedTokenizer};
+use crate::stem_gate::GatedStemmer;
 
 /// Name under which the configured analyzer for title and body is registered.
 pub(crate) const TEXT_TOKENIZER: &str = "braid_text";
@@ -39,18 +40,34 @@ impl Analyzer {
 
     /// Builds the tantivy analyzer for text whose Han runs are cut as `han` says.
     pub(crate) fn build_for(self, han: Option<HanMode>) -> TextAnalyzer {
-        let base = TextAnalyzer::builder(MixedTokenizer::new(han))
-            .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
-            .filter(LowerCaser)
-            .filter(AsciiFoldingFilter);
+        let base = Self::base(han);
         match self {
-            Analyzer::English => base
-                .filter(StopWordFilter::new(Language::English).expect("tantivy ships English stop words"))
-                .filter(Stemmer::new(Language::English))
-                .build(),
+            Analyzer::English => base.filter(english_stop_words()).filter(Stemmer::new(Language::English)).build(),
             Analyzer::Simple => base.build(),
         }
     }
+
+    /// The analyzer of [`Analyzer::build`] for finding the analysed terms `wanted` in a text
+    /// (snippets): every wanted term it yields where `build`'s analyzer would, with stemming
+    /// skipped for words that cannot stem into one (see [`GatedStemmer`]).
+    pub(crate) fn build_finding<'a>(self, wanted: impl IntoIterator<Item = &'a str>) -> TextAnalyzer {
+        let base = Self::base(None);
+        match self {
+            Analyzer::English => base.filter(english_stop_words()).filter(GatedStemmer::new(wanted)).build(),
+            Analyzer::Simple => base.build(),
+        }
+    }
+
+    fn base(han: Option<HanMode>) -> tantivy::tokenizer::TextAnalyzerBuilder<impl tantivy::tokenizer::Tokenizer> {
+        TextAnalyzer::builder(MixedTokenizer::new(han))
+            .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
+            .filter(LowerCaser)
+            .filter(AsciiFoldingFilter)
+    }
+}
+
+fn english_stop_words() -> StopWordFilter {
+    StopWordFilter::new(Language::English).expect("tantivy ships English stop words")
 }
 
 pub(crate) fn words_analyzer() -> TextAnalyzer {

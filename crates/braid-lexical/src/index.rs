@@ -33,6 +33,32 @@ use crate::writer::{lexical, LexicalWriter};
 /// Memory budget of the writer's indexing buffer. By default, 128 MiB.
 pub const DEFAULT_WRITER_HEAP: usize = 128 * 1024 * 1024;
 
+/// The snippets of one search (see [`Snapshot::snippets`]).
+pub struct Snippets {
+    generator: Option<SnippetGenerator>,
+    max_chars: usize,
+}
+
+impl Snippets {
+    /// The passage of `body` with the most query terms, their byte ranges highlighted; the
+    /// beginning of `body` when it holds none.
+    pub fn of(&self, body: &str) -> Snippet {
+        let Some(generator) = &self.generator else { return Snippet::default() };
+        if body.is_empty() {
+            return Snippet::default();
+        }
+        let snippet = generator.snippet(body);
+        if snippet.fragment().is_empty() {
+            let end = body.char_indices().nth(self.max_chars).map_or(body.len(), |(i, _)| i);
+            return Snippet { text: body[..end].to_string(), highlights: Vec::new() };
+        }
+        Snippet {
+            text: snippet.fragment().to_string(),
+            highlights: snippet.highlighted().iter().map(|r| (r.start, r.end)).collect(),
+        }
+    }
+}
+
 /// Decompressed document-store blocks kept per segment (16 KiB each, so at most 16 MiB per
 /// segment, filled only by blocks hits were read from). Tantivy's default of 100 re-decompresses
 /// most blocks of a corpus the size of SciFact on every search.
@@ -499,21 +525,14 @@ impl Snapshot {
         Ok(out)
     }
 
-    /// A snippet of `body` around the highlight terms, at most `max_chars` long.
-    pub fn snippet(&self, body: &str, highlight: &BTreeMap<String, f32>, max_chars: usize) -> Snippet {
-        if max_chars == 0 || body.is_empty() {
-            return Snippet::default();
-        }
-        let generator = SnippetGenerator::new(highlight.clone(), self.analyzer.clone(), self.fields.body, max_chars);
-        let snippet = generator.snippet(body);
-        if snippet.fragment().is_empty() {
-            let end = body.char_indices().nth(max_chars).map_or(body.len(), |(i, _)| i);
-            return Snippet { text: body[..end].to_string(), highlights: Vec::new() };
-        }
-        Snippet {
-            text: snippet.fragment().to_string(),
-            highlights: snippet.highlighted().iter().map(|r| (r.start, r.end)).collect(),
-        }
+    /// Makes the snippets of one search: passages of hit bodies around the terms of
+    /// `highlight`, at most `max_chars` long (0 turns them off).
+    pub fn snippets(&self, highlight: &BTreeMap<String, f32>, max_chars: usize) -> Snippets {
+        let generator = (max_chars > 0).then(|| {
+            let finder = self.config.analyzer.build_finding(highlight.keys().map(String::as_str));
+            SnippetGenerator::new(highlight.clone(), finder, self.fields.body, max_chars)
+        });
+        Snippets { generator, max_chars }
     }
 
     /// The query's words as the caller's records know them, in query order, without repeats:
@@ -575,9 +594,16 @@ impl Snapshot {
     /// allowed set's ordinals (linear in the word's document frequency).
     fn visible_df(&self, word: &str, allowed: &AllowedSet) -> Result<usize> {
         let term = Term::from_field_text(self.fields.words, word);
+        let everything = self.allowed_docs(allowed.visibility())?.everything;
         let mut count = 0;
         for segment in self.searcher.segment_readers() {
             let inverted = segment.inverted_index(self.fields.words).map_err(lexical)?;
+            if everything && segment.alive_bitset().is_none() {
+                // Every document of the segment is allowed and alive: the term's document
+                // frequency is the count.
+                count += inverted.doc_freq(&term).map_err(lexical)? as usize;
+                continue;
+            }
             let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(lexical)? else {
                 continue;
             };

@@ -32,6 +32,7 @@ mod index;
 mod legs;
 mod phonetic;
 mod schema;
+mod stem_gate;
 mod stored;
 mod term_at_a_time;
 mod visibility;
@@ -39,7 +40,7 @@ mod vocabulary;
 mod writer;
 
 pub use analysis::Analyzer;
-pub use index::{LegOutput, LexicalIndex, QueryWord, Snapshot, DEFAULT_WRITER_HEAP};
+pub use index::{LegOutput, LexicalIndex, QueryWord, Snapshot, Snippets, DEFAULT_WRITER_HEAP};
 pub use legs::{max_edits, MAX_QUERY_TERMS};
 pub use schema::SchemaConfig;
 pub use stored::StoredRecord;
