@@ -89,8 +89,9 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
 
     // The query's words as the caller's records know them: for routing and suggestions.
     let t = Instant::now();
+    let lookups = braid_lexical::Lookups::default();
     let words = if request.wants_suggestions() || request.mode_ref() == Mode::Auto {
-        snapshot.query_words(query, &allowed)?
+        snapshot.query_words(query, &allowed, &lookups)?
     } else {
         Vec::new()
     };
@@ -117,7 +118,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
             }
             Leg::Fuzzy => {
                 let _span = info_span!(target: "braid::recall::fuzzy", "fuzzy").entered();
-                snapshot.fuzzy(query, &allowed, depth)?
+                snapshot.fuzzy(query, &allowed, depth, &lookups)?
             }
             Leg::Semantic => {
                 let _span = info_span!(target: "braid::recall::semantic", "semantic").entered();

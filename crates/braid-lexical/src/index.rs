@@ -27,7 +27,7 @@ use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
 use crate::stored::{from_doc, StoredRecord};
 use crate::term_at_a_time;
 use crate::visibility::{restrict, visibility_query, AllowedCollector, AllowedDocs, OrdCollector};
-use crate::vocabulary::Vocabulary;
+use crate::vocabulary::{Lookups, Vocabulary};
 use crate::writer::{lexical, LexicalWriter};
 
 /// Memory budget of the writer's indexing buffer. By default, 128 MiB.
@@ -343,13 +343,14 @@ impl Snapshot {
         self.run(built, allowed, depth)
     }
 
-    /// The fuzzy leg: typos, fragments and as-you-type prefixes, confined to `allowed`.
+    /// The fuzzy leg: typos, fragments and as-you-type prefixes, confined to `allowed`;
+    /// `lookups` holds the request's vocabulary walks (shared with [`Snapshot::query_words`]).
     ///
     /// # Errors
     /// [`Error::Lexical`] on an internal failure.
-    pub fn fuzzy(&self, text: &str, allowed: &AllowedSet, depth: usize) -> Result<LegOutput> {
-        let (analyzer, words) = self.analyzers(text);
-        let built = fuzzy_query(&self.fields, &self.config, analyzer, words, &self.vocabulary, &self.phonetic, text);
+    pub fn fuzzy(&self, text: &str, allowed: &AllowedSet, depth: usize, lookups: &Lookups) -> Result<LegOutput> {
+        let analyzers = self.analyzers(text);
+        let built = fuzzy_query(&self.fields, &self.config, analyzers, &self.vocabulary, &self.phonetic, text, lookups);
         self.run(built, allowed, depth)
     }
 
@@ -535,7 +536,8 @@ impl Snapshot {
         Snippets { generator, max_chars }
     }
 
-    /// The query's words as the caller's records know them, in query order, without repeats:
+    /// The query's words as the caller's records know them (`lookups`: the request's
+    /// vocabulary walks, shared with [`Snapshot::fuzzy`]), in query order, without repeats:
     /// how many allowed records hold each, and — for a content word that none holds — the
     /// closest word that allowed records do hold ("did you mean"). Suggestion candidates come
     /// from the whole vocabulary, but each is kept only if a record of the allowed set holds
@@ -544,7 +546,7 @@ impl Snapshot {
     ///
     /// # Errors
     /// [`Error::Lexical`] on an internal failure.
-    pub fn query_words(&self, text: &str, allowed: &AllowedSet) -> Result<Vec<QueryWord>> {
+    pub fn query_words(&self, text: &str, allowed: &AllowedSet, lookups: &Lookups) -> Result<Vec<QueryWord>> {
         let (analyzer, words_analyzer) = self.analyzers(text);
         let mut words = analysis::terms(words_analyzer, text);
         words.truncate(MAX_QUERY_TERMS);
@@ -554,17 +556,18 @@ impl Snapshot {
         for word in words {
             let stop_word = analysis::terms(analyzer, &word).is_empty();
             let visible_df = if self.vocabulary.df(&word) == 0 { 0 } else { self.visible_df(&word, allowed)? };
-            let suggestion = if stop_word || visible_df > 0 { None } else { self.closest_visible(&word, allowed)? };
+            let suggestion =
+                if stop_word || visible_df > 0 { None } else { self.closest_visible(&word, allowed, lookups)? };
             out.push(QueryWord { word, visible_df, stop_word, suggestion });
         }
         Ok(out)
     }
 
-    fn closest_visible(&self, word: &str, allowed: &AllowedSet) -> Result<Option<Suggestion>> {
+    fn closest_visible(&self, word: &str, allowed: &AllowedSet, lookups: &Lookups) -> Result<Option<Suggestion>> {
         let has_digits = word.chars().any(|c| c.is_ascii_digit());
         let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
         let mut best: Option<(usize, usize, String)> = None;
-        let neighbours = if edits == 0 { Vec::new() } else { self.vocabulary.neighbours(word, edits) };
+        let neighbours = if edits == 0 { Vec::new() } else { self.vocabulary.neighbours(word, edits, lookups) };
         for n in neighbours.into_iter().take(20) {
             let df = self.visible_df(&n.word, allowed)?;
             if df == 0 {

@@ -15,7 +15,7 @@ use crate::analysis::{terms, word_trigrams};
 use crate::phonetic::Phonetic;
 use crate::schema::{Fields, SchemaConfig};
 use crate::term_at_a_time::WeightedTerm;
-use crate::vocabulary::Vocabulary;
+use crate::vocabulary::{Lookups, Vocabulary};
 
 /// At most this many query terms are used; the rest of a very long query is ignored.
 pub const MAX_QUERY_TERMS: usize = 64;
@@ -117,11 +117,11 @@ pub(crate) fn union_query(terms: &[WeightedTerm]) -> Box<dyn Query> {
 pub(crate) fn fuzzy_query(
     fields: &Fields,
     config: &SchemaConfig,
-    analyzer: &TextAnalyzer,
-    words_analyzer: &TextAnalyzer,
+    (analyzer, words_analyzer): (&TextAnalyzer, &TextAnalyzer),
     vocabulary: &Vocabulary,
     phonetic: &Phonetic,
     text: &str,
+    lookups: &Lookups,
 ) -> BuiltQuery {
     let mut words = terms(words_analyzer, text);
     words.truncate(MAX_QUERY_TERMS);
@@ -160,7 +160,7 @@ pub(crate) fn fuzzy_query(
         let edits = max_edits(word);
         if edits > 0 {
             let expansions = vocabulary
-                .neighbours_above(word, edits, df.saturating_mul(EXPAND_KNOWN_RATIO))
+                .neighbours_above(word, edits, df.saturating_mul(EXPAND_KNOWN_RATIO), lookups)
                 .into_iter()
                 .take(MAX_EXPANSIONS);
             for n in expansions {

@@ -4,11 +4,12 @@
 //! a title field for the title boost, an unstemmed word field whose vocabulary (an `fst` map)
 //! drives typo expansion, completion and "did you mean", and a trigram field for fragments.
 //! Searches run on a [`Snapshot`] and are confined to an [`braid_core::AllowedSet`]: the
-//! visibility rule is a required clause inside tantivy, never a post-filter over a top-k.
+//! visibility rule confines every leg inside the index (a required clause of tantivy queries,
+//! the only documents the term-at-a-time scorer offers), never a post-filter over a top-k.
 //!
 //! ```
 //! use braid_core::{AccessPolicy, Principal, QuerySyntax, Record, Visibility};
-//! use braid_lexical::{LexicalIndex, SchemaConfig};
+//! use braid_lexical::{LexicalIndex, Lookups, SchemaConfig};
 //!
 //! # fn main() -> braid_core::Result<()> {
 //! let index = LexicalIndex::create(None, SchemaConfig::default())?;
@@ -19,7 +20,7 @@
 //!
 //! let snapshot = index.snapshot();
 //! let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None))?;
-//! let hits = snapshot.fuzzy("retun polcy", &allowed, 10)?;
+//! let hits = snapshot.fuzzy("retun polcy", &allowed, 10, &Lookups::default())?;
 //! assert_eq!(hits.candidates[0].0, 0);
 //! # Ok(()) }
 //! ```
@@ -44,4 +45,5 @@ pub use index::{LegOutput, LexicalIndex, QueryWord, Snapshot, Snippets, DEFAULT_
 pub use legs::{max_edits, MAX_QUERY_TERMS};
 pub use schema::SchemaConfig;
 pub use stored::StoredRecord;
+pub use vocabulary::Lookups;
 pub use writer::LexicalWriter;

@@ -1,8 +1,8 @@
 //! The vocabulary of a snapshot as an `fst` map (word → document frequency): fuzzy term
 //! expansion, prefix completion and "did you mean" all walk it with automata.
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use braid_core::{Error, Result};
 use fst::automaton::Str;
@@ -14,17 +14,29 @@ use tantivy::Searcher;
 /// Words longer than this are not expanded (no one types them with typos worth fixing).
 const MAX_FUZZY_CHARS: usize = 32;
 
-/// Words at least this frequent are also kept in a second, smaller map. A known query word is
-/// only expanded toward words more frequent than it by a ratio (see `legs.rs`), so those
-/// walks never need the long tail of rare words, which is most of a vocabulary.
-const FREQUENT_DF: u64 = 9;
+/// Words at least this frequent are also kept in smaller maps, one per tier. A known query
+/// word is only expanded toward words more frequent than it by a ratio (see `legs.rs`), so
+/// those walks need only the tier above its frequency, never the long tail of rare words,
+/// which is most of a vocabulary.
+const TIERS: [u64; 3] = [9, 81, 729];
 
 /// word → document frequency over every segment of one snapshot.
 pub(crate) struct Vocabulary {
     map: Map<Vec<u8>>,
-    /// The words of `map` with a document frequency of at least [`FREQUENT_DF`].
-    frequent: Map<Vec<u8>>,
+    /// For each of [`TIERS`], the words of `map` at least that frequent.
+    tiers: Vec<(u64, Map<Vec<u8>>)>,
+    /// The highest document frequency of any word.
+    max_df: u64,
 }
+
+/// The walks of a whole vocabulary made for one search, by word and distance: a misspelt word
+/// is looked up by the fuzzy leg and again for "did you mean", and walks once. It lives as
+/// long as one request, so repeated queries (a benchmark's passes) never share walks.
+#[derive(Default)]
+pub struct Lookups(Mutex<Walks>);
+
+/// Neighbours found, by word and distance.
+type Walks = HashMap<(String, usize), Arc<[Neighbour]>>;
 
 /// A known word near a query word.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,10 +61,16 @@ impl Vocabulary {
 
     fn from_sorted(words: BTreeMap<Vec<u8>, u64>) -> Result<Self> {
         let error = |e: fst::Error| Error::Lexical(format!("vocabulary: {e}"));
-        let frequent =
-            Map::from_iter(words.iter().filter(|(_, &df)| df >= FREQUENT_DF).map(|(w, &df)| (w, df))).map_err(error)?;
+        let tiers = TIERS
+            .iter()
+            .map(|&tier| {
+                let map = Map::from_iter(words.iter().filter(|(_, &df)| df >= tier).map(|(w, &df)| (w, df)));
+                Ok((tier, map.map_err(error)?))
+            })
+            .collect::<Result<_>>()?;
+        let max_df = words.values().copied().max().unwrap_or(0);
         let map = Map::from_iter(words).map_err(error)?;
-        Ok(Vocabulary { map, frequent })
+        Ok(Vocabulary { map, tiers, max_df })
     }
 
     /// The number of distinct words.
@@ -67,8 +85,19 @@ impl Vocabulary {
 
     /// Known words within `max_distance` edits of `word` (transpositions count as one edit),
     /// the word itself excluded; closest first, then most frequent.
-    pub fn neighbours(&self, word: &str, max_distance: usize) -> Vec<Neighbour> {
-        neighbours_in(&self.map, word, max_distance)
+    pub fn neighbours(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Vec<Neighbour> {
+        self.walk(word, max_distance, lookups).to_vec()
+    }
+
+    /// [`neighbours_in`] the whole map, once per request.
+    fn walk(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Arc<[Neighbour]> {
+        let key = (word.to_string(), max_distance);
+        if let Some(found) = lookups.0.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return found.clone();
+        }
+        let found: Arc<[Neighbour]> = neighbours_in(&self.map, word, max_distance).into();
+        lookups.0.lock().unwrap_or_else(|p| p.into_inner()).insert(key, found.clone());
+        found
     }
 
     /// The words made only of Han characters, with their document frequencies (empty, and
@@ -87,10 +116,17 @@ impl Vocabulary {
     }
 
     /// [`Vocabulary::neighbours`] with a document frequency above `min_df`, in the same order;
-    /// walks only the frequent words when `min_df` rules the others out.
-    pub fn neighbours_above(&self, word: &str, max_distance: usize, min_df: u64) -> Vec<Neighbour> {
-        let map = if min_df.saturating_add(1) >= FREQUENT_DF { &self.frequent } else { &self.map };
-        let mut out = neighbours_in(map, word, max_distance);
+    /// walks only the words of the highest tier `min_df` leaves in, and none when no word is
+    /// that frequent.
+    pub fn neighbours_above(&self, word: &str, max_distance: usize, min_df: u64, lookups: &Lookups) -> Vec<Neighbour> {
+        if min_df >= self.max_df {
+            return Vec::new();
+        }
+        let needed = min_df.saturating_add(1);
+        let mut out = match self.tiers.iter().rev().find(|(tier, _)| *tier <= needed) {
+            Some((_, map)) => neighbours_in(map, word, max_distance),
+            None => self.walk(word, max_distance, lookups).to_vec(),
+        };
         out.retain(|n| n.df > min_df);
         out
     }
@@ -166,32 +202,36 @@ mod tests {
             ["return", "retune", "rerun", "retina", "reruns", "returns", "retuned", "tuner"]
                 .iter()
                 .enumerate()
-                .map(|(i, w)| (w.to_string(), [1, 3, 8, 9, 10, 40, 2, 100][i]))
+                .map(|(i, w)| (w.to_string(), [1, 3, 8, 9, 10, 90, 2, 800][i]))
                 .collect();
         let refs: Vec<(&str, u64)> = words.iter().map(|(w, d)| (w.as_str(), *d)).collect();
         let v = vocab(&refs);
         for word in ["retun", "return", "retunes", "rerun"] {
             for distance in [1, 2] {
-                for min_df in [0, 1, 7, 8, 9, 39, 40, 1000] {
-                    let mut expected = v.neighbours(word, distance);
+                for min_df in [0, 1, 7, 8, 9, 80, 81, 89, 90, 727, 728, 729, 799, 800, 1000] {
+                    let lookups = Lookups::default();
+                    let mut expected = v.neighbours(word, distance, &lookups);
                     expected.retain(|n| n.df > min_df);
-                    assert_eq!(v.neighbours_above(word, distance, min_df), expected, "{word} {distance} {min_df}");
+                    let fresh = v.neighbours_above(word, distance, min_df, &Lookups::default());
+                    assert_eq!(fresh, expected, "{word} {distance} {min_df}");
+                    assert_eq!(v.neighbours_above(word, distance, min_df, &lookups), expected, "remembered");
                 }
             }
         }
-        assert_eq!(v.frequent.len(), 4);
+        let sizes: Vec<usize> = v.tiers.iter().map(|(_, m)| m.len()).collect();
+        assert_eq!(sizes, [4, 2, 1]);
     }
 
     #[test]
     fn neighbours_count_transpositions_as_one_edit() {
         let v = vocab(&[("return", 10), ("retina", 2), ("policy", 5), ("receive", 3)]);
-        let n = v.neighbours("retun", 1);
+        let n = v.neighbours("retun", 1, &Lookups::default());
         assert_eq!(n[0].word, "return");
         assert_eq!(n[0].distance, 1);
-        let n = v.neighbours("recieve", 1);
+        let n = v.neighbours("recieve", 1, &Lookups::default());
         assert_eq!(n.iter().map(|n| n.word.as_str()).collect::<Vec<_>>(), ["receive"]);
-        assert!(v.neighbours("policy", 1).is_empty());
-        assert!(v.neighbours("zzzzzz", 2).is_empty());
+        assert!(v.neighbours("policy", 1, &Lookups::default()).is_empty());
+        assert!(v.neighbours("zzzzzz", 2, &Lookups::default()).is_empty());
     }
 
     #[test]
