@@ -16,7 +16,9 @@
 //! [`VectorStore::open`] verifies it and rebuilds the graph with a parallel insert. Dumping
 //! the `hnsw_rs` graph itself was not chosen: reloading it ties the graph's lifetime to a
 //! loader object (`HnswIo`). The price is the rebuild on open: 3.9 s for 5,000 × 384 random
-//! vectors, 22 s for 20,000 low-rank ones, on 2 busy cores in release.
+//! vectors, 22 s for 20,000 low-rank ones, on 2 busy cores in release. A store below
+//! [`HnswParams::exact_threshold`] vectors keeps no graph at all (every search scans), so
+//! opening it builds none; the graph is built when the store reaches the threshold.
 //!
 //! **Defaults** (see [`HnswParams`]) come from `examples/recall_sweep.rs` (release build,
 //! 2 shared cores, m = 16, ef_construction = 200, filtered search, times per query):

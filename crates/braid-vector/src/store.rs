@@ -61,8 +61,10 @@ pub struct VectorStore {
     slots: HashMap<Ord, usize>,
     /// Number of tombstoned slots.
     dead: usize,
-    /// Indexes the live slots that existed when it was (re)built or since inserted.
-    graph: Graph,
+    /// Indexes the live slots that existed when it was (re)built or since inserted; kept
+    /// only while the store holds at least [`HnswParams::exact_threshold`] vectors (below
+    /// that every search scans, so building it on open would be wasted time).
+    graph: Option<Graph>,
 }
 
 impl fmt::Debug for VectorStore {
@@ -79,8 +81,7 @@ impl fmt::Debug for VectorStore {
 impl VectorStore {
     /// An empty store for vectors of `dim` dimensions.
     pub fn new(dim: usize, params: HnswParams) -> Self {
-        let graph = Graph::new(&params, 0);
-        VectorStore {
+        let mut store = VectorStore {
             dim,
             params,
             arena: Vec::new(),
@@ -88,8 +89,10 @@ impl VectorStore {
             live: Vec::new(),
             slots: HashMap::new(),
             dead: 0,
-            graph,
-        }
+            graph: None,
+        };
+        store.fit_graph();
+        store
     }
 
     /// The number of dimensions every vector has.
@@ -117,9 +120,18 @@ impl VectorStore {
         self.params.ef_search = ef_search;
     }
 
-    /// Changes [`HnswParams::exact_threshold`]; takes effect on the next search.
+    /// Changes [`HnswParams::exact_threshold`]; takes effect on the next search (building
+    /// the graph now when the store reaches the new threshold, dropping it when it no longer
+    /// does).
     pub fn set_exact_threshold(&mut self, exact_threshold: usize) {
         self.params.exact_threshold = exact_threshold;
+        self.fit_graph();
+    }
+
+    /// Whether the store keeps an HNSW graph (it does from [`HnswParams::exact_threshold`]
+    /// vectors on).
+    pub fn has_graph(&self) -> bool {
+        self.graph.is_some()
     }
 
     /// The number of tombstoned slots (deleted or replaced vectors still in the graph).
@@ -151,8 +163,11 @@ impl VectorStore {
     pub fn insert(&mut self, ord: Ord, vector: &[f32]) -> Result<()> {
         let unit = self.check_record(vector)?;
         let slot = self.push_slot(ord, &unit);
-        self.graph.insert(&[(slot_slice(&self.arena, self.dim, slot), slot)]);
+        if let Some(graph) = &mut self.graph {
+            graph.insert(&[(slot_slice(&self.arena, self.dim, slot), slot)]);
+        }
         self.maybe_rebuild();
+        self.fit_graph();
         Ok(())
     }
 
@@ -168,13 +183,16 @@ impl VectorStore {
         for ((ord, _), unit) in items.iter().zip(&units) {
             new_slots.push(self.push_slot(*ord, unit));
         }
-        let batch: Vec<(&[f32], usize)> = new_slots
-            .iter()
-            .filter(|&&slot| self.live[slot])
-            .map(|&slot| (slot_slice(&self.arena, self.dim, slot), slot))
-            .collect();
-        self.graph.insert(&batch);
+        if let Some(graph) = &mut self.graph {
+            let batch: Vec<(&[f32], usize)> = new_slots
+                .iter()
+                .filter(|&&slot| self.live[slot])
+                .map(|&slot| (slot_slice(&self.arena, self.dim, slot), slot))
+                .collect();
+            graph.insert(&batch);
+        }
         self.maybe_rebuild();
+        self.fit_graph();
         Ok(())
     }
 
@@ -186,6 +204,7 @@ impl VectorStore {
                 self.live[slot] = false;
                 self.dead += 1;
                 self.maybe_rebuild();
+                self.fit_graph();
                 true
             }
             None => false,
@@ -211,9 +230,9 @@ impl VectorStore {
         if k == 0 {
             return Ok(VectorSearch { hits: Vec::new(), path: SearchPath::Exact });
         }
-        let use_graph = allowed.len() >= self.params.exact_threshold && self.graph.points() > 0;
-        let found = if use_graph {
-            let hits = self.graph_search(&query, k, allowed);
+        let graph = self.graph.as_ref().filter(|g| g.points() > 0 && allowed.len() >= self.params.exact_threshold);
+        let found = if let Some(graph) = graph {
+            let hits = self.graph_search(graph, &query, k, allowed);
             if hits.len() < k {
                 VectorSearch { hits: self.scan(&query, k, allowed), path: SearchPath::Exact }
             } else {
@@ -267,7 +286,7 @@ impl VectorStore {
         store.slot_ord = saved.ords;
         store.live = vec![true; store.slot_ord.len()];
         store.slots = store.slot_ord.iter().enumerate().map(|(slot, &ord)| (ord, slot)).collect();
-        store.build_graph();
+        store.fit_graph();
         Ok(store)
     }
 
@@ -306,11 +325,10 @@ impl VectorStore {
         slot
     }
 
-    fn graph_search(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ord, f32)> {
+    fn graph_search(&self, graph: &Graph, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ord, f32)> {
         let ef = self.params.ef_search.max(k);
         let keep = |slot: usize| self.live.get(slot).copied().unwrap_or(false) && allowed.contains(self.slot_ord[slot]);
-        let mut hits: Vec<(Ord, f32)> = self
-            .graph
+        let mut hits: Vec<(Ord, f32)> = graph
             .search(query, ef, &keep)
             .into_iter()
             .map(|slot| (self.slot_ord[slot], dot(query, self.slot_vector(slot))))
@@ -346,7 +364,20 @@ impl VectorStore {
         let slots = self.slot_ord.len();
         if self.dead > 0 && self.dead as f32 > self.params.rebuild_tombstone_fraction * slots as f32 {
             self.compact();
-            self.build_graph();
+            if self.graph.is_some() {
+                self.build_graph();
+            }
+        }
+    }
+
+    /// Builds the graph when the store has reached the exact threshold and has none; drops it
+    /// when the store is below the threshold.
+    fn fit_graph(&mut self) {
+        let wanted = self.slots.len() >= self.params.exact_threshold.max(1);
+        match (wanted, self.graph.is_some()) {
+            (true, false) => self.build_graph(),
+            (false, true) => self.graph = None,
+            _ => {}
         }
     }
 
@@ -377,7 +408,7 @@ impl VectorStore {
             .collect();
         graph.insert(&batch);
         let points = batch.len();
-        self.graph = graph;
+        self.graph = Some(graph);
         tracing::debug!(target: "braid::vector", points, ms = started.elapsed().as_millis() as u64, "graph rebuilt");
     }
 }

@@ -414,3 +414,29 @@ proptest! {
         }
     }
 }
+
+/// Below the exact threshold a store keeps no graph (every search scans), so opening one
+/// builds none; reaching the threshold builds it, and its searches take the graph.
+#[test]
+fn the_graph_exists_only_from_the_exact_threshold_on() {
+    let params = HnswParams { exact_threshold: 50, ..HnswParams::default() };
+    let mut store = VectorStore::new(8, params);
+    let vector = |i: usize| (0..8).map(|d| ((i * 7 + d * 3) % 11) as f32 + 0.5).collect::<Vec<f32>>();
+    for i in 0..49 {
+        store.insert(i as u64, &vector(i)).unwrap();
+    }
+    assert!(!store.has_graph());
+    let dir = tempfile::tempdir().unwrap();
+    store.save(dir.path()).unwrap();
+    assert!(!VectorStore::open(dir.path()).unwrap().has_graph());
+
+    store.insert(49, &vector(49)).unwrap();
+    assert!(store.has_graph());
+    let all = allowed(0..50);
+    assert_eq!(store.search(&vector(3), 5, &all).unwrap().path, SearchPath::Hnsw);
+    store.save(dir.path()).unwrap();
+    assert!(VectorStore::open(dir.path()).unwrap().has_graph());
+    store.delete(49);
+    assert!(!store.has_graph(), "below the threshold again");
+    assert_eq!(store.search(&vector(3), 5, &all).unwrap().path, SearchPath::Exact);
+}
