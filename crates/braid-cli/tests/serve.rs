@@ -391,3 +391,22 @@ fn a_commit_from_another_process_is_served_without_a_restart() {
     let log = server.stop();
     assert!(log.contains("serving a new commit"), "{log}");
 }
+
+#[test]
+fn requests_without_a_valid_token_share_one_bucket() {
+    let server = Server::start();
+    let query = json!({"query": "refund"});
+    // The default allows a burst of 20 unauthenticated requests, refilled at 10 a second: 60
+    // wrong tokens in a row run past it.
+    let statuses: Vec<u16> =
+        (0..60).map(|i| server.search(&format!("braid_wrong_{i}"), query.clone()).status).collect();
+    assert_eq!(statuses[0], 401);
+    assert!(statuses.iter().all(|s| *s == 401 || *s == 429), "{statuses:?}");
+    assert!(statuses.iter().filter(|s| **s == 429).count() >= 20, "{statuses:?}");
+    let reply = server.search("braid_wrong_again", query.clone());
+    if reply.status == 429 {
+        assert!(reply.header("retry-after").is_some());
+    }
+    // A valid token never pays for them.
+    assert_eq!(server.search(&server.acme, query).status, 200);
+}

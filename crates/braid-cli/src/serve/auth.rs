@@ -54,6 +54,11 @@ impl TokenMap {
         Ok(TokenMap { entries })
     }
 
+    /// The number of tokens (their slots are `0..len`).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
     /// The caller `token` stands for, if any. Every configured hash is compared, in constant
     /// time, whatever matches.
     pub fn verify(&self, token: &str) -> Option<Arc<Caller>> {

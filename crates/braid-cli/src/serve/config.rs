@@ -14,6 +14,8 @@
 //! max_concurrent = 0                 # searches running at once (0: one per CPU core)
 //! rate_per_second = 20.0             # per-token token bucket: refill rate …
 //! burst = 40                         # … and size; beyond it, 429 with Retry-After
+//! unauthenticated_per_second = 10.0  # one bucket shared by requests without a valid token …
+//! unauthenticated_burst = 20         # … beyond it they get 429 instead of 401
 //!
 //! [[token]]
 //! name = "acme-support"              # the label logs show (never the token)
@@ -71,6 +73,11 @@ pub struct Limits {
     pub rate_per_second: f64,
     /// Requests a token may make in a burst. By default, 40.
     pub burst: u32,
+    /// Requests per second without a valid token, all callers together (token guessing and
+    /// floods pay here; requests with a valid token never do). By default, 10.
+    pub unauthenticated_per_second: f64,
+    /// Requests without a valid token in a burst; beyond it they get 429. By default, 20.
+    pub unauthenticated_burst: u32,
 }
 
 impl Default for Limits {
@@ -82,6 +89,8 @@ impl Default for Limits {
             max_concurrent: 0,
             rate_per_second: 20.0,
             burst: 40,
+            unauthenticated_per_second: 10.0,
+            unauthenticated_burst: 20,
         }
     }
 }
@@ -175,6 +184,12 @@ impl Config {
         ensure!(l.max_body_bytes >= 1024, "limits.max_body_bytes must be at least 1024");
         ensure!(l.timeout_ms > 0, "limits.timeout_ms must be positive");
         ensure!(
+            l.unauthenticated_per_second.is_finite()
+                && l.unauthenticated_per_second > 0.0
+                && l.unauthenticated_burst >= 1,
+            "limits.unauthenticated_per_second must be positive and limits.unauthenticated_burst at least 1"
+        );
+        ensure!(
             self.reload_seconds.is_finite() && self.reload_seconds >= 0.0,
             "reload_seconds must be a number of seconds, 0 or more"
         );
@@ -250,6 +265,7 @@ mod tests {
             (format!("[limits]\nmax_k = 0\n{}", token("")), "max_k"),
             (format!("bind = \"nowhere\"\n{}", token("")), "invalid socket address"),
             (format!("reload_seconds = -1.0\n{}", token("")), "reload_seconds"),
+            (format!("[limits]\nunauthenticated_burst = 0\n{}", token("")), "unauthenticated"),
         ] {
             let err = format!("{:#}", parse(&text).unwrap_err());
             assert!(err.contains(needle), "{text:?}: {err}");

@@ -31,6 +31,7 @@ pub struct AppState {
     engine: Arc<Engine>,
     mcp: Mcp,
     tokens: TokenMap,
+    /// One bucket per token slot, then one shared by requests without a valid token.
     limiter: RateLimiter,
     permits: Arc<Semaphore>,
     limits: Limits,
@@ -49,7 +50,14 @@ pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
     let state = Arc::new(AppState {
         mcp: Mcp::new(Arc::clone(&engine)),
         tokens: TokenMap::new(config)?,
-        limiter: RateLimiter::new(config.tokens.iter().map(|t| t.rate(&limits)), Instant::now()),
+        limiter: RateLimiter::new(
+            config
+                .tokens
+                .iter()
+                .map(|t| t.rate(&limits))
+                .chain([(limits.unauthenticated_per_second, limits.unauthenticated_burst)]),
+            Instant::now(),
+        ),
         permits: Arc::new(Semaphore::new(limits.concurrency())),
         openapi: openapi::document(engine.max_k),
         origins: config.allowed_origins.iter().map(|o| o.trim_end_matches('/').to_ascii_lowercase()).collect(),
@@ -146,12 +154,18 @@ fn too_large(max: usize) -> Response {
 }
 
 /// Protected routes: the bearer token decides the caller (401 without a valid one), then the
-/// caller's token bucket (429 with `Retry-After` when empty).
+/// caller's token bucket (429 with `Retry-After` when empty). Requests without a valid token
+/// share one bucket of their own: past it they get 429 too, so guessing tokens is slow.
 async fn authorize(State(s): State<Shared>, mut request: Request, next: Next) -> Response {
     let presented = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
     let caller = match presented.map(|token| s.tokens.verify(token)) {
         Some(Some(caller)) => caller,
         found => {
+            if let Err(wait) = s.limiter.check(s.tokens.len(), Instant::now()) {
+                let response =
+                    failure(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "too many requests without a valid token");
+                return retry_after(response, wait.as_secs_f64().ceil() as u64);
+            }
             let why = if found.is_none() { "a bearer token is required" } else { "the bearer token is not valid" };
             let mut response = failure(StatusCode::UNAUTHORIZED, "unauthorized", why);
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"braid\""));
