@@ -33,6 +33,14 @@ use crate::writer::{lexical, LexicalWriter};
 /// Memory budget of the writer's indexing buffer. By default, 128 MiB.
 pub const DEFAULT_WRITER_HEAP: usize = 128 * 1024 * 1024;
 
+/// An allowed set, and whether it admits every live record of the snapshot (looked up once
+/// per request, not once per word).
+#[derive(Clone, Copy)]
+struct Visible<'a> {
+    allowed: &'a AllowedSet,
+    everything: bool,
+}
+
 /// The snippets of one search (see [`Snapshot::snippets`]).
 pub struct Snippets {
     generator: Option<SnippetGenerator>,
@@ -552,24 +560,25 @@ impl Snapshot {
         words.truncate(MAX_QUERY_TERMS);
         let mut seen = std::collections::HashSet::new();
         words.retain(|w| seen.insert(w.clone()));
+        let visible = Visible { allowed, everything: self.allowed_docs(allowed.visibility())?.everything };
         let mut out = Vec::with_capacity(words.len());
         for word in words {
             let stop_word = analysis::terms(analyzer, &word).is_empty();
-            let visible_df = if self.vocabulary.df(&word) == 0 { 0 } else { self.visible_df(&word, allowed)? };
+            let visible_df = if self.vocabulary.df(&word) == 0 { 0 } else { self.visible_df(&word, &visible)? };
             let suggestion =
-                if stop_word || visible_df > 0 { None } else { self.closest_visible(&word, allowed, lookups)? };
+                if stop_word || visible_df > 0 { None } else { self.closest_visible(&word, &visible, lookups)? };
             out.push(QueryWord { word, visible_df, stop_word, suggestion });
         }
         Ok(out)
     }
 
-    fn closest_visible(&self, word: &str, allowed: &AllowedSet, lookups: &Lookups) -> Result<Option<Suggestion>> {
+    fn closest_visible(&self, word: &str, visible: &Visible<'_>, lookups: &Lookups) -> Result<Option<Suggestion>> {
         let has_digits = word.chars().any(|c| c.is_ascii_digit());
         let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
         let mut best: Option<(usize, usize, String)> = None;
         let neighbours = if edits == 0 { Vec::new() } else { self.vocabulary.neighbours(word, edits, lookups) };
         for n in neighbours.into_iter().take(20) {
-            let df = self.visible_df(&n.word, allowed)?;
+            let df = self.visible_df(&n.word, visible)?;
             if df == 0 {
                 continue;
             }
@@ -586,7 +595,7 @@ impl Snapshot {
         }
         // Pinyin, initials or a homophone of a Chinese word that allowed records hold.
         for candidate in self.phonetic.alternatives(word, &self.vocabulary) {
-            if self.visible_df(&candidate, allowed)? > 0 {
+            if self.visible_df(&candidate, visible)? > 0 {
                 return Ok(Some(Suggestion { term: word.to_string(), suggestion: candidate, distance: 1 }));
             }
         }
@@ -595,9 +604,9 @@ impl Snapshot {
 
     /// Live records of the allowed set that hold `word`: its postings, checked against the
     /// allowed set's ordinals (linear in the word's document frequency).
-    fn visible_df(&self, word: &str, allowed: &AllowedSet) -> Result<usize> {
+    fn visible_df(&self, word: &str, visible: &Visible<'_>) -> Result<usize> {
+        let Visible { allowed, everything } = *visible;
         let term = Term::from_field_text(self.fields.words, word);
-        let everything = self.allowed_docs(allowed.visibility())?.everything;
         let mut count = 0;
         for segment in self.searcher.segment_readers() {
             let inverted = segment.inverted_index(self.fields.words).map_err(lexical)?;
