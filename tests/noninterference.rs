@@ -240,3 +240,67 @@ proptest! {
         }
     }
 }
+
+/// An index of `records`, written in one commit.
+fn index_of(records: &[Record]) -> Index {
+    let index = index(AccessPolicy::Public);
+    let mut w = index.writer().unwrap();
+    for r in records {
+        w.upsert(r).unwrap();
+    }
+    w.commit().unwrap();
+    index
+}
+
+/// The observation that opened issue 16: another tenant's words switched the fuzzy leg's
+/// trigram recall and "did you mean" on and off, so acme learned whether globex's records
+/// hold a word. Now acme's answers are those of an index without globex.
+#[test]
+fn another_tenants_words_change_nothing() {
+    let acme = vec![
+        Record::new("a1").title("Zorblan relay").body("The zorblan relay forwards webhooks.").acl(["tenant:acme"]),
+        Record::new("a2").title("Quota").body("Quotas reset every night.").acl(["tenant:acme"]),
+    ];
+    let globex = vec![
+        Record::new("g1")
+            .title("Zorblax escalation")
+            .body("Zorblax is our secret escalation queue.")
+            .acl(["tenant:globex"]),
+        Record::new("g2").title("Quotax").body("Quotax quotax quotas.").acl(["tenant:globex"]),
+    ];
+    let both = index_of(&[acme.clone(), globex].concat());
+    let alone = index_of(&acme);
+    let who = Principal::from_verified_tokens(["tenant:acme"]);
+    for q in ["zorblax", "zorbla", "zorblax relay", "quotax", "quot", "zorblaxx"] {
+        for mode in MODES {
+            let request = SearchRequest::new(q, who.clone()).mode(mode).suggest(true);
+            let (a, b) = (both.search(&request).unwrap(), alone.search(&request).unwrap());
+            assert_eq!(comparable(&a), comparable(&b), "{q:?} {mode:?}");
+        }
+    }
+    // And the decoy is found by its trigrams in both.
+    let r = both.search(&SearchRequest::new("zorblax", who).mode(Mode::Fuzzy)).unwrap();
+    assert_eq!(r.hits.first().map(|h| h.id.as_str()), Some("a1"));
+}
+
+/// Raw BM25 scores in explain records once gave away the index's record count and a hidden
+/// word's document count; now they are computed from the caller's records.
+#[test]
+fn scores_count_only_visible_records() {
+    let visible = vec![
+        Record::new("v1").title("Refund policy").body("Refunds within 30 days.").acl(["group:a"]),
+        Record::new("v2").title("Shipping").body("Refunds are not shipping costs.").acl(["group:a"]),
+    ];
+    let hidden: Vec<Record> = (0..50)
+        .map(|i| Record::new(format!("h{i}")).title("Refund secret").body("refund refund secret").acl(["group:b"]))
+        .collect();
+    let both = index_of(&[visible.clone(), hidden].concat());
+    let alone = index_of(&visible);
+    let who = Principal::from_verified_tokens(["group:a"]);
+    for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid] {
+        let request = SearchRequest::new("refund policy", who.clone()).mode(mode).fusion(Fusion::MinMax);
+        let (a, b) = (both.search(&request).unwrap(), alone.search(&request).unwrap());
+        assert_eq!(comparable(&a), comparable(&b), "{mode:?}");
+        assert!(a.hits[0].explain.legs.iter().all(|l| l.raw > 0.0));
+    }
+}

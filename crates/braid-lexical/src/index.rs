@@ -522,4 +522,3 @@ impl Snapshot {
         Snippets { generator, max_chars }
     }
 }
-

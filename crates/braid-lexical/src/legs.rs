@@ -76,10 +76,7 @@ pub(crate) fn lexical_query(fields: &Fields, config: &SchemaConfig, analyzer: &T
     let mut analysed = terms(analyzer, text);
     analysed.truncate(MAX_QUERY_TERMS);
     let highlight = analysed.iter().map(|t| (t.clone(), 1.0)).collect();
-    let groups = analysed
-        .iter()
-        .map(|t| Group { alternatives: vec![scored_term(fields, config, t, 1.0)] })
-        .collect();
+    let groups = analysed.iter().map(|t| Group { alternatives: vec![scored_term(fields, config, t, 1.0)] }).collect();
     BuiltQuery { scoring: Scoring::Plan(Plan { groups }), highlight }
 }
 

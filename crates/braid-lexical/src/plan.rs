@@ -145,7 +145,9 @@ fn score_segment(segment: &SegmentReader, plan: &Plan, weights: &[Option<Bm25Wei
             [Alternative::Terms(terms)] => {
                 for (t, weight) in terms.iter().zip(group_weights) {
                     if let Some(weight) = weight {
-                        for_each_posting(segment, &t.term, |doc, norm, freq| total[doc as usize] += weight.score(norm, freq))?;
+                        for_each_posting(segment, &t.term, |doc, norm, freq| {
+                            total[doc as usize] += weight.score(norm, freq)
+                        })?;
                     }
                 }
             }

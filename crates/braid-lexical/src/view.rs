@@ -185,7 +185,8 @@ impl<'a> View<'a> {
     fn closest(&self, word: &str) -> Option<Suggestion> {
         let has_digits = word.chars().any(|c| c.is_ascii_digit());
         let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
-        let neighbours = if edits == 0 { Vec::new() } else { self.snapshot.vocabulary.neighbours(word, edits, &self.walks) };
+        let neighbours =
+            if edits == 0 { Vec::new() } else { self.snapshot.vocabulary.neighbours(word, edits, &self.walks) };
         let mut best: Option<(usize, u64, String)> = None;
         // Neighbours come closest first, then by index-wide count, descending.
         for n in neighbours {
@@ -213,12 +214,11 @@ impl<'a> View<'a> {
             return Some(Suggestion { term: word.to_string(), suggestion, distance });
         }
         let df = |w: &str| self.word_df(w);
-        self.snapshot
-            .phonetic
-            .alternatives(word, &df)
-            .into_iter()
-            .next()
-            .map(|suggestion| Suggestion { term: word.to_string(), suggestion, distance: 1 })
+        self.snapshot.phonetic.alternatives(word, &df).into_iter().next().map(|suggestion| Suggestion {
+            term: word.to_string(),
+            suggestion,
+            distance: 1,
+        })
     }
 
     fn run(&self, built: BuiltQuery, depth: usize) -> Result<LegOutput> {
@@ -379,10 +379,46 @@ mod tests {
     }
 
     const WORDS: [&str; 40] = [
-        "refund", "order", "shipping", "return", "policy", "account", "password", "reset", "invoice", "billing",
-        "cancel", "subscription", "delivery", "tracking", "parcel", "warranty", "repair", "battery", "screen",
-        "charger", "login", "error", "payment", "card", "bank", "transfer", "address", "change", "email", "phone",
-        "the", "a", "of", "and", "not", "451", "http", "kubernetes", "cluster", "node",
+        "refund",
+        "order",
+        "shipping",
+        "return",
+        "policy",
+        "account",
+        "password",
+        "reset",
+        "invoice",
+        "billing",
+        "cancel",
+        "subscription",
+        "delivery",
+        "tracking",
+        "parcel",
+        "warranty",
+        "repair",
+        "battery",
+        "screen",
+        "charger",
+        "login",
+        "error",
+        "payment",
+        "card",
+        "bank",
+        "transfer",
+        "address",
+        "change",
+        "email",
+        "phone",
+        "the",
+        "a",
+        "of",
+        "and",
+        "not",
+        "451",
+        "http",
+        "kubernetes",
+        "cluster",
+        "node",
     ];
 
     /// The plan's term-at-a-time scores are tantivy's own BM25 under the same (visible)
@@ -394,8 +430,7 @@ mod tests {
         let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
         let mut mix = Mix(7);
         for i in 0..400u64 {
-            let mut record =
-                Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 5)).body(mix.words(&WORDS, 3, 60));
+            let mut record = Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 5)).body(mix.words(&WORDS, 3, 60));
             if i % 3 == 0 {
                 record = record.acl(["group:staff"]);
             }
@@ -443,7 +478,9 @@ mod tests {
                             .searcher
                             .search_with_statistics_provider(&*query, &TopDocs::with_limit(depth), &view)
                             .unwrap();
-                        top.into_iter().map(|(s, a)| (snapshot.ord_columns[a.segment_ord as usize].first(a.doc_id).unwrap(), s)).collect()
+                        top.into_iter()
+                            .map(|(s, a)| (snapshot.ord_columns[a.segment_ord as usize].first(a.doc_id).unwrap(), s))
+                            .collect()
                     };
                     assert_eq!(fast.len(), reference.len(), "query {q} {text:?} depth {depth}");
                     for (a, b) in fast.iter().zip(&reference) {
