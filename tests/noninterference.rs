@@ -235,8 +235,12 @@ proptest! {
             }
         }
         let n = CASES.fetch_add(1, Ordering::SeqCst) + 1;
-        if std::env::var_os("BRAID_SOAK").is_some() && n % 100 == 0 {
-            eprintln!("non-interference soak: {n} cases, {} request pairs, 0 differences", PAIRS.load(Ordering::SeqCst));
+        if std::env::var_os("BRAID_SOAK").is_some() && (n.is_multiple_of(500) || n == cases() as usize) {
+            let pairs = PAIRS.load(Ordering::SeqCst);
+            eprintln!(
+                "non-interference soak: {n} cases, {pairs} request pairs ({} per mode), 0 differences",
+                pairs / MODES.len()
+            );
         }
     }
 }
