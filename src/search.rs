@@ -89,9 +89,9 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
 
     // The query's words as the caller's records know them: for routing and suggestions.
     let t = Instant::now();
-    let lookups = braid_lexical::Lookups::default();
+    let view = snapshot.view(&allowed)?;
     let words = if request.wants_suggestions() || request.mode_ref() == Mode::Auto {
-        snapshot.query_words(query, &allowed, &lookups)?
+        view.query_words(query)?
     } else {
         Vec::new()
     };
@@ -114,11 +114,11 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         let out = match leg {
             Leg::Lexical => {
                 let _span = info_span!(target: "braid::recall::lexical", "lexical").entered();
-                snapshot.lexical(query, &allowed, depth, request.syntax_ref())?
+                view.lexical(query, depth, request.syntax_ref())?
             }
             Leg::Fuzzy => {
                 let _span = info_span!(target: "braid::recall::fuzzy", "fuzzy").entered();
-                snapshot.fuzzy(query, &allowed, depth, &lookups)?
+                view.fuzzy(query, depth)?
             }
             Leg::Semantic => {
                 let _span = info_span!(target: "braid::recall::semantic", "semantic").entered();

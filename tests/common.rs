@@ -113,3 +113,46 @@ pub fn repo() -> PathBuf {
 pub fn ids(response: &braid::SearchResponse) -> Vec<&str> {
     response.hits.iter().map(|h| h.id.as_str()).collect()
 }
+
+/// A deterministic embedder for tests that must not depend on ONNX Runtime: each word
+/// (lowercased alphanumeric run) is hashed (FNV-1a) to one of `dim` dimensions with a sign,
+/// plus a small constant component so no text embeds to zero; L2-normalised. Texts that share
+/// words are close, as with a real model's lexical overlap.
+pub struct HashEmbedder {
+    dim: usize,
+}
+
+impl HashEmbedder {
+    pub fn new(dim: usize) -> Self {
+        HashEmbedder { dim: dim.max(2) }
+    }
+
+    fn embed_one(&self, text: &str) -> Vec<f32> {
+        let mut v = vec![0f32; self.dim];
+        v[0] = 0.05;
+        for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for b in word.to_lowercase().bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+            let i = 1 + (h % (self.dim as u64 - 1)) as usize;
+            v[i] += if h >> 63 == 0 { 1.0 } else { -1.0 };
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / norm).collect()
+    }
+}
+
+impl braid::Embedder for HashEmbedder {
+    fn model_id(&self) -> &str {
+        "test/hash-embedder"
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn embed(&self, texts: &[&str]) -> braid::Result<Vec<Vec<f32>>> {
+        Ok(texts.iter().map(|t| self.embed_one(t)).collect())
+    }
+}

@@ -7,6 +7,7 @@ mod helpcenter;
 mod hostile_input;
 mod leaks;
 mod lifecycle;
+mod noninterference;
 mod permissions;
 mod quality;
 mod recall;

@@ -2,5 +2,6 @@
 //! `braid mcp` over stdio.
 
 mod mcp_stdio;
+mod noninterference;
 mod serve;
 mod support;

@@ -183,6 +183,11 @@ impl OrdSet {
         self.len == 0
     }
 
+    /// The bytes the set holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.words.capacity() * std::mem::size_of::<u64>()
+    }
+
     /// The ordinals in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = Ord> + '_ {
         self.words.iter().enumerate().flat_map(|(w, &word)| {

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use braid_core::{AllowedSet, Error, Ord, OrdSet, QuerySyntax, Result, Snippet, Suggestion, Visibility};
+use braid_core::{AllowedSet, Error, Ord, OrdSet, Result, Snippet, Suggestion, Visibility};
 use tantivy::collector::TopDocs;
 use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
@@ -21,25 +21,17 @@ use crate::analysis::{
 };
 use crate::cjk::HanMode;
 use crate::ids::SegmentIds;
-use crate::legs::{fuzzy_query, lexical_query, max_edits, union_query, BuiltQuery, MAX_QUERY_TERMS};
+use crate::legs::{BuiltQuery, Scoring, MAX_QUERY_TERMS};
 use crate::phonetic::Phonetic;
 use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
 use crate::stored::{from_doc, StoredRecord};
-use crate::term_at_a_time;
-use crate::visibility::{restrict, visibility_query, AllowedCollector, AllowedDocs, OrdCollector};
-use crate::vocabulary::{Lookups, Vocabulary};
+use crate::view::View;
+use crate::visibility::{visibility_query, AllowedCollector, AllowedDocs, OrdCollector};
+use crate::vocabulary::Vocabulary;
 use crate::writer::{lexical, LexicalWriter};
 
 /// Memory budget of the writer's indexing buffer. By default, 128 MiB.
 pub const DEFAULT_WRITER_HEAP: usize = 128 * 1024 * 1024;
-
-/// An allowed set, and whether it admits every live record of the snapshot (looked up once
-/// per request, not once per word).
-#[derive(Clone, Copy)]
-struct Visible<'a> {
-    allowed: &'a AllowedSet,
-    everything: bool,
-}
 
 /// The snippets of one search (see [`Snapshot::snippets`]).
 pub struct Snippets {
@@ -234,28 +226,66 @@ fn corrupt(dir: &Path, e: TantivyError) -> Error {
 
 /// An immutable view of one commit.
 pub struct Snapshot {
-    searcher: Searcher,
-    fields: Fields,
-    config: SchemaConfig,
-    analyzer: TextAnalyzer,
+    pub(crate) searcher: Searcher,
+    pub(crate) fields: Fields,
+    pub(crate) config: SchemaConfig,
+    pub(crate) analyzer: TextAnalyzer,
     words: TextAnalyzer,
     /// Analyzers for queries in a CJK language: Han cut as records in that language are.
     by_mode: [ModeAnalyzers; 2],
-    vocabulary: Vocabulary,
+    pub(crate) vocabulary: Vocabulary,
     /// The vocabulary's Chinese words by pinyin (empty without Chinese).
-    phonetic: Phonetic,
+    pub(crate) phonetic: Phonetic,
     /// Each segment's `ord` column, by segment ordinal.
-    ord_columns: Vec<Column<u64>>,
+    pub(crate) ord_columns: Vec<Column<u64>>,
     /// Each segment's `id` column, where it has one (indexes written before it existed keep
     /// ids in the document store only).
     id_columns: Vec<Option<SegmentIds>>,
     /// Allowed sets already computed on this snapshot, by visibility rule. A snapshot never
     /// changes, so neither does the set a rule admits on it.
-    allowed_cache: Mutex<HashMap<String, Arc<AllowedDocs>>>,
+    allowed_cache: Mutex<AllowedCache>,
 }
 
-/// Distinct visibility rules whose allowed sets a snapshot keeps (then it starts over).
-const ALLOWED_CACHE_ENTRIES: usize = 256;
+/// Bytes of allowed sets (and their keys) one snapshot keeps. Keys name filters that callers
+/// choose, so the cache is bounded by size, least recently used first out.
+pub const ALLOWED_CACHE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Allowed sets by rule, bounded in bytes ([`ALLOWED_CACHE_BYTES`]).
+#[derive(Default)]
+struct AllowedCache {
+    entries: HashMap<String, (Arc<AllowedDocs>, u64)>,
+    bytes: usize,
+    clock: u64,
+}
+
+impl AllowedCache {
+    fn get(&mut self, key: &str) -> Option<Arc<AllowedDocs>> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.entries.get_mut(key).map(|(docs, used)| {
+            *used = clock;
+            docs.clone()
+        })
+    }
+
+    fn insert(&mut self, key: String, docs: Arc<AllowedDocs>, budget: usize) {
+        let size = key.len() + docs.heap_bytes();
+        if size > budget || self.entries.contains_key(&key) {
+            return;
+        }
+        while self.bytes + size > budget {
+            let Some(oldest) = self.entries.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone()) else {
+                break;
+            };
+            if let Some((gone, _)) = self.entries.remove(&oldest) {
+                self.bytes -= oldest.len() + gone.heap_bytes();
+            }
+        }
+        self.clock += 1;
+        self.bytes += size;
+        self.entries.insert(key, (docs, self.clock));
+    }
+}
 
 impl Snapshot {
     fn new(searcher: Searcher, fields: Fields, config: SchemaConfig) -> Result<Self> {
@@ -281,7 +311,7 @@ impl Snapshot {
             by_mode,
             vocabulary,
             phonetic,
-            allowed_cache: Mutex::new(HashMap::new()),
+            allowed_cache: Mutex::new(AllowedCache::default()),
         })
     }
 
@@ -308,7 +338,7 @@ impl Snapshot {
     /// computed once per rule (the key names the principal's tokens, the policy and the filter).
     fn allowed_docs(&self, visibility: &Visibility) -> Result<Arc<AllowedDocs>> {
         let key = format!("{:?}|{:?}|{:?}", visibility.acl_terms(), visibility.tenant_terms(), visibility.filter());
-        let cached = self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
+        let cached = self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key);
         if let Some(docs) = cached {
             return Ok(docs);
         }
@@ -316,11 +346,7 @@ impl Snapshot {
         let mut docs = self.searcher.search(&*query, &AllowedCollector).map_err(lexical)?;
         docs.everything = docs.ords.len() as u64 == self.searcher.num_docs();
         let docs = Arc::new(docs);
-        let mut cache = self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= ALLOWED_CACHE_ENTRIES {
-            cache.clear();
-        }
-        cache.insert(key, docs.clone());
+        self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, docs.clone(), ALLOWED_CACHE_BYTES);
         Ok(docs)
     }
 
@@ -339,32 +365,19 @@ impl Snapshot {
         Ok(max)
     }
 
-    /// The lexical leg: BM25 over title and body, confined to `allowed`.
+    /// A request's view of this snapshot, confined to `allowed`: the legs and the query's
+    /// words run on it, with statistics from the allowed records only.
     ///
     /// # Errors
-    /// [`Error::Lexical`] on an internal failure.
-    pub fn lexical(&self, text: &str, allowed: &AllowedSet, depth: usize, syntax: QuerySyntax) -> Result<LegOutput> {
-        let built = match syntax {
-            QuerySyntax::Plain => lexical_query(&self.fields, &self.config, self.analyzers(text).0, text),
-            QuerySyntax::Tantivy => self.parsed_query(text),
-        };
-        self.run(built, allowed, depth)
-    }
-
-    /// The fuzzy leg: typos, fragments and as-you-type prefixes, confined to `allowed`;
-    /// `lookups` holds the request's vocabulary walks (shared with [`Snapshot::query_words`]).
-    ///
-    /// # Errors
-    /// [`Error::Lexical`] on an internal failure.
-    pub fn fuzzy(&self, text: &str, allowed: &AllowedSet, depth: usize, lookups: &Lookups) -> Result<LegOutput> {
-        let analyzers = self.analyzers(text);
-        let built = fuzzy_query(&self.fields, &self.config, analyzers, &self.vocabulary, &self.phonetic, text, lookups);
-        self.run(built, allowed, depth)
+    /// [`Error::UnknownField`] when the rule's filter names a field the schema lacks.
+    pub fn view<'a>(&'a self, allowed: &'a AllowedSet) -> Result<View<'a>> {
+        let docs = self.allowed_docs(allowed.visibility())?;
+        Ok(View::new(self, allowed, docs))
     }
 
     /// The text and words analyzers for a query: those of its language when it is CJK (so
     /// it is cut as records in that language are), else the index's.
-    fn analyzers(&self, text: &str) -> (&TextAnalyzer, &TextAnalyzer) {
+    pub(crate) fn analyzers(&self, text: &str) -> (&TextAnalyzer, &TextAnalyzer) {
         match HanMode::of(braid_core::Language::detect(text)) {
             Some(mode) => {
                 let a = for_mode(&self.by_mode, mode);
@@ -374,7 +387,7 @@ impl Snapshot {
         }
     }
 
-    fn parsed_query(&self, text: &str) -> BuiltQuery {
+    pub(crate) fn parsed_query(&self, text: &str) -> BuiltQuery {
         let mut parser = QueryParser::new(
             self.searcher.schema().clone(),
             vec![self.fields.text, self.fields.title],
@@ -384,42 +397,7 @@ impl Snapshot {
         let (query, _errors) = parser.parse_query_lenient(text);
         let highlight =
             analysis::terms(&self.analyzer, text).into_iter().take(MAX_QUERY_TERMS).map(|t| (t, 1.0)).collect();
-        BuiltQuery { query: Some(query), terms: Vec::new(), highlight }
-    }
-
-    fn run(&self, built: BuiltQuery, allowed: &AllowedSet, depth: usize) -> Result<LegOutput> {
-        if built.query.is_none() && built.terms.is_empty() {
-            return Ok(LegOutput::default());
-        }
-        if depth == 0 || allowed.is_empty() {
-            return Ok(LegOutput { candidates: Vec::new(), highlight: built.highlight });
-        }
-        let docs = self.allowed_docs(allowed.visibility())?;
-        let top = match built.query {
-            None if term_at_a_time::fits(&self.searcher) => {
-                term_at_a_time::top_k(&self.searcher, &built.terms, &docs, depth).map_err(lexical)?
-            }
-            query => {
-                let query = restrict(&docs, query.unwrap_or_else(|| union_query(&built.terms)));
-                self.searcher.search(&*query, &TopDocs::with_limit(depth)).map_err(lexical)?
-            }
-        };
-        let mut candidates = Vec::with_capacity(top.len());
-        for (score, address) in top {
-            let ord = self.ord_of(address)?;
-            // Defence in depth: the query already applied the rule; the set must agree.
-            if allowed.contains(ord) {
-                candidates.push((ord, score));
-            }
-        }
-        Ok(LegOutput { candidates, highlight: built.highlight })
-    }
-
-    fn ord_of(&self, address: DocAddress) -> Result<Ord> {
-        self.ord_columns
-            .get(address.segment_ord as usize)
-            .and_then(|column| column.first(address.doc_id))
-            .ok_or_else(|| Error::Lexical(format!("record without ordinal at {address:?}")))
+        BuiltQuery { scoring: Scoring::Tantivy(query), highlight }
     }
 
     /// The live document holding `ord`, read straight from the `ord` field's postings.
@@ -542,215 +520,5 @@ impl Snapshot {
             SnippetGenerator::new(highlight.clone(), finder, self.fields.body, max_chars)
         });
         Snippets { generator, max_chars }
-    }
-
-    /// The query's words as the caller's records know them (`lookups`: the request's
-    /// vocabulary walks, shared with [`Snapshot::fuzzy`]), in query order, without repeats:
-    /// how many allowed records hold each, and — for a content word that none holds — the
-    /// closest word that allowed records do hold ("did you mean"). Suggestion candidates come
-    /// from the whole vocabulary, but each is kept only if a record of the allowed set holds
-    /// it, and is ranked by its frequency among those records: nothing about records outside
-    /// the set can leak.
-    ///
-    /// # Errors
-    /// [`Error::Lexical`] on an internal failure.
-    pub fn query_words(&self, text: &str, allowed: &AllowedSet, lookups: &Lookups) -> Result<Vec<QueryWord>> {
-        let (analyzer, words_analyzer) = self.analyzers(text);
-        let mut words = analysis::terms(words_analyzer, text);
-        words.truncate(MAX_QUERY_TERMS);
-        let mut seen = std::collections::HashSet::new();
-        words.retain(|w| seen.insert(w.clone()));
-        let visible = Visible { allowed, everything: self.allowed_docs(allowed.visibility())?.everything };
-        let mut out = Vec::with_capacity(words.len());
-        for word in words {
-            let stop_word = analysis::terms(analyzer, &word).is_empty();
-            let visible_df = if self.vocabulary.df(&word) == 0 { 0 } else { self.visible_df(&word, &visible)? };
-            let suggestion =
-                if stop_word || visible_df > 0 { None } else { self.closest_visible(&word, &visible, lookups)? };
-            out.push(QueryWord { word, visible_df, stop_word, suggestion });
-        }
-        Ok(out)
-    }
-
-    fn closest_visible(&self, word: &str, visible: &Visible<'_>, lookups: &Lookups) -> Result<Option<Suggestion>> {
-        let has_digits = word.chars().any(|c| c.is_ascii_digit());
-        let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
-        let mut best: Option<(usize, usize, String)> = None;
-        let neighbours = if edits == 0 { Vec::new() } else { self.vocabulary.neighbours(word, edits, lookups) };
-        for n in neighbours.into_iter().take(20) {
-            let df = self.visible_df(&n.word, visible)?;
-            if df == 0 {
-                continue;
-            }
-            let better = match &best {
-                None => true,
-                Some((d, f, _)) => n.distance < *d || (n.distance == *d && df > *f),
-            };
-            if better {
-                best = Some((n.distance, df, n.word));
-            }
-        }
-        if let Some((distance, _, suggestion)) = best {
-            return Ok(Some(Suggestion { term: word.to_string(), suggestion, distance }));
-        }
-        // Pinyin, initials or a homophone of a Chinese word that allowed records hold.
-        for candidate in self.phonetic.alternatives(word, &self.vocabulary) {
-            if self.visible_df(&candidate, visible)? > 0 {
-                return Ok(Some(Suggestion { term: word.to_string(), suggestion: candidate, distance: 1 }));
-            }
-        }
-        Ok(None)
-    }
-
-    /// Live records of the allowed set that hold `word`: its postings, checked against the
-    /// allowed set's ordinals (linear in the word's document frequency).
-    fn visible_df(&self, word: &str, visible: &Visible<'_>) -> Result<usize> {
-        let Visible { allowed, everything } = *visible;
-        let term = Term::from_field_text(self.fields.words, word);
-        let mut count = 0;
-        for segment in self.searcher.segment_readers() {
-            let inverted = segment.inverted_index(self.fields.words).map_err(lexical)?;
-            if everything && segment.alive_bitset().is_none() {
-                // Every document of the segment is allowed and alive: the term's document
-                // frequency is the count.
-                count += inverted.doc_freq(&term).map_err(lexical)? as usize;
-                continue;
-            }
-            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(lexical)? else {
-                continue;
-            };
-            let ords = segment.fast_fields().u64("ord").map_err(lexical)?;
-            let alive = segment.alive_bitset();
-            let mut doc = postings.doc();
-            while doc != TERMINATED {
-                let live = alive.is_none_or(|a| a.is_alive(doc));
-                if live && ords.first(doc).is_some_and(|ord| allowed.contains(ord)) {
-                    count += 1;
-                }
-                doc = postings.advance();
-            }
-        }
-        Ok(count)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use braid_core::{AccessPolicy, Principal, Record};
-
-    use super::*;
-
-    /// A deterministic generator (SplitMix64) for records and queries.
-    struct Mix(u64);
-    impl Mix {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) % n as u64) as usize
-        }
-        fn words(&mut self, vocabulary: &[&str], min: usize, max: usize) -> String {
-            let n = min + self.below(max - min + 1);
-            (0..n).map(|_| vocabulary[self.below(vocabulary.len())]).collect::<Vec<_>>().join(" ")
-        }
-    }
-
-    /// The term-at-a-time path ranks as tantivy's block-max WAND over the same union: over
-    /// several segments, with deleted records, for a restricted principal and at any depth.
-    #[test]
-    fn term_at_a_time_ranks_like_block_max_wand() {
-        let vocabulary = [
-            "refund",
-            "order",
-            "shipping",
-            "return",
-            "policy",
-            "account",
-            "password",
-            "reset",
-            "invoice",
-            "billing",
-            "cancel",
-            "subscription",
-            "delivery",
-            "tracking",
-            "parcel",
-            "warranty",
-            "repair",
-            "battery",
-            "screen",
-            "charger",
-            "login",
-            "error",
-            "payment",
-            "card",
-            "bank",
-            "transfer",
-            "address",
-            "change",
-            "email",
-            "phone",
-            "the",
-            "a",
-            "of",
-            "and",
-            "not",
-            "451",
-            "http",
-            "kubernetes",
-            "cluster",
-            "node",
-        ];
-        let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
-        let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
-        let mut mix = Mix(7);
-        for i in 0..400u64 {
-            let mut record =
-                Record::new(format!("r{i}")).title(mix.words(&vocabulary, 1, 5)).body(mix.words(&vocabulary, 3, 60));
-            if i % 3 == 0 {
-                record = record.acl(["group:staff"]);
-            }
-            writer.upsert(i, &record, i).unwrap();
-            if i == 150 || i == 300 {
-                writer.commit().unwrap();
-            }
-        }
-        writer.commit().unwrap();
-        for i in (0..400).step_by(13) {
-            writer.delete(&format!("r{i}"));
-        }
-        writer.commit().unwrap();
-        index.reload().unwrap();
-        let snapshot = index.snapshot();
-        assert!(snapshot.searcher.segment_readers().len() > 1, "the test needs several segments");
-        assert!(term_at_a_time::fits(&snapshot.searcher));
-
-        let principals = [Principal::public(), Principal::from_verified_tokens(["group:staff"])];
-        for principal in principals {
-            let allowed = snapshot.allowed_set(Visibility::new(principal, AccessPolicy::Public, None)).unwrap();
-            let docs = snapshot.allowed_docs(allowed.visibility()).unwrap();
-            for q in 0..60 {
-                let text = mix.words(&vocabulary, 1, 7);
-                for depth in [1, 10, 1000] {
-                    let fast = snapshot.lexical(&text, &allowed, depth, QuerySyntax::Plain).unwrap().candidates;
-                    let built = lexical_query(&snapshot.fields, &snapshot.config, &snapshot.analyzer, &text);
-                    let wand: Vec<(Ord, f32)> = if built.terms.is_empty() {
-                        Vec::new()
-                    } else {
-                        let query = restrict(&docs, union_query(&built.terms));
-                        let top = snapshot.searcher.search(&*query, &TopDocs::with_limit(depth)).unwrap();
-                        top.into_iter().map(|(s, a)| (snapshot.ord_of(a).unwrap(), s)).collect()
-                    };
-                    assert_eq!(fast.len(), wand.len(), "query {q} {text:?} depth {depth}");
-                    for (a, b) in fast.iter().zip(&wand) {
-                        assert!((a.1 - b.1).abs() <= 1e-4 * b.1.abs().max(1.0), "{text:?}: {fast:?} vs {wand:?}");
-                        // Records apart from ties sit at the same rank.
-                        let tied = wand.iter().filter(|w| (w.1 - b.1).abs() <= 1e-4).count() > 1;
-                        assert!(tied || a.0 == b.0, "{text:?}: {fast:?} vs {wand:?}");
-                    }
-                }
-            }
-        }
     }
 }

@@ -3,13 +3,15 @@
 //! A [`LexicalIndex`] stores records in a tantivy index with a flat title+body field for BM25,
 //! a title field for the title boost, an unstemmed word field whose vocabulary (an `fst` map)
 //! drives typo expansion, completion and "did you mean", and a trigram field for fragments.
-//! Searches run on a [`Snapshot`] and are confined to an [`braid_core::AllowedSet`]: the
-//! visibility rule confines every leg inside the index (a required clause of tantivy queries,
-//! the only documents the term-at-a-time scorer offers), never a post-filter over a top-k.
+//! Searches run on a [`View`] of a [`Snapshot`], confined to an [`braid_core::AllowedSet`]:
+//! the visibility rule confines every leg inside the index (the only documents the
+//! term-at-a-time scorer offers, a required clause of tantivy queries), never a post-filter
+//! over a top-k, and every statistic and word list a leg uses is computed from the allowed
+//! records alone.
 //!
 //! ```
 //! use braid_core::{AccessPolicy, Principal, QuerySyntax, Record, Visibility};
-//! use braid_lexical::{LexicalIndex, Lookups, SchemaConfig};
+//! use braid_lexical::{LexicalIndex, SchemaConfig};
 //!
 //! # fn main() -> braid_core::Result<()> {
 //! let index = LexicalIndex::create(None, SchemaConfig::default())?;
@@ -20,7 +22,7 @@
 //!
 //! let snapshot = index.snapshot();
 //! let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None))?;
-//! let hits = snapshot.fuzzy("retun polcy", &allowed, 10, &Lookups::default())?;
+//! let hits = snapshot.view(&allowed)?.fuzzy("retun polcy", 10)?;
 //! assert_eq!(hits.candidates[0].0, 0);
 //! # Ok(()) }
 //! ```
@@ -32,18 +34,19 @@ mod ids;
 mod index;
 mod legs;
 mod phonetic;
+mod plan;
 mod schema;
 mod stem_gate;
 mod stored;
-mod term_at_a_time;
+mod view;
 mod visibility;
 mod vocabulary;
 mod writer;
 
 pub use analysis::Analyzer;
-pub use index::{LegOutput, LexicalIndex, QueryWord, Snapshot, Snippets, DEFAULT_WRITER_HEAP};
+pub use index::{LegOutput, LexicalIndex, QueryWord, Snapshot, Snippets, ALLOWED_CACHE_BYTES, DEFAULT_WRITER_HEAP};
 pub use legs::{max_edits, MAX_QUERY_TERMS};
 pub use schema::SchemaConfig;
 pub use stored::StoredRecord;
-pub use vocabulary::Lookups;
+pub use view::View;
 pub use writer::LexicalWriter;

@@ -14,6 +14,9 @@ use pinyin::ToPinyinMulti;
 
 use crate::vocabulary::Vocabulary;
 
+/// Visible document frequency of a word: how the caller's records know it.
+pub(crate) type Df<'a> = dyn Fn(&str) -> u64 + 'a;
+
 /// Weight of a word reached through its full pinyin, relative to an exact match (1.0).
 pub(crate) const PINYIN_WEIGHT: f32 = 0.8;
 /// Weight of a word reached through its initials.
@@ -80,13 +83,18 @@ impl Phonetic {
         self.full.is_empty()
     }
 
-    fn lookup(&self, key: &str) -> Option<Reading> {
+    /// The words a key names that allowed records hold (`df`), most frequent among those
+    /// first: a word only hidden records hold is never read, nor pushes another out.
+    fn lookup(&self, key: &str, df: &Df<'_>) -> Option<Reading> {
         if let Some(words) = self.full.get(key) {
-            let words = words.iter().take(WORDS_PER_KEY).map(|(w, _)| w.clone()).collect();
-            return Some(Reading { words, weight: PINYIN_WEIGHT });
+            let words = visible_words(words, df);
+            if !words.is_empty() {
+                return Some(Reading { words, weight: PINYIN_WEIGHT });
+            }
         }
-        match self.initials.get(key).map(Vec::as_slice) {
-            Some([(word, _)]) => Some(Reading { words: vec![word.clone()], weight: INITIALS_WEIGHT }),
+        let named = visible_words(self.initials.get(key)?, df);
+        match named.as_slice() {
+            [_] => Some(Reading { words: named, weight: INITIALS_WEIGHT }),
             _ => None,
         }
     }
@@ -95,7 +103,7 @@ impl Phonetic {
     /// consecutive words that the vocabulary does not know and that spell pinyin (a tone
     /// number may end each) are read as Chinese words. Returns the indexes of the words so
     /// explained and what they read as.
-    pub fn latin(&self, words: &[String], vocabulary: &Vocabulary) -> (Vec<usize>, Vec<Reading>) {
+    pub fn latin(&self, words: &[String], df: &Df<'_>) -> (Vec<usize>, Vec<Reading>) {
         let mut consumed = Vec::new();
         let mut readings = Vec::new();
         if self.is_empty() {
@@ -104,7 +112,7 @@ impl Phonetic {
         let candidate = |w: &String| -> Option<String> {
             let stripped = w.strip_suffix(['1', '2', '3', '4', '5']).unwrap_or(w);
             let letters = !stripped.is_empty() && stripped.bytes().all(|b| b.is_ascii_lowercase());
-            (letters && vocabulary.df(w) == 0 && vocabulary.df(stripped) == 0).then(|| stripped.to_string())
+            (letters && df(w) == 0 && df(stripped) == 0).then(|| stripped.to_string())
         };
         let mut i = 0;
         while i < words.len() {
@@ -130,8 +138,8 @@ impl Phonetic {
                 let mut steps = Vec::new();
                 for to in (from + 2)..=joined.len().min(from + self.longest.max(2)) {
                     let key = &joined[from..to];
-                    if let Some(reading) = self.lookup(key) {
-                        let c = if self.full.contains_key(key) { 1.0 } else { 1.5 };
+                    if let Some(reading) = self.lookup(key, df) {
+                        let c = if reading.weight == PINYIN_WEIGHT { 1.0 } else { 1.5 };
                         steps.push((to, c, Some(reading)));
                     }
                 }
@@ -157,7 +165,7 @@ impl Phonetic {
     /// Homophone typos in Chinese text: each run of Han characters in `text` is segmented into
     /// words the vocabulary knows, single characters, and spans that are no known word but
     /// sound like one (同部 → 同步); returns what those spans read as.
-    pub fn homophones(&self, text: &str, vocabulary: &Vocabulary) -> Vec<Reading> {
+    pub fn homophones(&self, text: &str, df: &Df<'_>) -> Vec<Reading> {
         let mut readings = Vec::new();
         if self.is_empty() {
             return readings;
@@ -174,32 +182,30 @@ impl Phonetic {
             while i < chars.len() && is_han(chars[i]) {
                 i += 1;
             }
-            readings.extend(self.han_run(&chars[start..i], vocabulary));
+            readings.extend(self.han_run(&chars[start..i], df));
         }
         readings
     }
 
-    fn han_run(&self, run: &[char], vocabulary: &Vocabulary) -> Vec<Reading> {
+    fn han_run(&self, run: &[char], df: &Df<'_>) -> Vec<Reading> {
         let pieces = cheapest_path(run.len(), |from| {
             let mut steps = vec![(from + 1, 2.0, None)];
             for to in (from + 2)..=run.len().min(from + MAX_WORD_CHARS) {
                 let span: String = run[from..to].iter().collect();
-                if vocabulary.df(&span) > 0 {
+                if df(&span) > 0 {
                     steps.push((to, 1.0, None));
                     continue;
                 }
                 let (full, _) = keys(&span);
-                let mut words: Vec<(String, u64)> = full
+                let named: Vec<(String, u64)> = full
                     .iter()
                     .filter_map(|k| self.full.get(k))
                     .flatten()
                     .filter(|(w, _)| *w != span)
                     .cloned()
                     .collect();
-                words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-                words.dedup_by(|a, b| a.0 == b.0);
+                let words = visible_words(&named, df);
                 if !words.is_empty() {
-                    let words = words.into_iter().take(WORDS_PER_KEY).map(|(w, _)| w).collect();
                     steps.push((to, 1.5, Some(Reading { words, weight: HOMOPHONE_WEIGHT })));
                 }
             }
@@ -210,16 +216,27 @@ impl Phonetic {
 
     /// Chinese words one query word may stand for (its pinyin, its initials, or a homophone),
     /// most frequent first: the candidates for a "did you mean".
-    pub fn alternatives(&self, word: &str, vocabulary: &Vocabulary) -> Vec<String> {
+    pub fn alternatives(&self, word: &str, df: &Df<'_>) -> Vec<String> {
         if self.is_empty() {
             return Vec::new();
         }
         if word.chars().all(is_han) {
-            return self.homophones(word, vocabulary).into_iter().flat_map(|r| r.words).collect();
+            return self.homophones(word, df).into_iter().flat_map(|r| r.words).collect();
         }
         let stripped = word.strip_suffix(['1', '2', '3', '4', '5']).unwrap_or(word);
-        self.latin(&[stripped.to_string()], vocabulary).1.into_iter().flat_map(|r| r.words).collect()
+        self.latin(&[stripped.to_string()], df).1.into_iter().flat_map(|r| r.words).collect()
     }
+}
+
+/// Of `named` (words with index-wide counts), those allowed records hold, most frequent
+/// among them first, then alphabetical, without repeats; at most [`WORDS_PER_KEY`]. The cut
+/// comes after visibility.
+fn visible_words(named: &[(String, u64)], df: &Df<'_>) -> Vec<String> {
+    let mut visible: Vec<(u64, &str)> =
+        named.iter().map(|(w, _)| (df(w), w.as_str())).filter(|(n, _)| *n > 0).collect();
+    visible.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    visible.dedup_by(|a, b| a.1 == b.1);
+    visible.into_iter().take(WORDS_PER_KEY).map(|(_, w)| w.to_string()).collect()
 }
 
 /// The full pinyin keys and the initials keys of a Han word (every combination of heteronym

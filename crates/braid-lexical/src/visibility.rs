@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::ops::Bound;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use braid_core::{Filter, OrdSet, Result, Visibility};
 use tantivy::collector::{Collector, SegmentCollector};
@@ -13,7 +13,7 @@ use tantivy::query::{
     TermSetQuery, Weight,
 };
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocId, DocSet, Score, SegmentOrdinal, SegmentReader, Term, TERMINATED};
+use tantivy::{DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader, Term, TERMINATED};
 
 use crate::schema::Fields;
 
@@ -109,9 +109,83 @@ pub(crate) fn restrict(allowed: &AllowedDocs, query: Box<dyn Query>) -> Box<dyn 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct AllowedDocs {
     pub ords: OrdSet,
-    pub segments: HashMap<SegmentId, Arc<[DocId]>>,
+    pub segments: HashMap<SegmentId, AllowedSegment>,
     /// Whether every live record of the snapshot is allowed.
     pub everything: bool,
+    /// Total field lengths over the allowed documents, by field, computed when first asked
+    /// (BM25's average length over what the caller may see).
+    lengths: Arc<Mutex<HashMap<Field, u64>>>,
+}
+
+/// The allowed documents of one segment, sorted, and as a bitset for membership tests.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AllowedSegment {
+    pub docs: Arc<[DocId]>,
+    bits: Arc<[u64]>,
+}
+
+impl AllowedSegment {
+    fn new(docs: Vec<DocId>, max_doc: DocId) -> Self {
+        let mut bits = vec![0u64; (max_doc as usize).div_ceil(64)];
+        for &d in &docs {
+            bits[d as usize / 64] |= 1 << (d % 64);
+        }
+        AllowedSegment { docs: Arc::from(docs), bits: Arc::from(bits) }
+    }
+
+    /// Whether `doc` is allowed.
+    #[inline]
+    pub fn contains(&self, doc: DocId) -> bool {
+        self.bits.get(doc as usize / 64).is_some_and(|w| w & (1 << (doc % 64)) != 0)
+    }
+}
+
+impl AllowedDocs {
+    /// The number of allowed records.
+    pub fn len(&self) -> u64 {
+        self.ords.len() as u64
+    }
+
+    /// Whether `doc` of `segment` is allowed (and so alive).
+    #[inline]
+    pub fn admits(&self, segment: &SegmentReader, allowed: Option<&AllowedSegment>, doc: DocId) -> bool {
+        match allowed {
+            Some(a) => a.contains(doc),
+            None => self.everything && segment.alive_bitset().is_none_or(|a| a.is_alive(doc)),
+        }
+    }
+
+    /// The allowed documents of `segment`, or `None` when every live document is allowed.
+    pub fn of_segment(&self, segment: &SegmentReader) -> Option<&AllowedSegment> {
+        if self.everything {
+            return None;
+        }
+        static EMPTY: std::sync::OnceLock<AllowedSegment> = std::sync::OnceLock::new();
+        Some(self.segments.get(&segment.segment_id()).unwrap_or_else(|| EMPTY.get_or_init(AllowedSegment::default)))
+    }
+
+    /// The sum of `field`'s lengths (its decoded field norms) over the allowed documents.
+    pub fn total_length(&self, searcher: &Searcher, field: Field) -> tantivy::Result<u64> {
+        if let Some(&n) = self.lengths.lock().unwrap_or_else(|p| p.into_inner()).get(&field) {
+            return Ok(n);
+        }
+        let mut total = 0u64;
+        for segment in searcher.segment_readers() {
+            let norms = segment.get_fieldnorms_reader(field)?;
+            match self.of_segment(segment) {
+                Some(allowed) => total += allowed.docs.iter().map(|&d| u64::from(norms.fieldnorm(d))).sum::<u64>(),
+                None => total += segment.doc_ids_alive().map(|d| u64::from(norms.fieldnorm(d))).sum::<u64>(),
+            }
+        }
+        self.lengths.lock().unwrap_or_else(|p| p.into_inner()).insert(field, total);
+        Ok(total)
+    }
+
+    /// Approximate heap size, for the snapshot's cache budget.
+    pub fn heap_bytes(&self) -> usize {
+        let segments: usize = self.segments.values().map(|s| s.docs.len() * 4 + s.bits.len() * 8 + 64).sum();
+        self.ords.heap_bytes() + segments + 128
+    }
 }
 
 impl Query for AllowedDocs {
@@ -122,12 +196,12 @@ impl Query for AllowedDocs {
 
 impl Weight for AllowedDocs {
     fn scorer(&self, reader: &SegmentReader, _boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
-        let docs = self.segments.get(&reader.segment_id()).cloned().unwrap_or_else(|| Arc::from(Vec::new()));
+        let docs = self.segments.get(&reader.segment_id()).map_or_else(|| Arc::from(Vec::new()), |s| s.docs.clone());
         Ok(Box::new(DocsScorer { docs, at: 0 }))
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let allowed = self.segments.get(&reader.segment_id()).is_some_and(|d| d.binary_search(&doc).is_ok());
+        let allowed = self.segments.get(&reader.segment_id()).is_some_and(|s| s.contains(doc));
         if !allowed {
             return Err(tantivy::TantivyError::InvalidArgument("document not allowed".into()));
         }
@@ -183,6 +257,7 @@ pub(crate) struct AllowedCollector;
 
 pub(crate) struct AllowedSegmentCollector {
     segment: SegmentId,
+    max_doc: DocId,
     column: Column<u64>,
     docs: Vec<DocId>,
     ords: Vec<u64>,
@@ -195,6 +270,7 @@ impl Collector for AllowedCollector {
     fn for_segment(&self, _: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<Self::Child> {
         Ok(AllowedSegmentCollector {
             segment: segment.segment_id(),
+            max_doc: segment.max_doc(),
             column: segment.fast_fields().u64("ord")?,
             docs: Vec::new(),
             ords: Vec::new(),
@@ -205,20 +281,20 @@ impl Collector for AllowedCollector {
         false
     }
 
-    fn merge_fruits(&self, fruits: Vec<(SegmentId, Vec<DocId>, Vec<u64>)>) -> tantivy::Result<AllowedDocs> {
+    fn merge_fruits(&self, fruits: Vec<(SegmentId, DocId, Vec<DocId>, Vec<u64>)>) -> tantivy::Result<AllowedDocs> {
         let mut allowed = AllowedDocs::default();
-        for (segment, docs, ords) in fruits {
+        for (segment, max_doc, docs, ords) in fruits {
             for ord in ords {
                 allowed.ords.insert(ord);
             }
-            allowed.segments.insert(segment, Arc::from(docs));
+            allowed.segments.insert(segment, AllowedSegment::new(docs, max_doc));
         }
         Ok(allowed)
     }
 }
 
 impl SegmentCollector for AllowedSegmentCollector {
-    type Fruit = (SegmentId, Vec<DocId>, Vec<u64>);
+    type Fruit = (SegmentId, DocId, Vec<DocId>, Vec<u64>);
 
     fn collect(&mut self, doc: DocId, _: Score) {
         if let Some(ord) = self.column.first(doc) {
@@ -228,7 +304,7 @@ impl SegmentCollector for AllowedSegmentCollector {
     }
 
     fn harvest(self) -> Self::Fruit {
-        (self.segment, self.docs, self.ords)
+        (self.segment, self.max_doc, self.docs, self.ords)
     }
 }
 

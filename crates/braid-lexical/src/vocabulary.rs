@@ -33,7 +33,7 @@ pub(crate) struct Vocabulary {
 /// is looked up by the fuzzy leg and again for "did you mean", and walks once. It lives as
 /// long as one request, so repeated queries (a benchmark's passes) never share walks.
 #[derive(Default)]
-pub struct Lookups(Mutex<Walks>);
+pub(crate) struct Lookups(Mutex<Walks>);
 
 /// Neighbours found, by word and distance.
 type Walks = HashMap<(String, usize), Arc<[Neighbour]>>;

@@ -1,0 +1,379 @@
+//! Scoring plans: what the lexical and fuzzy legs score, evaluated term at a time over the
+//! records the caller may see, with statistics taken from those records only.
+//!
+//! A [`Plan`] is a sum of [`Group`]s; a group scores a document by the best of its
+//! [`Alternative`]s (a query word, its typo expansions, its completions, its trigrams); an
+//! alternative is a sum of weighted BM25 terms. The lexical leg is a plan of one-alternative
+//! groups (each analysed term in the body, and boosted in the title); the fuzzy leg has one
+//! group per query word.
+//!
+//! Evaluation walks each term's postings once, block by block, into dense per-document
+//! accumulators (as Lucene's `BooleanScorer` does for disjunctions), then takes the top k of
+//! the allowed documents. Three properties make a response a function of the visible records
+//! alone (ARCHITECTURE.md, threat model):
+//! - **Statistics**: each term's BM25 weight uses [`Statistics`] over the allowed set — its
+//!   document frequency among allowed records, their number and their average field length —
+//!   never the index's.
+//! - **Arithmetic**: a document's score is summed in plan order from its own postings, so it
+//!   does not depend on segment layout or on other documents.
+//! - **Ties** are broken by ordinal (lower first), never by internal document address.
+
+use std::collections::BinaryHeap;
+
+use braid_core::Ord;
+use tantivy::columnar::Column;
+use tantivy::query::Bm25Weight;
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocId, Score, Searcher, SegmentReader, Term};
+
+use crate::visibility::{AllowedDocs, AllowedSegment};
+
+/// One term and the factor its BM25 is multiplied by.
+#[derive(Debug, Clone)]
+pub(crate) struct WeightedTerm {
+    pub term: Term,
+    pub boost: Score,
+}
+
+impl WeightedTerm {
+    pub fn new(field: Field, text: &str, boost: Score) -> Self {
+        WeightedTerm { term: Term::from_field_text(field, text), boost }
+    }
+}
+
+/// A sum of groups.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Plan {
+    pub groups: Vec<Group>,
+}
+
+/// The best of its alternatives (dis-max without tie breaker).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Group {
+    pub alternatives: Vec<Alternative>,
+}
+
+/// One way a query word can match.
+#[derive(Debug, Clone)]
+pub(crate) enum Alternative {
+    /// The sum of these terms' BM25.
+    Terms(Vec<WeightedTerm>),
+    /// Trigram recall: `boost` × the sum of the grams' BM25, for documents holding at least
+    /// `needed` of them.
+    Grams { grams: Vec<WeightedTerm>, needed: usize, boost: Score },
+}
+
+impl Alternative {
+    fn terms(&self) -> &[WeightedTerm] {
+        match self {
+            Alternative::Terms(t) => t,
+            Alternative::Grams { grams, .. } => grams,
+        }
+    }
+}
+
+impl Plan {
+    /// Whether the plan scores nothing.
+    pub fn is_empty(&self) -> bool {
+        self.groups.iter().all(|g| g.alternatives.iter().all(|a| a.terms().is_empty()))
+    }
+
+    fn terms(&self) -> impl Iterator<Item = &WeightedTerm> {
+        self.groups.iter().flat_map(|g| g.alternatives.iter()).flat_map(Alternative::terms)
+    }
+}
+
+/// BM25's collection statistics over the records a request may see.
+pub(crate) trait Statistics {
+    /// Allowed records holding `term`.
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64>;
+    /// The number of allowed records.
+    fn num_docs(&self) -> u64;
+    /// The sum of `field`'s lengths over the allowed records.
+    fn total_length(&self, field: Field) -> tantivy::Result<u64>;
+}
+
+/// The BM25 weight of `term` under `stats`, as tantivy computes it (`None` when no allowed
+/// record holds the term).
+pub(crate) fn weight_of(stats: &dyn Statistics, t: &WeightedTerm) -> tantivy::Result<Option<Bm25Weight>> {
+    let doc_freq = stats.doc_freq(&t.term)?;
+    if doc_freq == 0 {
+        return Ok(None);
+    }
+    let docs = stats.num_docs();
+    let average = stats.total_length(t.term.field())? as Score / docs.max(1) as Score;
+    Ok(Some(Bm25Weight::for_one_term_without_explain(doc_freq, docs, average).boost_by(t.boost)))
+}
+
+/// The `k` best `(ordinal, score)` of `plan` over the allowed documents, best first, ties by
+/// ordinal.
+pub(crate) fn top_k(
+    searcher: &Searcher,
+    ord_columns: &[Column<u64>],
+    plan: &Plan,
+    stats: &dyn Statistics,
+    allowed: &AllowedDocs,
+    k: usize,
+) -> tantivy::Result<Vec<(Ord, Score)>> {
+    // Weights first, in plan order: one per term.
+    let weights: Vec<Option<Bm25Weight>> = plan.terms().map(|t| weight_of(stats, t)).collect::<Result<_, _>>()?;
+    let mut top = TopK::new(k);
+    for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
+        let allowed_docs = allowed.of_segment(segment);
+        if allowed_docs.is_some_and(|a| a.docs.is_empty()) {
+            continue;
+        }
+        let Some(ords) = ord_columns.get(segment_ord) else { continue };
+        let scores = score_segment(segment, plan, &weights)?;
+        offer_segment(&mut top, segment, ords, &scores, allowed_docs);
+    }
+    Ok(top.into_sorted())
+}
+
+/// Dense per-document scores of `plan` on one segment.
+fn score_segment(segment: &SegmentReader, plan: &Plan, weights: &[Option<Bm25Weight>]) -> tantivy::Result<Vec<Score>> {
+    let max_doc = segment.max_doc() as usize;
+    let mut total = vec![0.0 as Score; max_doc];
+    let mut scratch = Scratch::default();
+    let mut w = 0;
+    for group in &plan.groups {
+        let n: usize = group.alternatives.iter().map(|a| a.terms().len()).sum();
+        let group_weights = &weights[w..w + n];
+        w += n;
+        match group.alternatives.as_slice() {
+            // One sum of terms: straight into the total.
+            [Alternative::Terms(terms)] => {
+                for (t, weight) in terms.iter().zip(group_weights) {
+                    if let Some(weight) = weight {
+                        for_each_posting(segment, &t.term, |doc, norm, freq| {
+                            total[doc as usize] += weight.score(norm, freq)
+                        })?;
+                    }
+                }
+            }
+            alternatives => {
+                scratch.reset(max_doc);
+                let mut at = 0;
+                for alternative in alternatives {
+                    let len = alternative.terms().len();
+                    scratch.alternative(segment, alternative, &group_weights[at..at + len])?;
+                    at += len;
+                }
+                scratch.add_group_into(&mut total);
+            }
+        }
+    }
+    Ok(total)
+}
+
+/// Buffers for groups of several alternatives: each alternative's scores, the group's best,
+/// and the documents each touched (so only those are reset).
+#[derive(Default)]
+struct Scratch {
+    alternative: Vec<Score>,
+    alternative_docs: Vec<DocId>,
+    group: Vec<Score>,
+    group_docs: Vec<DocId>,
+    grams: Vec<u16>,
+}
+
+impl Scratch {
+    fn reset(&mut self, max_doc: usize) {
+        if self.group.len() != max_doc {
+            self.alternative = vec![0.0; max_doc];
+            self.group = vec![0.0; max_doc];
+        }
+        self.group_docs.clear();
+    }
+
+    fn alternative(
+        &mut self,
+        segment: &SegmentReader,
+        alternative: &Alternative,
+        weights: &[Option<Bm25Weight>],
+    ) -> tantivy::Result<()> {
+        self.alternative_docs.clear();
+        let (terms, needed, boost) = match alternative {
+            Alternative::Terms(terms) => (terms, 0, 1.0),
+            Alternative::Grams { grams, needed, boost } => (grams, *needed, *boost),
+        };
+        if needed > 0 && self.grams.len() != self.alternative.len() {
+            self.grams = vec![0; self.alternative.len()];
+        }
+        for (t, weight) in terms.iter().zip(weights) {
+            let Some(weight) = weight else { continue };
+            let (scores, docs, grams) = (&mut self.alternative, &mut self.alternative_docs, &mut self.grams);
+            for_each_posting(segment, &t.term, |doc, norm, freq| {
+                let s = &mut scores[doc as usize];
+                if *s == 0.0 {
+                    docs.push(doc);
+                }
+                *s += weight.score(norm, freq);
+                if needed > 0 {
+                    grams[doc as usize] += 1;
+                }
+            })?;
+        }
+        for &doc in &self.alternative_docs {
+            let d = doc as usize;
+            let score = std::mem::take(&mut self.alternative[d]);
+            let matched = needed == 0 || usize::from(std::mem::take(&mut self.grams[d])) >= needed;
+            if matched {
+                let g = &mut self.group[d];
+                if *g == 0.0 {
+                    self.group_docs.push(doc);
+                }
+                *g = g.max(score * boost);
+            }
+        }
+        Ok(())
+    }
+
+    fn add_group_into(&mut self, total: &mut [Score]) {
+        for &doc in &self.group_docs {
+            total[doc as usize] += std::mem::take(&mut self.group[doc as usize]);
+        }
+    }
+}
+
+/// Calls `f(doc, fieldnorm id, term frequency)` for every posting of `term` in `segment`.
+fn for_each_posting(segment: &SegmentReader, term: &Term, mut f: impl FnMut(DocId, u8, u32)) -> tantivy::Result<()> {
+    let field = term.field();
+    let inverted = segment.inverted_index(field)?;
+    let Some(info) = inverted.get_term_info(term)? else { return Ok(()) };
+    let norms = segment.get_fieldnorms_reader(field)?;
+    let mut postings = inverted.read_block_postings_from_terminfo(&info, IndexRecordOption::WithFreqs)?;
+    loop {
+        let docs = postings.docs();
+        if docs.is_empty() {
+            return Ok(());
+        }
+        for (&doc, &freq) in docs.iter().zip(postings.freqs()) {
+            f(doc, norms.fieldnorm_id(doc), freq);
+        }
+        postings.advance();
+    }
+}
+
+/// Offers the allowed documents of one segment with a positive score to `top`.
+fn offer_segment(
+    top: &mut TopK,
+    segment: &SegmentReader,
+    ords: &Column<u64>,
+    scores: &[Score],
+    allowed: Option<&AllowedSegment>,
+) {
+    let offer = |top: &mut TopK, doc: usize, score: Score| {
+        if let Some(ord) = ords.first(doc as DocId) {
+            top.offer(score, ord);
+        }
+    };
+    match allowed {
+        Some(allowed) => {
+            for &doc in allowed.docs.iter() {
+                if let Some(&score) = scores.get(doc as usize) {
+                    if top.admits(score) {
+                        offer(top, doc as usize, score);
+                    }
+                }
+            }
+        }
+        None => {
+            let alive = segment.alive_bitset();
+            // Blocks whose best score cannot enter the top k are skipped whole.
+            for (block, chunk) in scores.chunks(64).enumerate() {
+                let best = chunk.iter().fold(0.0, |m: Score, &s| if s > m { s } else { m });
+                if !top.admits(best) {
+                    continue;
+                }
+                for (i, &score) in chunk.iter().enumerate() {
+                    let doc = block * 64 + i;
+                    if top.admits(score) && alive.is_none_or(|a| a.is_alive(doc as DocId)) {
+                        offer(top, doc, score);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A candidate, ordered worst first: lower score, then (on equal scores) higher ordinal.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Candidate(Score, Ord);
+
+impl Eq for Candidate {}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl std::cmp::Ord for Candidate {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.0.total_cmp(&self.0).then(self.1.cmp(&other.1))
+    }
+}
+
+/// The `k` best candidates by score, then lower ordinal.
+pub(crate) struct TopK {
+    k: usize,
+    /// A max-heap by [`Candidate`]'s order: its top is the worst kept.
+    heap: BinaryHeap<Candidate>,
+}
+
+impl TopK {
+    pub fn new(k: usize) -> Self {
+        TopK { k, heap: BinaryHeap::with_capacity(k.min(4096) + 1) }
+    }
+
+    /// Whether a match scoring `score` might be kept (an equal score may still win on its
+    /// ordinal).
+    #[inline]
+    pub fn admits(&self, score: Score) -> bool {
+        score > 0.0 && (self.heap.len() < self.k || self.heap.peek().is_some_and(|worst| score >= worst.0))
+    }
+
+    pub fn offer(&mut self, score: Score, ord: Ord) {
+        if self.k == 0 || score <= 0.0 {
+            return;
+        }
+        let candidate = Candidate(score, ord);
+        if self.heap.len() < self.k {
+            self.heap.push(candidate);
+        } else if self.heap.peek().is_some_and(|worst| candidate < *worst) {
+            self.heap.pop();
+            self.heap.push(candidate);
+        }
+    }
+
+    /// Best first.
+    pub fn into_sorted(self) -> Vec<(Ord, Score)> {
+        self.heap.into_sorted_vec().into_iter().map(|Candidate(s, o)| (o, s)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_k_breaks_ties_by_ordinal_whatever_the_offer_order() {
+        let offers = [(1.0, 9), (2.0, 5), (1.0, 3), (1.0, 7), (0.5, 1), (2.0, 4), (0.0, 0)];
+        let mut expected: Vec<(Ord, Score)> = offers.iter().filter(|o| o.0 > 0.0).map(|&(s, o)| (o, s)).collect();
+        expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for rotation in 0..offers.len() {
+            let mut shuffled = offers.to_vec();
+            shuffled.rotate_left(rotation);
+            shuffled.swap(0, rotation % 3);
+            for k in 0..=offers.len() {
+                let mut top = TopK::new(k);
+                for &(s, o) in &shuffled {
+                    top.offer(s, o);
+                }
+                let want: Vec<_> = expected.iter().take(k).copied().collect();
+                assert_eq!(top.into_sorted(), want, "k {k}, rotation {rotation}");
+            }
+        }
+    }
+}

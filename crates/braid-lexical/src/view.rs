@@ -1,0 +1,495 @@
+//! One request's view of a snapshot: the records its caller may see, and every statistic and
+//! word list the lexical and fuzzy legs use, computed from those records only.
+//!
+//! This is where non-interference is enforced for the inverted index (ARCHITECTURE.md,
+//! threat model). The vocabulary and the pinyin tables are index-wide, so they only ever
+//! propose *candidates*; whether a candidate counts, how it ranks among the others and where a
+//! list is cut is decided by its document frequency among the allowed records
+//! ([`View::word_df`]), so a word that only hidden records hold changes nothing — neither
+//! directly nor by pushing a visible word out of a list. BM25 uses the same visible
+//! statistics ([`Statistics`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use braid_core::{AllowedSet, Error, QuerySyntax, Result, Suggestion};
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::Column;
+use tantivy::query::Bm25StatisticsProvider;
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader, Term};
+
+use crate::analysis;
+use crate::index::{LegOutput, QueryWord, Snapshot};
+use crate::legs::{fuzzy_query, lexical_query, max_edits, BuiltQuery, Scoring, MAX_QUERY_TERMS};
+use crate::plan::{self, Statistics, TopK};
+use crate::visibility::{restrict, AllowedDocs};
+use crate::vocabulary::{Lookups, Neighbour};
+
+/// A request's view of one snapshot, confined to its allowed set (see the module docs).
+/// Made by [`Snapshot::view`]; lives for one request.
+pub struct View<'a> {
+    snapshot: &'a Snapshot,
+    allowed: &'a AllowedSet,
+    docs: Arc<AllowedDocs>,
+    /// Whether the visible statistics are the index's own: every live record is allowed and
+    /// no segment holds deleted documents (then the vocabulary's counts are exact).
+    exact: bool,
+    /// Visible document frequencies already counted, by term.
+    counted: Mutex<HashMap<Term, u64>>,
+    /// The request's walks of the vocabulary.
+    walks: Lookups,
+    /// The first index error met while counting (see [`View::word_df`]).
+    failure: Mutex<Option<Error>>,
+}
+
+impl<'a> View<'a> {
+    pub(crate) fn new(snapshot: &'a Snapshot, allowed: &'a AllowedSet, docs: Arc<AllowedDocs>) -> Self {
+        let exact = docs.everything && snapshot.searcher.segment_readers().iter().all(|s| s.alive_bitset().is_none());
+        View {
+            snapshot,
+            allowed,
+            docs,
+            exact,
+            counted: Mutex::new(HashMap::new()),
+            walks: Lookups::default(),
+            failure: Mutex::new(None),
+        }
+    }
+
+    /// The allowed set this view is confined to.
+    pub fn allowed(&self) -> &AllowedSet {
+        self.allowed
+    }
+
+    /// The lexical leg: BM25 over title and body, statistics from the allowed records.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] on an internal failure.
+    pub fn lexical(&self, text: &str, depth: usize, syntax: QuerySyntax) -> Result<LegOutput> {
+        let s = self.snapshot;
+        let built = match syntax {
+            QuerySyntax::Plain => lexical_query(&s.fields, &s.config, s.analyzers(text).0, text),
+            QuerySyntax::Tantivy => s.parsed_query(text),
+        };
+        self.run(built, depth)
+    }
+
+    /// The fuzzy leg: typos, fragments and as-you-type prefixes, each expansion chosen among
+    /// the words allowed records hold.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] on an internal failure.
+    pub fn fuzzy(&self, text: &str, depth: usize) -> Result<LegOutput> {
+        let s = self.snapshot;
+        let built = fuzzy_query(&s.fields, &s.config, s.analyzers(text), self, &s.phonetic, text);
+        self.check()?;
+        self.run(built, depth)
+    }
+
+    /// The query's words as the caller's records know them, in query order, without repeats:
+    /// how many allowed records hold each, and — for a content word that none holds — the
+    /// closest word that allowed records do hold ("did you mean").
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] on an internal failure.
+    pub fn query_words(&self, text: &str) -> Result<Vec<QueryWord>> {
+        let (analyzer, words_analyzer) = self.snapshot.analyzers(text);
+        let mut words = analysis::terms(words_analyzer, text);
+        words.truncate(MAX_QUERY_TERMS);
+        let mut seen = std::collections::HashSet::new();
+        words.retain(|w| seen.insert(w.clone()));
+        let mut out = Vec::with_capacity(words.len());
+        for word in words {
+            let stop_word = analysis::terms(analyzer, &word).is_empty();
+            let visible_df = self.word_df(&word) as usize;
+            let suggestion = if stop_word || visible_df > 0 { None } else { self.closest(&word) };
+            out.push(QueryWord { word, visible_df, stop_word, suggestion });
+        }
+        self.check()?;
+        Ok(out)
+    }
+
+    /// Allowed records holding `word` (unstemmed). An index error is remembered and returned
+    /// by the leg that asked, so the word lists can be built with plain counts.
+    pub(crate) fn word_df(&self, word: &str) -> u64 {
+        if self.exact {
+            return self.snapshot.vocabulary.df(word);
+        }
+        if self.snapshot.vocabulary.df(word) == 0 {
+            return 0;
+        }
+        let term = Term::from_field_text(self.snapshot.fields.words, word);
+        match self.doc_freq(&term) {
+            Ok(n) => n,
+            Err(e) => {
+                self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(Error::Lexical(e.to_string()));
+                0
+            }
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        match self.failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Known words within `edits` of `word` that more than `min_df` allowed records hold:
+    /// closest first, then most frequent among allowed records, then alphabetical; at most
+    /// `limit`, cut only after visibility.
+    pub(crate) fn expansions(&self, word: &str, edits: usize, min_df: u64, limit: usize) -> Vec<Neighbour> {
+        // Visible counts never exceed the index's, so the index-wide walk holds every word
+        // that can qualify.
+        let mut found = self.snapshot.vocabulary.neighbours_above(word, edits, min_df, &self.walks);
+        if !self.exact {
+            for n in &mut found {
+                n.df = self.word_df(&n.word);
+            }
+            found.retain(|n| n.df > min_df);
+            found.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then_with(|| a.word.cmp(&b.word)));
+        }
+        found.truncate(limit);
+        found
+    }
+
+    /// Known words starting with `prefix` (itself excluded) that allowed records hold, most
+    /// frequent among them first (then alphabetical), at most `limit`.
+    pub(crate) fn completions(&self, prefix: &str, limit: usize) -> Vec<(String, u64)> {
+        let all = self.snapshot.vocabulary.completions(prefix, if self.exact { limit } else { usize::MAX });
+        if self.exact {
+            return all;
+        }
+        let mut best: Vec<(String, u64)> = Vec::with_capacity(limit + 1);
+        for (word, df) in all {
+            // By index-wide count, descending: once that is below the worst kept visible
+            // count, no later word can enter.
+            if best.len() == limit && best.last().is_some_and(|w| df < w.1) {
+                break;
+            }
+            let visible = self.word_df(&word);
+            if visible == 0 {
+                continue;
+            }
+            best.push((word, visible));
+            best.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            best.truncate(limit);
+        }
+        best
+    }
+
+    /// The closest word allowed records hold, for a word none holds: fewest edits, then most
+    /// frequent among allowed records, then alphabetical; else a Chinese word its pinyin,
+    /// initials or homophones name.
+    fn closest(&self, word: &str) -> Option<Suggestion> {
+        let has_digits = word.chars().any(|c| c.is_ascii_digit());
+        let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
+        let neighbours =
+            if edits == 0 { Vec::new() } else { self.snapshot.vocabulary.neighbours(word, edits, &self.walks) };
+        let mut best: Option<(usize, u64, String)> = None;
+        // Neighbours come closest first, then by index-wide count, descending.
+        for n in neighbours {
+            if let Some((distance, df, _)) = &best {
+                if n.distance > *distance {
+                    break;
+                }
+                if n.df < *df {
+                    continue;
+                }
+            }
+            let df = self.word_df(&n.word);
+            if df == 0 {
+                continue;
+            }
+            let better = match &best {
+                None => true,
+                Some((d, f, w)) => n.distance < *d || (n.distance == *d && (df > *f || (df == *f && n.word < *w))),
+            };
+            if better {
+                best = Some((n.distance, df, n.word));
+            }
+        }
+        if let Some((distance, _, suggestion)) = best {
+            return Some(Suggestion { term: word.to_string(), suggestion, distance });
+        }
+        let df = |w: &str| self.word_df(w);
+        self.snapshot.phonetic.alternatives(word, &df).into_iter().next().map(|suggestion| Suggestion {
+            term: word.to_string(),
+            suggestion,
+            distance: 1,
+        })
+    }
+
+    fn run(&self, built: BuiltQuery, depth: usize) -> Result<LegOutput> {
+        let empty = match &built.scoring {
+            Scoring::Plan(p) => p.is_empty(),
+            Scoring::Tantivy(_) => false,
+        };
+        if empty || depth == 0 || self.allowed.is_empty() {
+            return Ok(LegOutput { candidates: Vec::new(), highlight: built.highlight });
+        }
+        let s = self.snapshot;
+        let top = match built.scoring {
+            Scoring::Plan(plan) => plan::top_k(&s.searcher, &s.ord_columns, &plan, self, &self.docs, depth),
+            Scoring::Tantivy(query) => {
+                let query = restrict(&self.docs, query);
+                s.searcher.search_with_statistics_provider(&*query, &OrdTop { k: depth }, self)
+            }
+        }
+        .map_err(|e| Error::Lexical(e.to_string()))?;
+        // Defence in depth: the plan only offered allowed documents; the set must agree.
+        let candidates = top.into_iter().filter(|(ord, _)| self.allowed.contains(*ord)).collect();
+        Ok(LegOutput { candidates, highlight: built.highlight })
+    }
+
+    /// Allowed records holding `term` (any field), counted once per request.
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        if let Some(&n) = self.counted.lock().unwrap_or_else(|p| p.into_inner()).get(term) {
+            return Ok(n);
+        }
+        let mut count = 0u64;
+        for segment in self.snapshot.searcher.segment_readers() {
+            let inverted = segment.inverted_index(term.field())?;
+            let allowed = self.docs.of_segment(segment);
+            if allowed.is_none() && segment.alive_bitset().is_none() {
+                // Every document of the segment is allowed and alive.
+                count += u64::from(inverted.doc_freq(term)?);
+                continue;
+            }
+            if allowed.is_some_and(|a| a.docs.is_empty()) {
+                continue;
+            }
+            let Some(info) = inverted.get_term_info(term)? else { continue };
+            let mut postings = inverted.read_block_postings_from_terminfo(&info, IndexRecordOption::Basic)?;
+            loop {
+                let docs = postings.docs();
+                if docs.is_empty() {
+                    break;
+                }
+                count += docs.iter().filter(|&&d| self.docs.admits(segment, allowed, d)).count() as u64;
+                postings.advance();
+            }
+        }
+        self.counted.lock().unwrap_or_else(|p| p.into_inner()).insert(term.clone(), count);
+        Ok(count)
+    }
+}
+
+impl Statistics for View<'_> {
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        View::doc_freq(self, term)
+    }
+
+    fn num_docs(&self) -> u64 {
+        self.docs.len()
+    }
+
+    fn total_length(&self, field: Field) -> tantivy::Result<u64> {
+        self.docs.total_length(&self.snapshot.searcher, field)
+    }
+}
+
+/// Tantivy's own queries (the opt-in query syntax) score with the same visible statistics.
+impl Bm25StatisticsProvider for View<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        Statistics::total_length(self, field)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.docs.len())
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        View::doc_freq(self, term)
+    }
+}
+
+/// The `k` best `(ordinal, score)` of a tantivy query, ties by ordinal.
+struct OrdTop {
+    k: usize,
+}
+
+struct OrdTopSegment {
+    ords: Column<u64>,
+    top: TopK,
+}
+
+impl Collector for OrdTop {
+    type Fruit = Vec<(braid_core::Ord, Score)>;
+    type Child = OrdTopSegment;
+
+    fn for_segment(&self, _: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<OrdTopSegment> {
+        Ok(OrdTopSegment { ords: segment.fast_fields().u64("ord")?, top: TopK::new(self.k) })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Self::Fruit>) -> tantivy::Result<Self::Fruit> {
+        let mut top = TopK::new(self.k);
+        for (ord, score) in fruits.into_iter().flatten() {
+            top.offer(score, ord);
+        }
+        Ok(top.into_sorted())
+    }
+}
+
+impl SegmentCollector for OrdTopSegment {
+    type Fruit = Vec<(braid_core::Ord, Score)>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        if self.top.admits(score) {
+            if let Some(ord) = self.ords.first(doc) {
+                self.top.offer(score, ord);
+            }
+        }
+    }
+
+    fn harvest(self) -> Self::Fruit {
+        self.top.into_sorted()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use braid_core::{AccessPolicy, Principal, Record, Visibility};
+    use tantivy::collector::TopDocs;
+    use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+
+    use super::*;
+    use crate::index::{LexicalIndex, DEFAULT_WRITER_HEAP};
+    use crate::schema::SchemaConfig;
+
+    /// A deterministic generator (SplitMix64) for records and queries.
+    struct Mix(u64);
+    impl Mix {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) % n as u64) as usize
+        }
+        fn words(&mut self, vocabulary: &[&str], min: usize, max: usize) -> String {
+            let n = min + self.below(max - min + 1);
+            (0..n).map(|_| vocabulary[self.below(vocabulary.len())]).collect::<Vec<_>>().join(" ")
+        }
+    }
+
+    const WORDS: [&str; 40] = [
+        "refund",
+        "order",
+        "shipping",
+        "return",
+        "policy",
+        "account",
+        "password",
+        "reset",
+        "invoice",
+        "billing",
+        "cancel",
+        "subscription",
+        "delivery",
+        "tracking",
+        "parcel",
+        "warranty",
+        "repair",
+        "battery",
+        "screen",
+        "charger",
+        "login",
+        "error",
+        "payment",
+        "card",
+        "bank",
+        "transfer",
+        "address",
+        "change",
+        "email",
+        "phone",
+        "the",
+        "a",
+        "of",
+        "and",
+        "not",
+        "451",
+        "http",
+        "kubernetes",
+        "cluster",
+        "node",
+    ];
+
+    /// The plan's term-at-a-time scores are tantivy's own BM25 under the same (visible)
+    /// statistics: over several segments, with deleted records, for a restricted principal
+    /// and at any depth.
+    #[test]
+    fn plan_scores_like_tantivy_with_visible_statistics() {
+        let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+        let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+        let mut mix = Mix(7);
+        for i in 0..400u64 {
+            let mut record = Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 5)).body(mix.words(&WORDS, 3, 60));
+            if i % 3 == 0 {
+                record = record.acl(["group:staff"]);
+            }
+            writer.upsert(i, &record, i).unwrap();
+            if i == 150 || i == 300 {
+                writer.commit().unwrap();
+            }
+        }
+        writer.commit().unwrap();
+        for i in (0..400).step_by(13) {
+            writer.delete(&format!("r{i}"));
+        }
+        writer.commit().unwrap();
+        index.reload().unwrap();
+        let snapshot = index.snapshot();
+        assert!(snapshot.searcher.segment_readers().len() > 1, "the test needs several segments");
+
+        for principal in [Principal::public(), Principal::from_verified_tokens(["group:staff"])] {
+            let allowed = snapshot.allowed_set(Visibility::new(principal, AccessPolicy::Public, None)).unwrap();
+            let view = snapshot.view(&allowed).unwrap();
+            for q in 0..60 {
+                let text = mix.words(&WORDS, 1, 7);
+                for depth in [1, 10, 1000] {
+                    let fast = view.lexical(&text, depth, QuerySyntax::Plain).unwrap().candidates;
+                    let built = lexical_query(&snapshot.fields, &snapshot.config, &snapshot.analyzer, &text);
+                    let Scoring::Plan(plan) = built.scoring else { panic!("a plan") };
+                    let clauses: Vec<(Occur, Box<dyn Query>)> = plan
+                        .groups
+                        .iter()
+                        .flat_map(|g| g.alternatives.iter())
+                        .flat_map(|a| match a {
+                            crate::plan::Alternative::Terms(t) => t.clone(),
+                            crate::plan::Alternative::Grams { .. } => Vec::new(),
+                        })
+                        .map(|t| {
+                            let q: Box<dyn Query> = Box::new(TermQuery::new(t.term, IndexRecordOption::WithFreqs));
+                            (Occur::Should, Box::new(BoostQuery::new(q, t.boost)) as Box<dyn Query>)
+                        })
+                        .collect();
+                    let reference: Vec<(braid_core::Ord, f32)> = if clauses.is_empty() {
+                        Vec::new()
+                    } else {
+                        let query = restrict(&view.docs, Box::new(BooleanQuery::new(clauses)));
+                        let top = snapshot
+                            .searcher
+                            .search_with_statistics_provider(&*query, &TopDocs::with_limit(depth), &view)
+                            .unwrap();
+                        top.into_iter()
+                            .map(|(s, a)| (snapshot.ord_columns[a.segment_ord as usize].first(a.doc_id).unwrap(), s))
+                            .collect()
+                    };
+                    assert_eq!(fast.len(), reference.len(), "query {q} {text:?} depth {depth}");
+                    for (a, b) in fast.iter().zip(&reference) {
+                        assert!((a.1 - b.1).abs() <= 1e-4 * b.1.abs().max(1.0), "{text:?}: {fast:?} vs {reference:?}");
+                        let tied = reference.iter().filter(|w| (w.1 - b.1).abs() <= 1e-4).count() > 1;
+                        assert!(tied || a.0 == b.0, "{text:?}: {fast:?} vs {reference:?}");
+                    }
+                }
+            }
+        }
+    }
+}
