@@ -1,6 +1,9 @@
 //! Integration tests of the `braid` binary: `braid serve` over real HTTP on 127.0.0.1, and
 //! `braid mcp` over stdio.
 
+mod mcp_modern;
+mod mcp_sdk;
 mod mcp_stdio;
+mod oauth;
 mod serve;
 mod support;
