@@ -41,7 +41,7 @@ pub enum KeySource {
 #[derive(Debug)]
 pub enum Lookup {
     /// The key to verify with.
-    Found(Jwk),
+    Found(Box<Jwk>),
     /// The issuer has no such key (even after a fetch).
     Missing,
     /// No keys could be loaded at all.
@@ -103,7 +103,7 @@ impl KeyCache {
             let stale = state.loaded.is_none_or(|t| now.duration_since(t) >= self.refresh);
             let backed_off = !state.failed || waited(state.attempted);
             match (stale, found) {
-                (false, Some(jwk)) => return Lookup::Found(jwk),
+                (false, Some(jwk)) => return Lookup::Found(Box::new(jwk)),
                 (true, _) => (backed_off, false),
                 (false, None) => (backed_off && waited(state.early), true),
             }
@@ -114,7 +114,7 @@ impl KeyCache {
         let state = self.state.read().unwrap_or_else(|e| e.into_inner());
         match state.keys.as_deref() {
             None => Lookup::Unavailable,
-            Some(keys) => pick(keys, kid, alg).map_or(Lookup::Missing, Lookup::Found),
+            Some(keys) => pick(keys, kid, alg).map_or(Lookup::Missing, |k| Lookup::Found(Box::new(k))),
         }
     }
 
