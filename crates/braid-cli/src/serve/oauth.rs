@@ -362,9 +362,8 @@ impl ResourceServer {
     }
 }
 
-/// `jsonwebtoken::decode`, with `exp` and `nbf` checked against `now` rather than the clock
-/// the library reads (the library checks them against the system clock, and so do we, with
-/// the same leeway; `now` only lets a test pin the moment).
+/// `jsonwebtoken::decode` (signature, algorithm, `iss`, `aud`, required claims), then `exp`
+/// (required) and `nbf` (when present) against `now`, with the configured leeway.
 fn decode_at(token: &str, key: &DecodingKey, validation: &Validation, now: u64) -> Result<Value, Rejection> {
     use jsonwebtoken::errors::ErrorKind;
     let mut v = validation.clone();
