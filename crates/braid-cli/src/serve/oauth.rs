@@ -547,9 +547,13 @@ mod tests {
         assert!(!p.has("tenant:globex"));
         let no_scope = json!({"tid": "acme"});
         assert!(!principal(&issuer, &no_scope, &scopes(&no_scope)).unwrap().has("group:internal"));
-        for bad in [json!({"tid": 3}), json!({"groups": [1]}), json!({"groups": ["__braid:x"]})] {
+        for bad in [json!({"tid": 3}), json!({"groups": [1]}), json!({"groups": "  "}), json!({"tid": ["a"]})] {
             assert!(principal(&issuer, &bad, &scopes(&bad)).is_err(), "{bad}");
         }
+        // A claim value is always prefixed, so it can never name one of Braid's own terms.
+        let sneaky = json!({"groups": ["__braid:x"]});
+        let p = principal(&issuer, &sneaky, &scopes(&sneaky)).unwrap();
+        assert!(p.has("group:__braid:x") && !p.has("__braid:x"));
         let scp = json!({"scp": ["a", "b"]});
         assert_eq!(scopes(&scp), HashSet::from(["a".to_string(), "b".to_string()]));
     }
