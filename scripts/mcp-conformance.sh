@@ -33,7 +33,10 @@ server_port="$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$
 [ -n "$server_port" ] || { cat "$work/serve.log"; exit 1; }
 TOKEN="$TOKEN" python3 scripts/mcp_auth_proxy.py "$proxy_port" "$server_port" &
 pids+=($!)
-sleep 1
+for _ in $(seq 100); do
+  python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $proxy_port), 1)" 2>/dev/null && break
+  sleep 0.2
+done
 status=0
 for scenario in server-initialize ping tools-list dns-rebinding-protection; do
   echo "-- conformance: $scenario"
