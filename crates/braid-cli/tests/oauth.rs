@@ -107,6 +107,7 @@ fn bad_tokens_are_refused_with_the_right_challenge() {
         ("wrong issuer", key.sign(&with("iss", json!("https://evil.test")))),
         ("no expiry", key.sign(&without("exp"))),
         ("wrong key, same kid", other.sign(&valid)),
+        ("other key type, same kid", Key::generate_es256("k1").sign(&valid)),
         ("tampered", tampered),
         ("alg none", alg_none),
         ("hs256 confusion", confused),
@@ -144,8 +145,9 @@ fn rotated_keys_are_picked_up_and_metadata_is_published() {
     let server = Server::start_with(5000, &idp.oauth_section());
     assert_eq!(search(&server, &old.sign(&idp.claims("acme"))).status, 200);
     assert_eq!(idp.fetches(), 1);
-    // The issuer rotates: a token with the new kid makes the server fetch the keys again.
-    let new = Key::generate("2026-new");
+    // The issuer rotates (to a P-256 key): a token with the new kid makes the server fetch the
+    // keys again.
+    let new = Key::generate_es256("2026-new");
     idp.rotate(jwks(&[&new]));
     let reply = search(&server, &new.sign(&idp.claims("acme")));
     assert_eq!(reply.status, 200, "{}", reply.text);

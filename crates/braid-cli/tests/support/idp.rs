@@ -1,6 +1,7 @@
-//! A test identity provider on loopback: Ed25519 keys generated here, a JWKS and RFC 8414
-//! metadata served over real HTTP (std `TcpListener`), and access tokens signed with
-//! `jsonwebtoken`. It counts JWKS fetches, so tests can see caching and rotation.
+//! A test identity provider on loopback: Ed25519 and P-256 keys generated here (random bytes
+//! from the operating system, wrapped as PKCS#8), a JWKS and RFC 8414 metadata served over real
+//! HTTP (std `TcpListener`), and access tokens signed with `jsonwebtoken`. It counts JWKS
+//! fetches, so tests can see caching and rotation.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -8,8 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ed25519_dalek::pkcs8::EncodePrivateKey;
-use ed25519_dalek::SigningKey;
+use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
 
@@ -18,34 +18,65 @@ pub const RESOURCE: &str = "https://braid.test/mcp";
 /// The scope the test server requires.
 pub const SCOPE: &str = "braid.search";
 
-/// A freshly generated Ed25519 signing key and its key id.
+/// A freshly generated signing key, its algorithm and key id.
 pub struct Key {
     pub kid: String,
-    signing: SigningKey,
+    alg: Algorithm,
+    der: Vec<u8>,
+}
+
+fn random32() -> [u8; 32] {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).unwrap();
+    bytes
 }
 
 impl Key {
-    /// A new random key.
+    /// A new random Ed25519 key (EdDSA).
     pub fn generate(kid: &str) -> Key {
-        let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed).unwrap();
-        Key { kid: kid.to_string(), signing: SigningKey::from_bytes(&seed) }
+        // PKCS#8 v1 of an Ed25519 seed (RFC 8410 §7).
+        let mut der = hex("302e020100300506032b657004220420");
+        der.extend(random32());
+        Key { kid: kid.to_string(), alg: Algorithm::EdDSA, der }
     }
 
-    /// The public key as a JWK.
+    /// A new random P-256 key (ES256).
+    pub fn generate_es256(kid: &str) -> Key {
+        // PKCS#8 of a SEC1 ECPrivateKey on prime256v1 (RFC 5915), without the optional public key.
+        let mut scalar = random32();
+        scalar[0] &= 0x7f; // below the group order
+        scalar[0] |= 0x01; // and not zero
+        let mut der = hex("3041020100301306072a8648ce3d020106082a8648ce3d030107042730250201010420");
+        der.extend(scalar);
+        Key { kid: kid.to_string(), alg: Algorithm::ES256, der }
+    }
+
+    fn encoding_key(&self) -> EncodingKey {
+        match self.alg {
+            Algorithm::EdDSA => EncodingKey::from_ed_der(&self.der),
+            _ => EncodingKey::from_ec_der(&self.der),
+        }
+    }
+
+    /// The public key as a JWK (derived by `jsonwebtoken` from the private key).
     pub fn jwk(&self) -> Value {
-        use base64::Engine as _;
-        let x = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(self.signing.verifying_key().to_bytes());
-        json!({"kty": "OKP", "crv": "Ed25519", "x": x, "kid": self.kid, "alg": "EdDSA", "use": "sig"})
+        let jwk = Jwk::from_encoding_key(&self.encoding_key(), self.alg).unwrap();
+        let mut v = serde_json::to_value(jwk).unwrap();
+        v["kid"] = json!(self.kid);
+        v["use"] = json!("sig");
+        v
     }
 
-    /// `claims` signed with this key (EdDSA, with its kid).
+    /// `claims` signed with this key (with its kid).
     pub fn sign(&self, claims: &Value) -> String {
-        let der = self.signing.to_pkcs8_der().unwrap();
-        let mut header = Header::new(Algorithm::EdDSA);
+        let mut header = Header::new(self.alg);
         header.kid = Some(self.kid.clone());
-        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ed_der(der.as_bytes())).unwrap()
+        jsonwebtoken::encode(&header, claims, &self.encoding_key()).unwrap()
     }
+}
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
 }
 
 /// Seconds since the epoch.
