@@ -1,9 +1,12 @@
-//! Bearer tokens → principals. The server keeps only SHA-256 hashes of tokens; a presented
-//! token is hashed and compared with every configured hash in constant time. The principal of
-//! a request comes from here and nowhere else — never from a request body or a tool argument.
+//! Bearer tokens → principals. Two kinds of token are accepted: static tokens, of which the
+//! server keeps only SHA-256 hashes (a presented token is hashed and compared with every
+//! configured hash in constant time), and, with an `[oauth]` section, JWT access tokens of the
+//! configured issuers (see [`super::oauth`]). The principal of a request comes from here and
+//! nowhere else — never from a request body or a tool argument.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{ensure, Result};
 use braid::Principal;
@@ -11,6 +14,7 @@ use sha2::{Digest, Sha256};
 use subtle::{ConditionallySelectable, ConstantTimeEq};
 
 use super::config::Config;
+use super::oauth::{self, Rejection, ResourceServer};
 
 /// Tokens shorter than this are refused by `braid token hash`: they could be guessed.
 pub const MIN_TOKEN_CHARS: usize = 16;
@@ -24,10 +28,11 @@ pub struct Caller {
     pub principal: Principal,
     /// This caller's slot in the rate limiter.
     pub slot: usize,
-    /// Requests this caller made that passed authentication.
-    pub requests: AtomicU64,
+    /// Requests this caller made that passed authentication (for an OAuth caller: all
+    /// callers of its issuer together).
+    pub requests: Arc<AtomicU64>,
     /// Requests of this caller refused by the rate limiter.
-    pub throttled: AtomicU64,
+    pub throttled: Arc<AtomicU64>,
 }
 
 /// The configured tokens.
@@ -46,8 +51,8 @@ impl TokenMap {
                 name: t.name.clone(),
                 principal: Principal::from_verified_tokens(t.acl_tokens()),
                 slot,
-                requests: AtomicU64::new(0),
-                throttled: AtomicU64::new(0),
+                requests: Arc::default(),
+                throttled: Arc::default(),
             };
             entries.push((hash.unwrap_or_default(), Arc::new(caller)));
         }
@@ -70,6 +75,124 @@ impl TokenMap {
         }
         let index = (found as usize).checked_sub(1)?;
         self.entries.get(index).map(|(_, caller)| Arc::clone(caller))
+    }
+}
+
+/// Why a request gets no caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No bearer token (401).
+    Missing,
+    /// A token that is not valid (401 `invalid_token`); the description is safe to show.
+    Invalid(String),
+    /// A valid access token without a required scope (403 `insufficient_scope`).
+    InsufficientScope,
+    /// The token's issuer keys cannot be loaded now (503).
+    Unavailable,
+}
+
+/// Static tokens and, when configured, the OAuth resource server.
+pub struct Authenticator {
+    tokens: TokenMap,
+    oauth: Option<(ResourceServer, Vec<IssuerCounters>)>,
+}
+
+/// The rate-limit slot and counters every caller of one issuer shares.
+struct IssuerCounters {
+    name: String,
+    slot: usize,
+    requests: Arc<AtomicU64>,
+    throttled: Arc<AtomicU64>,
+}
+
+impl Authenticator {
+    /// The authenticator of a validated configuration. Slots: one per static token (in order),
+    /// then the unauthenticated bucket, then one per OAuth issuer (in order).
+    ///
+    /// # Errors
+    /// When the token map or the resource server cannot be built.
+    pub fn new(config: &Config) -> Result<Authenticator> {
+        let tokens = TokenMap::new(config)?;
+        let oauth = match &config.oauth {
+            None => None,
+            Some(section) => {
+                let server = ResourceServer::new(section)?;
+                let counters = section
+                    .issuers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, issuer)| IssuerCounters {
+                        name: issuer.name.clone(),
+                        slot: tokens.len() + 1 + i,
+                        requests: Arc::default(),
+                        throttled: Arc::default(),
+                    })
+                    .collect();
+                Some((server, counters))
+            }
+        };
+        Ok(Authenticator { tokens, oauth })
+    }
+
+    /// The number of static tokens (their slots are `0..len`; slot `len` is the
+    /// unauthenticated bucket).
+    pub fn static_tokens(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// The `[oauth]` section, when there is one.
+    pub fn oauth(&self) -> Option<&oauth::OAuthConfig> {
+        self.oauth.as_ref().map(|(server, _)| server.config())
+    }
+
+    /// The caller an `Authorization` header value stands for. A static token is looked up
+    /// first; anything else, with `[oauth]` configured, is verified as a JWT access token.
+    /// This may read an issuer's keys (file or network): call it off the async runtime.
+    ///
+    /// # Errors
+    /// A [`Refusal`] saying why there is no caller.
+    pub fn verify(&self, authorization: Option<&str>) -> Result<Arc<Caller>, Refusal> {
+        let Some(token) = authorization.and_then(bearer) else { return Err(Refusal::Missing) };
+        if let Some(caller) = self.tokens.verify(token) {
+            return Ok(caller);
+        }
+        let Some((server, counters)) = &self.oauth else {
+            return Err(Refusal::Invalid("the bearer token is not valid".into()));
+        };
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        match server.verify(token, now) {
+            Ok(verified) => {
+                let c = &counters[verified.issuer];
+                let name = match &verified.subject {
+                    Some(sub) => format!("{}:{sub}", c.name),
+                    None => c.name.clone(),
+                };
+                Ok(Arc::new(Caller {
+                    name,
+                    principal: verified.principal,
+                    slot: c.slot,
+                    requests: Arc::clone(&c.requests),
+                    throttled: Arc::clone(&c.throttled),
+                }))
+            }
+            Err(Rejection::InvalidToken(why)) => Err(Refusal::Invalid(why)),
+            Err(Rejection::InsufficientScope) => Err(Refusal::InsufficientScope),
+            Err(Rejection::KeysUnavailable) => Err(Refusal::Unavailable),
+        }
+    }
+
+    /// The `WWW-Authenticate` value for a refusal: an RFC 6750 challenge that, with `[oauth]`,
+    /// points at the protected-resource metadata (RFC 9728 §5.1).
+    pub fn challenge(&self, refusal: &Refusal) -> String {
+        let Some(section) = self.oauth() else { return "Bearer realm=\"braid\"".to_string() };
+        match refusal {
+            Refusal::Missing | Refusal::Unavailable => oauth::challenge(section, None),
+            Refusal::Invalid(why) => oauth::challenge(section, Some(("invalid_token", why))),
+            Refusal::InsufficientScope => oauth::challenge(
+                section,
+                Some(("insufficient_scope", "the access token lacks a scope this server requires")),
+            ),
+        }
     }
 }
 

@@ -54,6 +54,9 @@ pub struct Config {
     /// The token map.
     #[serde(default, rename = "token")]
     pub tokens: Vec<TokenEntry>,
+    /// OAuth 2.1 access tokens from identity providers (see `oauth.rs`). By default, none.
+    #[serde(default)]
+    pub oauth: Option<super::oauth::OAuthConfig>,
 }
 
 /// Request limits.
@@ -158,6 +161,13 @@ fn default_bind() -> SocketAddr {
 }
 
 impl Config {
+    /// The rate limits of the OAuth issuers, in order: (requests per second, burst).
+    pub fn issuer_rates(&self) -> Vec<(f64, u32)> {
+        let l = &self.limits;
+        let issuers = self.oauth.iter().flat_map(|o| o.issuers.iter());
+        issuers.map(|i| (i.rate_per_second.unwrap_or(l.rate_per_second), i.burst.unwrap_or(l.burst))).collect()
+    }
+
     /// How often to look for a new commit (`None`: never).
     pub fn reload_every(&self) -> Option<Duration> {
         (self.reload_seconds > 0.0).then(|| Duration::from_secs_f64(self.reload_seconds))
@@ -194,7 +204,13 @@ impl Config {
             "reload_seconds must be a number of seconds, 0 or more"
         );
         ensure!((1..=braid::MAX_K).contains(&l.max_k), "limits.max_k must be between 1 and {}", braid::MAX_K);
-        ensure!(!self.tokens.is_empty(), "no [[token]] entries: every request needs a token (see `braid token new`)");
+        ensure!(
+            !self.tokens.is_empty() || self.oauth.is_some(),
+            "no [[token]] entries and no [oauth] section: every request needs a token (see `braid token new`)"
+        );
+        if let Some(oauth) = &self.oauth {
+            oauth.validate()?;
+        }
         let (mut names, mut hashes) = (HashSet::new(), HashSet::new());
         for t in &self.tokens {
             ensure!(!t.name.trim().is_empty(), "a [[token]] has an empty name");

@@ -20,18 +20,20 @@ use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 use super::api::{Engine, Failure, SearchParams};
-use super::auth::{bearer, Caller, TokenMap};
+use super::auth::{Authenticator, Caller, Refusal};
 use super::config::{Config, Limits};
 use super::limit::RateLimiter;
 use super::mcp::{self, Mcp, Reply, Version};
+use super::oauth;
 use super::openapi;
 
 /// What every handler shares.
 pub struct AppState {
     engine: Arc<Engine>,
     mcp: Mcp,
-    tokens: TokenMap,
-    /// One bucket per token slot, then one shared by requests without a valid token.
+    auth: Arc<Authenticator>,
+    /// One bucket per token slot, then one shared by requests without a valid token, then one
+    /// per OAuth issuer.
     limiter: RateLimiter,
     permits: Arc<Semaphore>,
     limits: Limits,
@@ -49,13 +51,14 @@ pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
     let limits = config.limits.clone();
     let state = Arc::new(AppState {
         mcp: Mcp::new(Arc::clone(&engine)),
-        tokens: TokenMap::new(config)?,
+        auth: Arc::new(Authenticator::new(config)?),
         limiter: RateLimiter::new(
             config
                 .tokens
                 .iter()
                 .map(|t| t.rate(&limits))
-                .chain([(limits.unauthenticated_per_second, limits.unauthenticated_burst)]),
+                .chain([(limits.unauthenticated_per_second, limits.unauthenticated_burst)])
+                .chain(config.issuer_rates()),
             Instant::now(),
         ),
         permits: Arc::new(Semaphore::new(limits.concurrency())),
@@ -69,7 +72,12 @@ pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
     let auth = from_fn_with_state(Arc::clone(&state), authorize);
     // `route_layer` on a method router: only the POST/GET handlers need a token, so other
     // methods get their 405 (with `Allow`) before authentication.
-    Ok(Router::new()
+    let mut router = Router::new();
+    // RFC 9728: where clients learn which authorization servers issue tokens for this server.
+    for path in state.auth.oauth().map(oauth::OAuthConfig::metadata_paths).unwrap_or_default() {
+        router = router.route(&path, get(resource_metadata));
+    }
+    Ok(router
         .route("/v1/search", post(rest_search).route_layer(auth.clone()))
         .route("/v1/stats", get(rest_stats).route_layer(auth.clone()))
         .route("/mcp", post(mcp_post).route_layer(auth))
@@ -157,18 +165,44 @@ fn too_large(max: usize) -> Response {
 /// caller's token bucket (429 with `Retry-After` when empty). Requests without a valid token
 /// share one bucket of their own: past it they get 429 too, so guessing tokens is slow.
 async fn authorize(State(s): State<Shared>, mut request: Request, next: Next) -> Response {
-    let presented = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
-    let caller = match presented.map(|token| s.tokens.verify(token)) {
-        Some(Some(caller)) => caller,
-        found => {
-            if let Err(wait) = s.limiter.check(s.tokens.len(), Instant::now()) {
+    let presented = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let verified = if s.auth.oauth().is_some() {
+        // A JWT may need its issuer's keys read or fetched: off the async workers.
+        let auth = Arc::clone(&s.auth);
+        tokio::task::spawn_blocking(move || auth.verify(presented.as_deref()))
+            .await
+            .unwrap_or(Err(Refusal::Unavailable))
+    } else {
+        s.auth.verify(presented.as_deref())
+    };
+    let caller = match verified {
+        Ok(caller) => caller,
+        Err(refusal) => {
+            if let Err(wait) = s.limiter.check(s.auth.static_tokens(), Instant::now()) {
                 let response =
                     failure(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "too many requests without a valid token");
                 return retry_after(response, wait.as_secs_f64().ceil() as u64);
             }
-            let why = if found.is_none() { "a bearer token is required" } else { "the bearer token is not valid" };
-            let mut response = failure(StatusCode::UNAUTHORIZED, "unauthorized", why);
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"braid\""));
+            let (status, code, why) = match &refusal {
+                Refusal::Missing => {
+                    (StatusCode::UNAUTHORIZED, "unauthorized", "a bearer token is required".to_string())
+                }
+                Refusal::Invalid(why) => (StatusCode::UNAUTHORIZED, "unauthorized", why.clone()),
+                Refusal::InsufficientScope => (
+                    StatusCode::FORBIDDEN,
+                    "insufficient_scope",
+                    "the access token lacks a scope this server requires".to_string(),
+                ),
+                Refusal::Unavailable => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "keys_unavailable",
+                    "the token's issuer keys cannot be loaded now; try again".to_string(),
+                ),
+            };
+            let mut response = failure(status, code, why);
+            if let Ok(challenge) = HeaderValue::from_str(&s.auth.challenge(&refusal)) {
+                response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+            }
             return response;
         }
     };
@@ -297,6 +331,15 @@ async fn rest_stats(State(s): State<Shared>, Extension(caller): Extension<Arc<Ca
     )
 }
 
+/// `GET /.well-known/oauth-protected-resource[/path]`: the protected-resource metadata
+/// (RFC 9728), public.
+async fn resource_metadata(State(s): State<Shared>) -> Response {
+    match s.auth.oauth() {
+        Some(section) => json_response(StatusCode::OK, &section.metadata()),
+        None => not_found().await,
+    }
+}
+
 /// `GET /v1/health`: the process is up and serving (no token needed; says nothing else).
 async fn health() -> Response {
     json_response(StatusCode::OK, &json!({ "status": "ok" }))
@@ -313,7 +356,9 @@ async fn not_found() -> Response {
 
 /// `POST /mcp`: one JSON-RPC message (or, in 2025-03-26, a batch), answered with
 /// `application/json` — or 202 and no body when it held only notifications or responses.
-/// Stateless: no session id is issued, and each request stands alone.
+/// Stateless: no session id is issued, and each request stands alone. The MCP headers
+/// (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) are checked against the body by
+/// [`Mcp::handle_http`].
 async fn mcp_post(
     State(s): State<Shared>,
     Extension(caller): Extension<Arc<Caller>>,
@@ -326,15 +371,6 @@ async fn mcp_post(
     if !is_json(&headers) {
         return json_body_required();
     }
-    let version = match headers.get("mcp-protocol-version").map(|v| v.to_str().ok().and_then(Version::parse)) {
-        None => Version::ASSUMED,
-        Some(Some(v)) => v,
-        Some(None) => {
-            let supported = Version::SUPPORTED.map(Version::name).join(", ");
-            let message = format!("unsupported MCP-Protocol-Version (supported: {supported})");
-            return json_response(StatusCode::BAD_REQUEST, &mcp::error(Value::Null, mcp::INVALID_REQUEST, message));
-        }
-    };
     let body = match read_body(body, &s) {
         Ok(b) => b,
         Err(response) => return *response,
@@ -346,11 +382,23 @@ async fn mcp_post(
             return json_response(StatusCode::BAD_REQUEST, &error);
         }
     };
-    let outcome = match blocking(&s, move |st| st.mcp.handle(payload, version, &caller.principal)).await {
+    let header = |name: &str| headers.get(name).map(|v| v.as_bytes().to_vec());
+    let (version, method, name) = (header("mcp-protocol-version"), header("mcp-method"), header("mcp-name"));
+    let outcome = match blocking(&s, move |st| {
+        let headers =
+            mcp::HttpHeaders { protocol_version: version.as_deref(), method: method.as_deref(), name: name.as_deref() };
+        st.mcp.handle_http(payload, &headers, &caller.principal)
+    })
+    .await
+    {
         Ok(o) => o,
         Err(response) => return response,
     };
-    let status = if outcome.malformed { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    let status = match outcome.status {
+        mcp::Status::Ok => StatusCode::OK,
+        mcp::Status::BadRequest => StatusCode::BAD_REQUEST,
+        mcp::Status::NotFound => StatusCode::NOT_FOUND,
+    };
     match outcome.reply {
         Reply::Nothing => (StatusCode::ACCEPTED, Body::empty()).into_response(),
         Reply::One(v) => json_response(status, &v),

@@ -1,14 +1,26 @@
-//! The Model Context Protocol, without a transport: JSON-RPC 2.0 messages, protocol-version
-//! negotiation, and the two tools, `search` and `read_section`. The HTTP transport
-//! (`http.rs`, stateless Streamable HTTP) and the stdio transport (`stdio.rs`) hand it parsed
-//! JSON and the caller's principal; both tools call the same [`Engine`] as the REST API.
+//! The Model Context Protocol, without a transport: JSON-RPC 2.0 messages, protocol revisions,
+//! and the two tools, `search` and `read_section`. The HTTP transport (`http.rs`, stateless
+//! Streamable HTTP) and the stdio transport (`stdio.rs`) hand it parsed JSON (and, over HTTP,
+//! the request's MCP headers) with the caller's principal; both tools call the same [`Engine`]
+//! as the REST API.
+//!
+//! Two eras are served side by side, as the 2026-07-28 text allows a dual-era server to:
+//! - **legacy** (2025-03-26, 2025-06-18, 2025-11-25): an `initialize` handshake agrees on a
+//!   revision; over HTTP every later request names it in `MCP-Protocol-Version`;
+//! - **modern** (2026-07-28): no handshake. Every request carries its revision and the client's
+//!   capabilities in `params._meta` (`io.modelcontextprotocol/protocolVersion`,
+//!   `…/clientCapabilities`); over HTTP the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
+//!   headers must match the body. `server/discover` names the revisions spoken; results carry
+//!   `resultType` and the server's identity in `_meta`; list results carry `ttlMs` and
+//!   `cacheScope`.
 //!
 //! Tool failures (bad arguments, an id the caller cannot see, a search error) come back as
 //! results with `isError: true`, so the model can read them; protocol failures (not JSON-RPC,
-//! unknown method, unknown tool) as JSON-RPC errors.
+//! unknown method, unknown tool, header mismatch, unsupported revision) as JSON-RPC errors.
 
 use std::sync::Arc;
 
+use base64::Engine as _;
 use braid::{Principal, SearchResponse};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -22,8 +34,25 @@ pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC: no such method.
 pub const METHOD_NOT_FOUND: i64 = -32601;
-/// JSON-RPC: the params are wrong (including an unknown tool name).
+/// JSON-RPC: the params are wrong (including an unknown tool name and, in 2026-07-28, a
+/// request without the required `_meta` fields).
 pub const INVALID_PARAMS: i64 = -32602;
+/// MCP 2026-07-28 `HeaderMismatch`: the HTTP headers are missing, malformed, or disagree with
+/// the body.
+pub const HEADER_MISMATCH: i64 = -32020;
+/// MCP 2026-07-28 `UnsupportedProtocolVersion`: `data` lists the revisions spoken.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// The `_meta` key of a request's protocol revision (2026-07-28).
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key of the client's capabilities (2026-07-28).
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of the server's identity on results (2026-07-28).
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// How long a `tools/list` or `server/discover` result may be reused, in milliseconds: the
+/// tools and their schemas change only when the server restarts.
+pub const LIST_TTL_MS: u64 = 300_000;
 
 /// A protocol revision this server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -34,13 +63,19 @@ pub enum Version {
     V2025_06_18,
     /// 2025-11-25.
     V2025_11_25,
+    /// 2026-07-28: stateless; no `initialize`; per-request `_meta`; `server/discover`.
+    V2026_07_28,
 }
 
 impl Version {
     /// Every revision spoken, newest first.
-    pub const SUPPORTED: [Version; 3] = [Version::V2025_11_25, Version::V2025_06_18, Version::V2025_03_26];
-    /// What a client asking for an unknown revision is offered.
+    pub const SUPPORTED: [Version; 4] =
+        [Version::V2026_07_28, Version::V2025_11_25, Version::V2025_06_18, Version::V2025_03_26];
+    /// What an `initialize` asking for an unknown (or a modern) revision is offered: the newest
+    /// revision reached through the handshake.
     pub const LATEST: Version = Version::V2025_11_25;
+    /// The newest revision, reached without a handshake.
+    pub const MODERN: Version = Version::V2026_07_28;
     /// What an HTTP request without an `MCP-Protocol-Version` header is read as (the spec's
     /// rule for backwards compatibility).
     pub const ASSUMED: Version = Version::V2025_03_26;
@@ -56,6 +91,7 @@ impl Version {
             Version::V2025_03_26 => "2025-03-26",
             Version::V2025_06_18 => "2025-06-18",
             Version::V2025_11_25 => "2025-11-25",
+            Version::V2026_07_28 => "2026-07-28",
         }
     }
 
@@ -67,6 +103,11 @@ impl Version {
     /// Whether tools carry `title` and `outputSchema` and results `structuredContent`.
     pub fn structured_output(self) -> bool {
         self >= Version::V2025_06_18
+    }
+
+    /// Whether requests of this revision stand alone (no handshake; `_meta` on each).
+    pub fn is_modern(self) -> bool {
+        self >= Version::V2026_07_28
     }
 }
 
@@ -81,28 +122,40 @@ pub enum Reply {
     Batch(Vec<Value>),
 }
 
+/// The HTTP status an answer goes out with (the stdio transport has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// 200 (or 202 when there is no reply).
+    Ok,
+    /// 400: not a valid message, headers that disagree with the body, an unsupported revision,
+    /// required `_meta` missing.
+    BadRequest,
+    /// 404: a 2026-07-28 request for a method this server does not have.
+    NotFound,
+}
+
 /// The reply to a payload and what the transport needs to know about it.
 #[derive(Debug)]
 pub struct Outcome {
     /// The reply.
     pub reply: Reply,
-    /// The payload was not a valid JSON-RPC message (the HTTP transport answers 400).
-    pub malformed: bool,
+    /// The status it goes out with over HTTP.
+    pub status: Status,
     /// The revision an `initialize` in the payload agreed on.
     pub negotiated: Option<Version>,
 }
 
 impl Outcome {
     fn reply(value: Value) -> Outcome {
-        Outcome { reply: Reply::One(value), malformed: false, negotiated: None }
+        Outcome { reply: Reply::One(value), status: Status::Ok, negotiated: None }
     }
 
     fn malformed(value: Value) -> Outcome {
-        Outcome { reply: Reply::One(value), malformed: true, negotiated: None }
+        Outcome { reply: Reply::One(value), status: Status::BadRequest, negotiated: None }
     }
 
     fn nothing() -> Outcome {
-        Outcome { reply: Reply::Nothing, malformed: false, negotiated: None }
+        Outcome { reply: Reply::Nothing, status: Status::Ok, negotiated: None }
     }
 }
 
@@ -111,8 +164,82 @@ pub fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
 }
 
+/// The `UnsupportedProtocolVersion` error for a request that asked for `requested`.
+pub fn unsupported_version(id: Value, requested: &str) -> Value {
+    let supported = Version::SUPPORTED.map(Version::name);
+    let mut e = error(
+        id,
+        UNSUPPORTED_PROTOCOL_VERSION,
+        format!("Unsupported protocol version {requested:?} (supported: {})", supported.join(", ")),
+    );
+    e["error"]["data"] = json!({ "supported": supported, "requested": requested });
+    e
+}
+
 fn result(id: Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// The MCP request headers of one HTTP POST, as raw bytes (checked here).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HttpHeaders<'a> {
+    /// `MCP-Protocol-Version`.
+    pub protocol_version: Option<&'a [u8]>,
+    /// `Mcp-Method`.
+    pub method: Option<&'a [u8]>,
+    /// `Mcp-Name`.
+    pub name: Option<&'a [u8]>,
+}
+
+/// A header value as text: visible ASCII, spaces and tabs only (RFC 9110 field values).
+fn header_text(bytes: &[u8]) -> Option<&str> {
+    let ok = bytes.iter().all(|&b| b == b'\t' || (0x20..=0x7e).contains(&b));
+    ok.then(|| std::str::from_utf8(bytes).ok()).flatten().map(str::trim)
+}
+
+/// `Mcp-Name` as the body would say it: the Base64 sentinel `=?base64?…?=` decoded.
+fn decode_name(text: &str) -> Option<String> {
+    match text.strip_prefix("=?base64?").and_then(|t| t.strip_suffix("?=")) {
+        Some(encoded) => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(text.to_string()),
+    }
+}
+
+/// The parts of a JSON-RPC message this server acts on.
+struct Envelope<'a> {
+    id: Option<Value>,
+    /// `None` for a response (a message with `result` or `error` and no method).
+    method: Option<&'a str>,
+    params: Option<&'a Value>,
+}
+
+/// Reads the JSON-RPC envelope of one message, or the error answering it.
+fn envelope(obj: &Map<String, Value>) -> Result<Envelope<'_>, Outcome> {
+    let id = match obj.get("id") {
+        None => None,
+        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
+        Some(_) => {
+            return Err(Outcome::malformed(error(Value::Null, INVALID_REQUEST, "id must be a string or a number")))
+        }
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(Outcome::malformed(error(id.unwrap_or(Value::Null), INVALID_REQUEST, "jsonrpc must be \"2.0\"")));
+    }
+    let method = match obj.get("method") {
+        Some(Value::String(m)) => Some(m.as_str()),
+        Some(_) => return Err(Outcome::malformed(error(id.unwrap_or(Value::Null), INVALID_REQUEST, "bad method"))),
+        None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => None,
+        None => return Err(Outcome::malformed(error(id.unwrap_or(Value::Null), INVALID_REQUEST, "no method"))),
+    };
+    Ok(Envelope { id, method, params: obj.get("params") })
+}
+
+/// `params._meta["io.modelcontextprotocol/protocolVersion"]` of a message, if it has one.
+fn meta_version(payload: &Value) -> Option<&Value> {
+    payload.get("params")?.get("_meta")?.get(META_PROTOCOL_VERSION)
 }
 
 /// The MCP server: protocol handling over an [`Engine`].
@@ -126,8 +253,101 @@ impl Mcp {
         Mcp { engine }
     }
 
-    /// Answers one payload — a message, or (in revision 2025-03-26 only) a batch of them — on
-    /// behalf of `principal`, in protocol revision `version`.
+    /// Answers the body of one HTTP POST with these MCP `headers`, on behalf of `principal`.
+    ///
+    /// An `MCP-Protocol-Version: 2026-07-28` request is served statelessly: `Mcp-Method` (and,
+    /// for `tools/call`, `Mcp-Name`) must match the body, and the body's `_meta` must name the
+    /// same revision. Any other request is served in the legacy revision its header names
+    /// (2025-03-26 without one); `initialize` always starts the legacy handshake.
+    pub fn handle_http(&self, payload: Value, headers: &HttpHeaders, principal: &Principal) -> Outcome {
+        let id = payload.get("id").filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(Value::Null);
+        let mismatch =
+            |why: String| Outcome::malformed(error(id.clone(), HEADER_MISMATCH, format!("Header mismatch: {why}")));
+        let header_version = match headers.protocol_version {
+            None => None,
+            Some(raw) => match header_text(raw) {
+                None => return mismatch("MCP-Protocol-Version holds characters a header may not".into()),
+                Some(text) => match Version::parse(text) {
+                    Some(v) => Some(v),
+                    None => return Outcome::malformed(unsupported_version(id, text)),
+                },
+            },
+        };
+        let method = payload.get("method").and_then(Value::as_str);
+        let body_version = meta_version(&payload);
+        if method == Some("initialize") {
+            return self.handle(
+                payload,
+                header_version.filter(|v| !v.is_modern()).unwrap_or(Version::ASSUMED),
+                principal,
+            );
+        }
+        let Some(version) = header_version.filter(|v| v.is_modern()) else {
+            // Legacy. A body that names a revision must agree with the header (and then have one).
+            if let Some(named) = body_version {
+                match header_version {
+                    None => return mismatch("the MCP-Protocol-Version header is required".into()),
+                    Some(v) if named.as_str() != Some(v.name()) => {
+                        return mismatch(format!("MCP-Protocol-Version {} does not match _meta {named}", v.name()))
+                    }
+                    Some(_) => {}
+                }
+            }
+            return self.handle(payload, header_version.unwrap_or(Version::ASSUMED), principal);
+        };
+        let Value::Object(obj) = &payload else {
+            let why = format!("MCP {} takes one JSON-RPC message per request", version.name());
+            return Outcome::malformed(error(Value::Null, INVALID_REQUEST, why));
+        };
+        // Header rules are defined for requests; a notification is accepted (202) as it is.
+        let Some(method) = method.filter(|_| obj.contains_key("id")) else { return self.modern(payload, principal) };
+        match headers.method.map(header_text) {
+            None => return mismatch("the Mcp-Method header is required".into()),
+            Some(None) => return mismatch("Mcp-Method holds characters a header may not".into()),
+            Some(Some(h)) if h != method => {
+                return mismatch(format!("Mcp-Method header value {h:?} does not match body value {method:?}"))
+            }
+            Some(Some(_)) => {}
+        }
+        let named = match method {
+            "tools/call" | "prompts/get" => obj.get("params").and_then(|p| p.get("name")),
+            "resources/read" => obj.get("params").and_then(|p| p.get("uri")),
+            _ => None,
+        };
+        if let Some(body_name) = named.and_then(Value::as_str) {
+            match headers.name.map(|raw| header_text(raw).and_then(decode_name)) {
+                None => return mismatch("the Mcp-Name header is required".into()),
+                Some(None) => return mismatch("Mcp-Name is not a valid header value".into()),
+                Some(Some(h)) if h != body_name => {
+                    return mismatch(format!("Mcp-Name header value {h:?} does not match body value {body_name:?}"))
+                }
+                Some(Some(_)) => {}
+            }
+        }
+        match body_version {
+            Some(named) if named.as_str() != Some(version.name()) => {
+                mismatch(format!("MCP-Protocol-Version {} does not match _meta {named}", version.name()))
+            }
+            _ => self.modern(payload, principal),
+        }
+    }
+
+    /// Answers one line of a stdio connection on behalf of `principal`; `negotiated` is the
+    /// revision an earlier `initialize` agreed on. A request whose `_meta` names 2026-07-28 is
+    /// served statelessly whatever came before; others in the negotiated revision.
+    pub fn handle_stdio(&self, payload: Value, negotiated: Option<Version>, principal: &Principal) -> Outcome {
+        let is_initialize = payload.get("method").and_then(Value::as_str) == Some("initialize");
+        match meta_version(&payload).filter(|_| !is_initialize) {
+            None => self.handle(payload, negotiated.unwrap_or(Version::ASSUMED), principal),
+            Some(named) => match named.as_str().and_then(Version::parse) {
+                Some(v) if !v.is_modern() => self.handle(payload, v, principal),
+                _ => self.modern(payload, principal),
+            },
+        }
+    }
+
+    /// Answers one legacy payload — a message, or (in revision 2025-03-26 only) a batch of
+    /// them — on behalf of `principal`, in protocol revision `version`.
     pub fn handle(&self, payload: Value, version: Version, principal: &Principal) -> Outcome {
         let Value::Array(items) = payload else { return self.message(payload, version, principal) };
         if !version.allows_batches() {
@@ -151,38 +371,111 @@ impl Mcp {
             }
         }
         let reply = if replies.is_empty() { Reply::Nothing } else { Reply::Batch(replies) };
-        Outcome { reply, malformed: false, negotiated: None }
+        Outcome { reply, status: Status::Ok, negotiated: None }
+    }
+
+    /// A 2026-07-28 message (over HTTP, its headers already checked against the body).
+    fn modern(&self, message: Value, principal: &Principal) -> Outcome {
+        let Value::Object(obj) = &message else {
+            return Outcome::malformed(error(Value::Null, INVALID_REQUEST, "a JSON-RPC message is a JSON object"));
+        };
+        let env = match envelope(obj) {
+            Ok(env) => env,
+            Err(outcome) => return outcome,
+        };
+        let Some(method) = env.method else {
+            // This server sends no requests, so a client has nothing to respond to.
+            let id = env.id.unwrap_or(Value::Null);
+            return Outcome::malformed(error(id, INVALID_REQUEST, "a client sends requests and notifications only"));
+        };
+        // Notifications need no answer (the 2026-07-28 core defines none a client sends over
+        // HTTP; `notifications/cancelled` on stdio has nothing to stop: requests run to the end).
+        let Some(id) = env.id else { return Outcome::nothing() };
+        let empty = Value::Object(Map::new());
+        let params = match env.params {
+            None => &empty,
+            Some(p @ Value::Object(_)) => p,
+            Some(_) => return Outcome::malformed(error(id, INVALID_PARAMS, "params must be an object")),
+        };
+        let meta = params.get("_meta").and_then(Value::as_object);
+        let version = match meta.and_then(|m| m.get(META_PROTOCOL_VERSION)) {
+            None => {
+                let why =
+                    format!("a {} request carries params._meta[\"{META_PROTOCOL_VERSION}\"]", Version::MODERN.name());
+                return Outcome::malformed(error(id, INVALID_PARAMS, why));
+            }
+            Some(named) => match named.as_str().and_then(Version::parse) {
+                Some(v) if v.is_modern() => v,
+                _ => return Outcome::malformed(unsupported_version(id, named.as_str().unwrap_or(&named.to_string()))),
+            },
+        };
+        if !meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)).is_some_and(Value::is_object) {
+            let why = format!("a {} request carries params._meta[\"{META_CLIENT_CAPABILITIES}\"]", version.name());
+            return Outcome::malformed(error(id, INVALID_PARAMS, why));
+        }
+        tracing::debug!(target: "braid::serve::mcp", method = known_method(method), version = version.name(), "mcp request");
+        let stamped = |mut r: Value| {
+            r["resultType"] = json!("complete");
+            r["_meta"] = json!({ META_SERVER_INFO: server_info() });
+            Outcome::reply(result(id.clone(), r))
+        };
+        match method {
+            "server/discover" => stamped(json!({
+                "supportedVersions": Version::SUPPORTED.map(Version::name),
+                "capabilities": capabilities(),
+                "instructions": INSTRUCTIONS,
+                "ttlMs": LIST_TTL_MS,
+                // The same for every caller: which revisions and tools exist, not what they see.
+                "cacheScope": "public"
+            })),
+            "tools/list" => stamped(json!({
+                "tools": self.tools(version),
+                "ttlMs": LIST_TTL_MS,
+                // What a caller may search depends on who it is: no shared caches.
+                "cacheScope": "private"
+            })),
+            "tools/call" => match self.call(params, version, principal) {
+                Ok(r) => stamped(r),
+                Err((code, message)) => Outcome::reply(error(id, code, message)),
+            },
+            _ => {
+                let mut outcome = Outcome::reply(error(id, METHOD_NOT_FOUND, format!("method not found: {method}")));
+                outcome.status = Status::NotFound;
+                outcome
+            }
+        }
+    }
+
+    /// `tools/call`: the tool's result, or the JSON-RPC error (code, message).
+    fn call(&self, params: &Value, version: Version, principal: &Principal) -> Result<Value, (i64, String)> {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Err((INVALID_PARAMS, "tools/call needs params.name".into()));
+        };
+        let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
+        let answer = match name {
+            "search" => self.search(arguments, principal),
+            "read_section" => self.read_section(arguments, principal),
+            _ => return Err((INVALID_PARAMS, format!("unknown tool: {name}"))),
+        };
+        tracing::debug!(target: "braid::serve::mcp", tool = name, is_error = answer.is_err(), "tool call");
+        Ok(tool_result(answer, version))
     }
 
     fn message(&self, message: Value, version: Version, principal: &Principal) -> Outcome {
-        let Value::Object(obj) = message else {
+        let Value::Object(obj) = &message else {
             return Outcome::malformed(error(Value::Null, INVALID_REQUEST, "a JSON-RPC message is a JSON object"));
         };
-        let id = match obj.get("id") {
-            None => None,
-            Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
-            Some(_) => {
-                return Outcome::malformed(error(Value::Null, INVALID_REQUEST, "id must be a string or a number"))
-            }
+        let env = match envelope(obj) {
+            Ok(env) => env,
+            Err(outcome) => return outcome,
         };
-        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            let id = id.unwrap_or(Value::Null);
-            return Outcome::malformed(error(id, INVALID_REQUEST, "jsonrpc must be \"2.0\""));
-        }
-        let method = match obj.get("method") {
-            Some(Value::String(m)) => m.as_str(),
-            Some(_) => return Outcome::malformed(error(id.unwrap_or(Value::Null), INVALID_REQUEST, "bad method")),
-            // A response to a server request: this server sends none, so there is nothing to do.
-            None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => {
-                return Outcome::nothing()
-            }
-            None => return Outcome::malformed(error(id.unwrap_or(Value::Null), INVALID_REQUEST, "no method")),
-        };
+        // A response to a server request: this server sends none, so there is nothing to do.
+        let Some(method) = env.method else { return Outcome::nothing() };
         // Notifications (initialized, cancelled, …) need no answer; a stateless server has
         // nothing to update.
-        let Some(id) = id else { return Outcome::nothing() };
+        let Some(id) = env.id else { return Outcome::nothing() };
         let empty = Value::Object(Map::new());
-        let params = match obj.get("params") {
+        let params = match env.params {
             None => &empty,
             Some(p @ Value::Object(_)) => p,
             Some(_) => return Outcome::reply(error(id, INVALID_PARAMS, "params must be an object")),
@@ -193,26 +486,18 @@ impl Mcp {
                 let Some(asked) = params.get("protocolVersion").and_then(Value::as_str) else {
                     return Outcome::reply(error(id, INVALID_PARAMS, "initialize needs params.protocolVersion"));
                 };
-                let agreed = Version::parse(asked).unwrap_or(Version::LATEST);
+                // The handshake reaches legacy revisions only; 2026-07-28 needs none.
+                let agreed = Version::parse(asked).filter(|v| !v.is_modern()).unwrap_or(Version::LATEST);
                 let mut outcome = Outcome::reply(result(id, initialize_result(agreed)));
                 outcome.negotiated = Some(agreed);
                 outcome
             }
             "ping" => Outcome::reply(result(id, json!({}))),
             "tools/list" => Outcome::reply(result(id, json!({ "tools": self.tools(version) }))),
-            "tools/call" => {
-                let Some(name) = params.get("name").and_then(Value::as_str) else {
-                    return Outcome::reply(error(id, INVALID_PARAMS, "tools/call needs params.name"));
-                };
-                let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
-                let answer = match name {
-                    "search" => self.search(arguments, principal),
-                    "read_section" => self.read_section(arguments, principal),
-                    _ => return Outcome::reply(error(id, INVALID_PARAMS, format!("unknown tool: {name}"))),
-                };
-                tracing::debug!(target: "braid::serve::mcp", tool = name, is_error = answer.is_err(), "tool call");
-                Outcome::reply(result(id, tool_result(answer, version)))
-            }
+            "tools/call" => match self.call(params, version, principal) {
+                Ok(r) => Outcome::reply(result(id, r)),
+                Err((code, message)) => Outcome::reply(error(id, code, message)),
+            },
             _ => Outcome::reply(error(id, METHOD_NOT_FOUND, format!("method not found: {method}"))),
         }
     }
@@ -325,15 +610,28 @@ fn default_read_length() -> usize {
 }
 
 fn known_method(method: &str) -> &'static str {
-    ["initialize", "ping", "tools/list", "tools/call"].into_iter().find(|m| *m == method).unwrap_or("other")
+    ["initialize", "ping", "server/discover", "tools/list", "tools/call"]
+        .into_iter()
+        .find(|m| *m == method)
+        .unwrap_or("other")
+}
+
+const INSTRUCTIONS: &str = "Use `search` to find passages (cite them as [n]) and `read_section` to read one in full.";
+
+fn server_info() -> Value {
+    json!({ "name": "braid", "title": "Braid", "version": env!("CARGO_PKG_VERSION") })
+}
+
+fn capabilities() -> Value {
+    json!({ "tools": { "listChanged": false } })
 }
 
 fn initialize_result(version: Version) -> Value {
     json!({
         "protocolVersion": version.name(),
-        "capabilities": { "tools": { "listChanged": false } },
-        "serverInfo": { "name": "braid", "title": "Braid", "version": env!("CARGO_PKG_VERSION") },
-        "instructions": "Use `search` to find passages (cite them as [n]) and `read_section` to read one in full."
+        "capabilities": capabilities(),
+        "serverInfo": server_info(),
+        "instructions": INSTRUCTIONS
     })
 }
 
@@ -444,9 +742,12 @@ mod tests {
     fn negotiation() {
         let m = mcp();
         let p = Principal::public();
-        for (asked, agreed) in
-            [("2025-03-26", "2025-03-26"), ("2025-06-18", "2025-06-18"), ("1999-01-01", "2025-11-25")]
-        {
+        for (asked, agreed) in [
+            ("2025-03-26", "2025-03-26"),
+            ("2025-06-18", "2025-06-18"),
+            ("1999-01-01", "2025-11-25"),
+            ("2026-07-28", "2025-11-25"),
+        ] {
             let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": asked}});
             let outcome = m.handle(msg.clone(), Version::ASSUMED, &p);
             assert_eq!(outcome.negotiated.map(Version::name), Some(agreed));

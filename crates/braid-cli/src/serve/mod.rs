@@ -7,6 +7,8 @@
 //!
 //! - `config`: the TOML file (bind address, limits, origins, token hashes → principals);
 //! - `auth`: token hashing, constant-time lookup; `limit`: per-token rate limit;
+//! - `oauth` and `jwks`: JWT access tokens of configured issuers → principals, and the
+//!   protected-resource metadata (`braid serve` as an OAuth 2.1 resource server);
 //! - `api`: the shared search parameters and engine; `schema`: their JSON Schemas;
 //! - `mcp`: the protocol and the tools; `http` and `stdio`: its transports (and REST);
 //! - `openapi`: the description served at `/v1/openapi.json`.
@@ -15,8 +17,10 @@ mod api;
 mod auth;
 mod config;
 mod http;
+mod jwks;
 mod limit;
 mod mcp;
+mod oauth;
 mod openapi;
 mod schema;
 mod stdio;
@@ -79,7 +83,11 @@ pub fn serve(dir: &Path, config_file: &Path, bind: Option<SocketAddr>, model: Op
         if !addr.ip().is_loopback() {
             eprintln!("warning: listening beyond loopback; put TLS in front of this server");
         }
-        eprintln!("braid serve: listening on http://{addr} (tokens: {})", config.tokens.len());
+        let issuers = config.oauth.as_ref().map_or(0, |o| o.issuers.len());
+        eprintln!(
+            "braid serve: listening on http://{addr} (tokens: {}, oauth issuers: {issuers})",
+            config.tokens.len()
+        );
         axum::serve(listener, router).with_graceful_shutdown(shutdown()).await.context("serving")
     })
 }

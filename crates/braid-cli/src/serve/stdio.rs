@@ -8,7 +8,7 @@ use anyhow::Result;
 use braid::Principal;
 use serde_json::Value;
 
-use super::mcp::{self, Mcp, Reply, Version};
+use super::mcp::{self, Mcp, Reply};
 
 /// The longest message line read; longer ones are answered with a parse error.
 const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
@@ -18,7 +18,8 @@ const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// # Errors
 /// When stdin or stdout fails.
 pub fn run(mcp: &Mcp, principal: &Principal, input: impl BufRead, mut output: impl Write) -> Result<()> {
-    // A stdio connection is one session: the revision initialize agreed on holds for the rest.
+    // A legacy stdio connection is one session: the revision initialize agreed on holds for the
+    // rest. A 2026-07-28 request names its revision itself.
     let mut version = None;
     for line in input.lines() {
         let line = line?;
@@ -31,7 +32,7 @@ pub fn run(mcp: &Mcp, principal: &Principal, input: impl BufRead, mut output: im
             match serde_json::from_str::<Value>(&line) {
                 Err(e) => Reply::One(mcp::error(Value::Null, mcp::PARSE_ERROR, format!("parse error: {e}"))),
                 Ok(payload) => {
-                    let outcome = mcp.handle(payload, version.unwrap_or(Version::ASSUMED), principal);
+                    let outcome = mcp.handle_stdio(payload, version, principal);
                     version = outcome.negotiated.or(version);
                     outcome.reply
                 }

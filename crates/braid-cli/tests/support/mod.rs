@@ -1,6 +1,8 @@
 //! A real `braid serve` on an ephemeral loopback port over a small two-tenant index, and a
 //! real HTTP client (ureq).
 
+pub mod idp;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -86,6 +88,12 @@ impl Server {
 
     /// As [`Server::start`], with this request time budget.
     pub fn start_with_timeout(timeout_ms: u64) -> Server {
+        Self::start_with(timeout_ms, "")
+    }
+
+    /// As [`Server::start`], with this request time budget and `extra` appended to the
+    /// configuration (an `[oauth]` section, say).
+    pub fn start_with(timeout_ms: u64, extra: &str) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let index_dir = dir.path().join("index");
         build_index(&index_dir);
@@ -94,7 +102,7 @@ impl Server {
         let limited = new_token(&["--name", "limited", "--tenant", "acme"]);
         let config = format!(
             "allowed_origins = [\"http://localhost:3000\"]\nreload_seconds = 0.2\n\n[limits]\nmax_body_bytes = 4096\ntimeout_ms = {timeout_ms}\n\
-             max_k = 50\nrate_per_second = 1000.0\nburst = 1000\n\n{}\n{}\n{}rate_per_second = 0.01\nburst = 2\n",
+             max_k = 50\nrate_per_second = 1000.0\nburst = 1000\n\n{}\n{}\n{}rate_per_second = 0.01\nburst = 2\n\n{extra}\n",
             acme.entry,
             globex.entry,
             limited.entry
@@ -190,6 +198,11 @@ impl Server {
         let auth = format!("Bearer {token}");
         let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json")];
         self.request("POST", "/v1/search", &headers, Some(&body.to_string()))
+    }
+
+    /// `GET path` without a token.
+    pub fn get(&self, path: &str) -> Reply {
+        self.request("GET", path, &[], None)
     }
 
     /// `POST /mcp` as `token`, with `MCP-Protocol-Version: version` when given.
