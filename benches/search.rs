@@ -1,5 +1,6 @@
 //! `search()` and the writer through the public API, as users call them, on SciFact and
-//! NFCorpus: every mode; filtered search at 100 %, 50 %, 10 % and 1 % selectivity; indexing
+//! NFCorpus: every mode; filtered search at 100 %, 50 %, 10 % and 1 % selectivity; one index of
+//! 100 tenants; indexing
 //! with and without embeddings.
 //!
 //! ```text
@@ -163,6 +164,23 @@ fn filtered(c: &mut Criterion) {
     group.finish();
 }
 
+/// One index, 100 tenants: SciFact records spread over `tenant:t0` … `tenant:t99`; a tenant's
+/// principal sees its 1 %, and statistics come from those records only.
+fn tenants(c: &mut Criterion) {
+    let records: Vec<Record> =
+        records("scifact").into_iter().enumerate().map(|(i, r)| r.acl([format!("tenant:t{}", i % 100)])).collect();
+    let queries = queries("scifact");
+    let index = optimized_index(&records);
+    let who = Principal::from_verified_tokens(["tenant:t7"]);
+    let mut group = bounded(c, "scifact_100_tenants_100q", queries.len());
+    for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid] {
+        group.bench_function(BenchmarkId::new(mode.name(), "one tenant"), |b| {
+            b.iter(|| run_queries(&index, &queries, &who, mode))
+        });
+    }
+    group.finish();
+}
+
 /// Indexing throughput (records/s): 1,000 SciFact records without embeddings, and 16 with
 /// all-MiniLM-L6-v2 embeddings on one thread (embedding dominates: a few records per second).
 fn indexing(c: &mut Criterion) {
@@ -190,5 +208,5 @@ fn indexing(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, search, filtered, indexing);
+criterion_group!(benches, search, filtered, tenants, indexing);
 criterion_main!(benches);
