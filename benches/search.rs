@@ -1,7 +1,6 @@
 //! `search()` and the writer through the public API, as users call them, on SciFact and
 //! NFCorpus: every mode; filtered search at 100 %, 50 %, 10 % and 1 % selectivity; one index of
-//! 100 tenants; indexing
-//! with and without embeddings.
+//! 100 tenants; indexing with and without embeddings.
 //!
 //! ```text
 //! cargo bench --bench search                      # all groups, a few minutes
