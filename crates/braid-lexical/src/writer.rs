@@ -24,9 +24,10 @@ impl LexicalWriter {
     /// # Errors
     /// [`Error::InvalidRecord`] for a bad record, [`Error::UnknownField`] for keyword or
     /// numeric fields the schema does not declare.
-    pub fn upsert(&mut self, ord: Ord, record: &Record, hash: u64) -> Result<()> {
+    /// `digest` is the record's content digest (see `braid::content_hash`), stored with it.
+    pub fn upsert(&mut self, ord: Ord, record: &Record, digest: &[u8; 32]) -> Result<()> {
         record.validate()?;
-        let doc = self.document(ord, record, hash)?;
+        let doc = self.document(ord, record, digest)?;
         self.writer.delete_term(Term::from_field_text(self.fields.id, record.id()));
         self.writer.add_document(doc).map_err(lexical)?;
         Ok(())
@@ -72,12 +73,14 @@ impl LexicalWriter {
         Ok(())
     }
 
-    fn document(&self, ord: Ord, record: &Record, hash: u64) -> Result<TantivyDocument> {
+    fn document(&self, ord: Ord, record: &Record, digest: &[u8; 32]) -> Result<TantivyDocument> {
         let f = &self.fields;
         let mut doc = TantivyDocument::default();
         doc.add_text(f.id, record.id());
         doc.add_u64(f.ord, ord);
-        doc.add_u64(f.hash, hash);
+        for word in crate::stored::digest_words(digest) {
+            doc.add_u64(f.hash, word);
+        }
         doc.add_text(f.body, record.body_text());
         let flat = format!("{} {}", record.title_text(), record.body_text());
         // A CJK record's language (its `lang`, else detected) says how its Han characters are
