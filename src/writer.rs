@@ -112,7 +112,7 @@ impl Writer {
         let ord = {
             let mut next = self.index.inner.next_ord.lock().unwrap_or_else(|p| p.into_inner());
             let ord = *next;
-            self.lexical.upsert(ord, record, &hash)?;
+            self.lexical.upsert(ord, record, hash)?;
             *next += 1;
             ord
         };
@@ -263,4 +263,38 @@ pub fn content_hash(record: &Record) -> Result<[u8; 32]> {
     let mut out = [0u8; 32];
     out.copy_from_slice(&digest);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+
+
+    use super::*;
+    use crate::IndexConfig;
+
+    #[test]
+    fn a_record_with_an_old_64_bit_hash_is_rewritten_once() {
+        let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let record = Record::new("doc").body("quarterly roadmap").acl(["group:staff"]);
+        {
+            // As an earlier Braid wrote it: one 64-bit hash value.
+            let mut lexical = index.inner.lexical.writer(DEFAULT_WRITER_HEAP).unwrap();
+            lexical.upsert(0, &record, 0x1234_u64).unwrap();
+            lexical.commit().unwrap();
+            index.inner.lexical.reload().unwrap();
+        }
+        let old = index.inner.lexical.snapshot().record_by_id("doc").unwrap().unwrap();
+        assert_eq!(old.digest, None);
+        let mut w = index.writer().unwrap();
+        w.upsert(&record).unwrap();
+        assert_eq!(w.pending(), 1, "an old hash never counts as unchanged");
+        w.commit().unwrap();
+        let new = index.inner.lexical.snapshot().record_by_id("doc").unwrap().unwrap();
+        assert_eq!(new.digest, Some(content_hash(&record).unwrap()));
+        drop(w);
+        // From then on the same content is skipped.
+        let mut w = index.writer().unwrap();
+        w.upsert(&record).unwrap();
+        assert_eq!(w.pending(), 0);
+    }
 }
