@@ -268,7 +268,6 @@ pub fn content_hash(record: &Record) -> Result<[u8; 32]> {
 #[cfg(test)]
 mod tests {
 
-
     use super::*;
     use crate::IndexConfig;
 

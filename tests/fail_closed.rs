@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use braid::{
-    content_hash, AccessPolicy, Error, Index, IndexConfig, Mode, Principal, Record, Reranker, SearchRequest,
-    MAX_DEPTH,
+    content_hash, AccessPolicy, Error, Index, IndexConfig, Mode, Principal, Record, Reranker, SearchRequest, MAX_DEPTH,
 };
 
 use crate::common::{ids, index};
@@ -39,7 +38,8 @@ fn depth_above_the_maximum_is_a_typed_error() {
     let idx = index();
     for depth in [MAX_DEPTH + 1, usize::MAX / 2, usize::MAX] {
         for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid, Mode::Auto] {
-            let err = idx.search(&SearchRequest::new("refund", Principal::public()).depth(depth).mode(mode)).unwrap_err();
+            let err =
+                idx.search(&SearchRequest::new("refund", Principal::public()).depth(depth).mode(mode)).unwrap_err();
             assert!(matches!(err, Error::InvalidRequest { .. }), "{depth} {mode:?}: {err}");
             assert!(err.to_string().contains("depth"), "{err}");
         }

@@ -43,7 +43,6 @@ pub struct FrontMatter {
     pub extra: BTreeMap<String, String>,
 }
 
-
 enum Value {
     Scalar(String),
     List(Vec<String>),
@@ -57,13 +56,10 @@ pub(crate) fn parse_front_matter(id: &str, lines: &[&str]) -> Result<(FrontMatte
     if lines[open].trim() != "---" {
         return Ok((FrontMatter::default(), 0));
     }
-    let close = lines[open + 1..]
-        .iter()
-        .position(|l| matches!(l.trim_end(), "---" | "..."))
-        .map(|p| p + open + 1)
-        .ok_or_else(|| {
-            invalid(id, format!("front matter opened with `---` on line {} is never closed", open + 1))
-        })?;
+    let close =
+        lines[open + 1..].iter().position(|l| matches!(l.trim_end(), "---" | "...")).map(|p| p + open + 1).ok_or_else(
+            || invalid(id, format!("front matter opened with `---` on line {} is never closed", open + 1)),
+        )?;
 
     let mut entries: Vec<(String, Value, usize)> = Vec::new();
     // Whether the last key had no value, so that `- item` lines may follow.
@@ -151,8 +147,8 @@ pub(crate) fn parse_front_matter(id: &str, lines: &[&str]) -> Result<(FrontMatte
                 }
             }
             "tenant" => {
-                let tenant = one(value)?
-                    .ok_or_else(|| invalid(id, format!("front matter line {n}: `tenant` is empty")))?;
+                let tenant =
+                    one(value)?.ok_or_else(|| invalid(id, format!("front matter line {n}: `tenant` is empty")))?;
                 let tenant = tenant.strip_prefix(braid_core::TENANT_PREFIX).unwrap_or(&tenant).trim().to_string();
                 if tenant.is_empty() || tenant.contains(char::is_whitespace) || tenant.contains(',') {
                     return Err(invalid(id, format!("front matter line {n}: `tenant` must be one name")));
@@ -243,4 +239,3 @@ fn unquote(value: &str) -> std::result::Result<String, &'static str> {
         Ok(value.to_string())
     }
 }
-

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use braid_core::{parse_date, Error, Record, Result};
 
-pub use super::front_matter::FrontMatter;
 use super::front_matter::parse_front_matter;
+pub use super::front_matter::FrontMatter;
 
 /// How long sections are cut into parts.
 ///

@@ -21,9 +21,8 @@ fn a_batch_pays_one_token_per_tool_call() {
     // The `limited` token has a burst of 2 and refills once in 100 s. 35 searches in one
     // 2025-03-26 batch (as many as this server's 4 KiB body limit holds) are more than it can
     // ever pay: refused whole, none run.
-    let batch: Vec<Value> = (0..35)
-        .map(|i| rpc(i, "tools/call", json!({"name": "search", "arguments": {"query": ACME_SECRET}})))
-        .collect();
+    let batch: Vec<Value> =
+        (0..35).map(|i| rpc(i, "tools/call", json!({"name": "search", "arguments": {"query": ACME_SECRET}}))).collect();
     let reply = server.mcp(&server.limited, None, &Value::Array(batch).to_string());
     assert_eq!(reply.status, 429, "{}", reply.text);
     assert!(!reply.text.contains("acme-refunds"), "{}", reply.text);
@@ -36,9 +35,8 @@ fn a_batch_pays_one_token_per_tool_call() {
 #[test]
 fn a_batch_within_the_burst_is_charged_for_each_call() {
     let server = Server::start();
-    let two: Vec<Value> = (0..2)
-        .map(|i| rpc(i, "tools/call", json!({"name": "search", "arguments": {"query": "refund"}})))
-        .collect();
+    let two: Vec<Value> =
+        (0..2).map(|i| rpc(i, "tools/call", json!({"name": "search", "arguments": {"query": "refund"}}))).collect();
     // Two calls cost two tokens: the whole burst of the `limited` token.
     let reply = server.mcp(&server.limited, None, &Value::Array(two).to_string());
     assert_eq!(reply.status, 200, "{}", reply.text);
@@ -173,8 +171,13 @@ fn a_reload_that_failed_is_retried_and_health_names_the_commit() {
     {
         let index = braid::Index::open(staged.path()).unwrap();
         let mut w = index.writer().unwrap();
-        w.upsert(&braid::Record::new("acme-refunds#annual").title("Refund policy").body(format!("The {ACME_SECRET} clause.")).acl(["tenant:globex"]))
-            .unwrap();
+        w.upsert(
+            &braid::Record::new("acme-refunds#annual")
+                .title("Refund policy")
+                .body(format!("The {ACME_SECRET} clause."))
+                .acl(["tenant:globex"]),
+        )
+        .unwrap();
         w.commit().unwrap();
     }
     let live = &server.index_dir;
@@ -220,7 +223,8 @@ fn search_ids(index: &Path, principal: &str, query: &str) -> Vec<String> {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mut ids: Vec<String> = v["hits"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_string()).collect();
+    let mut ids: Vec<String> =
+        v["hits"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_string()).collect();
     ids.sort();
     ids
 }
@@ -294,7 +298,11 @@ fn the_tenant_key_and_the_policy_of_an_existing_index() {
     // The policy is chosen when the index is created; asking for another one later fails.
     let out = index_dir(&docs, &idx, &["--policy", "deny"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--policy public"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--policy public"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(index_dir(&docs, &idx, &["--policy", "public"]).status.success());
 }
 
@@ -305,9 +313,14 @@ fn reserved_tokens_are_refused_on_the_command_line() {
     std::fs::create_dir_all(&docs).unwrap();
     article(&docs, "a.md", "", "walrus");
     assert!(index_dir(&docs, &idx, &[]).status.success());
-    let search = braid().args(["search", "--principal", "__braid:no-acl", "--index"]).arg(&idx).arg("walrus").output().unwrap();
+    let search =
+        braid().args(["search", "--principal", "__braid:no-acl", "--index"]).arg(&idx).arg("walrus").output().unwrap();
     assert!(!search.status.success());
-    assert!(String::from_utf8_lossy(&search.stderr).contains("reserved"), "{}", String::from_utf8_lossy(&search.stderr));
+    assert!(
+        String::from_utf8_lossy(&search.stderr).contains("reserved"),
+        "{}",
+        String::from_utf8_lossy(&search.stderr)
+    );
     let mcp = braid()
         .args(["mcp", "--principal", "group:x,__braid:no-tenant", "--index"])
         .arg(&idx)

@@ -94,7 +94,9 @@ pub enum Error {
     /// A token in Braid's reserved namespace (`__braid:…`, see [`crate::RESERVED_PREFIX`]) was
     /// given as an ACL or principal token: those are the engine's own index terms, and a
     /// record or principal carrying one would change what others may see.
-    #[error("{token:?} is reserved for Braid's own index terms (no ACL or principal token may start with \"__braid:\")")]
+    #[error(
+        "{token:?} is reserved for Braid's own index terms (no ACL or principal token may start with \"__braid:\")"
+    )]
     ReservedToken {
         /// The token as given.
         token: String,

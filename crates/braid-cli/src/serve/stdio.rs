@@ -103,7 +103,13 @@ pub fn run(mcp: &Mcp, principal: &Principal, input: impl BufRead, output: impl W
     run_bounded(mcp, principal, input, output, MAX_LINE_BYTES)
 }
 
-fn run_bounded(mcp: &Mcp, principal: &Principal, mut input: impl BufRead, mut output: impl Write, max: usize) -> Result<()> {
+fn run_bounded(
+    mcp: &Mcp,
+    principal: &Principal,
+    mut input: impl BufRead,
+    mut output: impl Write,
+    max: usize,
+) -> Result<()> {
     // A stdio connection is one session: the revision initialize agreed on holds for the rest.
     let mut version = None;
     let mut buf = Vec::new();
