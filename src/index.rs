@@ -228,6 +228,16 @@ impl Index {
         self.inner.lexical.snapshot().num_records()
     }
 
+    /// The ids of every committed, live record, in no particular order: what a sync compares
+    /// with its source to delete the records whose documents are gone. An operator's view of
+    /// the whole index, with no principal: never serve it to a caller.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read.
+    pub fn record_ids(&self) -> Result<Vec<String>> {
+        Ok(self.inner.lexical.snapshot().ids()?.into_iter().map(|(id, _, _)| id).collect())
+    }
+
     /// Opens the single writer.
     ///
     /// # Errors

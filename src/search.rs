@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use braid_core::{
     Error, Explain, Fusion, Hit, Language, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Stats,
-    Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
+    Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES,
 };
 use braid_fusion::{normalised, rrf, rrf_ceiling, LegList, Normalisation};
 use braid_lexical::{LegOutput, Snapshot};
@@ -60,6 +60,14 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     if request.limit() > MAX_K {
         return Err(Error::invalid_request(format!("k = {} is above the maximum of {MAX_K}", request.limit())));
     }
+    if request.depth_ref() > MAX_DEPTH {
+        return Err(Error::invalid_request(format!(
+            "depth = {} is above the maximum of {MAX_DEPTH}",
+            request.depth_ref()
+        )));
+    }
+    // Cooperative cancellation: `check_deadline` runs between stages and before each leg.
+    request.check_deadline()?;
     let semantic = index.semantic();
     let language = Language::detect(query);
     let reranker = index.reranker();
@@ -82,6 +90,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     };
     stats.allowed = allowed.len();
     stats.micros.insert("visibility", micros(t));
+    request.check_deadline()?;
     if request.limit() == 0 {
         stats.micros.insert("total", micros(started));
         return Ok(SearchResponse { hits: Vec::new(), suggestions: Vec::new(), stats });
@@ -100,6 +109,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         _ => request.leg_weights(),
     };
     stats.micros.insert("analyse", micros(t));
+    request.check_deadline()?;
 
     // 2. Recall: the legs run in parallel, each confined to the allowed set. A single leg's
     // order is the final order, so it fetches only what the response can use.
@@ -109,6 +119,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         request.leg_depth()
     };
     let run = |leg: Leg| -> Result<(LegOutput, u64, Option<&'static str>)> {
+        request.check_deadline()?;
         let t = Instant::now();
         let mut path = None;
         let out = match leg {
@@ -126,7 +137,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
                     leg: "semantic",
                     reason: "no embedding model is attached to this index".into(),
                 })?;
-                let (candidates, took) = semantic.search(query, depth, &allowed)?;
+                let (candidates, took) = semantic.search(query, depth, &allowed, request)?;
                 path = Some(took.name());
                 LegOutput { candidates, highlight: BTreeMap::new() }
             }
@@ -160,6 +171,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     }
 
     // 3. Fusion.
+    request.check_deadline()?;
     let t = Instant::now();
     let (fused, ceiling) = {
         let _span = info_span!(target: "braid::fusion", "fusion").entered();
@@ -179,6 +191,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         (fused, ceiling)
     };
     stats.micros.insert("fusion", micros(t));
+    request.check_deadline()?;
 
     // 4. Hits: stored fields for the fused candidates (ids alone when that is all the caller
     // wants and neither reranking nor collapsing needs the records).
@@ -186,12 +199,13 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     let ids_only = request.wants_ids_only() && rerank_budget == 0 && !request.collapses();
     let mut hits = build_hits(&snapshot, &fused, ceiling, ids_only)?;
     stats.micros.insert("hits", micros(t));
+    request.check_deadline()?;
 
     // 5. Rerank: the cross-encoder rescores the top fused candidates, and only those.
     if let (Some(reranker), true) = (&reranker, rerank_budget > 0) {
         let t = Instant::now();
         let _span = info_span!(target: "braid::rerank", "rerank").entered();
-        stats.reranked = rerank::rerank(reranker.as_ref(), query, &mut hits, rerank_budget)?;
+        stats.reranked = rerank::rerank(reranker.as_ref(), query, &mut hits, rerank_budget, request)?;
         stats.micros.insert("rerank", micros(t));
     }
     if request.collapses() {
@@ -200,6 +214,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         hits.retain(|(hit, _)| seen.insert(hit.parent.clone().unwrap_or_else(|| hit.id.clone())));
     }
     hits.truncate(request.limit());
+    request.check_deadline()?;
     let t = Instant::now();
     let snippets = snapshot.snippets(&highlight, if request.wants_ids_only() { 0 } else { request.snippet_len() });
     let hits: Vec<Hit> = hits

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 
-use braid_core::{AllowedSet, Embedder, Error, Ord, Result};
+use braid_core::{AllowedSet, Embedder, Error, Ord, Result, SearchRequest};
 use braid_vector::{HnswParams, SearchPath, VectorStore};
 use serde::{Deserialize, Serialize};
 
@@ -55,8 +55,15 @@ impl Semantic {
         VectorStore::open(&dir).map(Some)
     }
 
-    /// Embeds one query and searches the allowed vectors.
-    pub fn search(&self, query: &str, depth: usize, allowed: &AllowedSet) -> Result<(Vec<(Ord, f32)>, SearchPath)> {
+    /// Embeds one query and searches the allowed vectors; `request`'s deadline is checked
+    /// once the query is embedded (the model call is this leg's costly step).
+    pub fn search(
+        &self,
+        query: &str,
+        depth: usize,
+        allowed: &AllowedSet,
+        request: &SearchRequest,
+    ) -> Result<(Vec<(Ord, f32)>, SearchPath)> {
         if query.trim().is_empty() || allowed.is_empty() {
             return Ok((Vec::new(), SearchPath::Exact));
         }
@@ -65,6 +72,7 @@ impl Semantic {
             .embed(&[query])?
             .pop()
             .ok_or_else(|| Error::Model { reason: "the embedder returned no vector".into() })?;
+        request.check_deadline()?;
         let store = self.store.read().unwrap_or_else(|p| p.into_inner());
         let found = store.search(&vector, depth, allowed)?;
         Ok((found.hits, found.path))

@@ -1,7 +1,6 @@
 //! The single writer: upserts and deletes, made durable and visible by `commit()`.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use braid_core::{Ord, Record, Result};
@@ -97,13 +96,15 @@ impl Writer {
     /// when a batch cannot be embedded.
     pub fn upsert(&mut self, record: &Record) -> Result<()> {
         record.validate()?;
-        let hash = content_hash(record);
+        let hash = content_hash(record)?;
         let committed = self.index.inner.lexical.snapshot().record_by_id(record.id())?;
         if let Some(old) = &committed {
             let has_vector = self.semantic.as_ref().is_none_or(|s| {
                 !s.embedder.covers(record.language()) || s.store.read().is_ok_and(|v| v.contains(old.ord))
             });
-            if old.hash == hash && has_vector && !self.touched.contains(record.id()) {
+            // An old record with no SHA-256 digest (a 64-bit hash from an earlier Braid) never
+            // matches: it is rewritten once.
+            if old.digest == Some(hash) && has_vector && !self.touched.contains(record.id()) {
                 return Ok(());
             }
         }
@@ -236,22 +237,63 @@ impl Writer {
     }
 }
 
-/// A stable 64-bit hash of everything in a record that search reads (FNV-1a over the
-/// serialised record), used to skip re-indexing unchanged records.
-pub fn content_hash(record: &Record) -> u64 {
-    struct Fnv(u64);
-    impl Hasher for Fnv {
-        fn finish(&self) -> u64 {
-            self.0
+/// The SHA-256 of everything a record holds — id, title, body, keyword and numeric fields,
+/// ACL and tenant tokens, parent, section and lines — over its canonical serialisation
+/// (JSON, fields in declaration order, maps sorted), used to skip re-indexing unchanged
+/// records. Collision resistance matters here: two records with the same hash are taken to be
+/// the same, so a crafted collision would turn an ACL change into a no-op.
+///
+/// # Errors
+/// [`braid_core::Error::InvalidRecord`] when the record cannot be serialised (never for a
+/// record that passed [`Record::validate`]).
+///
+/// ```
+/// use braid::{content_hash, Record};
+/// let a = Record::new("a").body("x").acl(["tenant:acme"]);
+/// let b = Record::new("a").body("x").acl(["tenant:globex"]);
+/// assert_ne!(content_hash(&a)?, content_hash(&b)?);
+/// assert_eq!(content_hash(&a)?, content_hash(&a.clone())?);
+/// # Ok::<(), braid::Error>(())
+/// ```
+pub fn content_hash(record: &Record) -> Result<[u8; 32]> {
+    use sha2::{Digest, Sha256};
+    let bytes = serde_json::to_vec(record)
+        .map_err(|e| braid_core::Error::InvalidRecord { reason: format!("cannot serialise the record: {e}") })?;
+    let digest = Sha256::digest(&bytes);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(&digest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+
+    use super::*;
+    use crate::IndexConfig;
+
+    #[test]
+    fn a_record_with_an_old_64_bit_hash_is_rewritten_once() {
+        let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let record = Record::new("doc").body("quarterly roadmap").acl(["group:staff"]);
+        {
+            // As an earlier Braid wrote it: one 64-bit hash value.
+            let mut lexical = index.inner.lexical.writer(DEFAULT_WRITER_HEAP).unwrap();
+            lexical.upsert(0, &record, 0x1234_u64).unwrap();
+            lexical.commit().unwrap();
+            index.inner.lexical.reload().unwrap();
         }
-        fn write(&mut self, bytes: &[u8]) {
-            for b in bytes {
-                self.0 ^= u64::from(*b);
-                self.0 = self.0.wrapping_mul(0x100_0000_01b3);
-            }
-        }
+        let old = index.inner.lexical.snapshot().record_by_id("doc").unwrap().unwrap();
+        assert_eq!(old.digest, None);
+        let mut w = index.writer().unwrap();
+        w.upsert(&record).unwrap();
+        assert_eq!(w.pending(), 1, "an old hash never counts as unchanged");
+        w.commit().unwrap();
+        let new = index.inner.lexical.snapshot().record_by_id("doc").unwrap().unwrap();
+        assert_eq!(new.digest, Some(content_hash(&record).unwrap()));
+        drop(w);
+        // From then on the same content is skipped.
+        let mut w = index.writer().unwrap();
+        w.upsert(&record).unwrap();
+        assert_eq!(w.pending(), 0);
     }
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
-    serde_json::to_string(record).unwrap_or_default().hash(&mut h);
-    h.finish()
 }

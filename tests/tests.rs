@@ -3,6 +3,7 @@
 mod cjk;
 mod common;
 mod crash;
+mod fail_closed;
 mod helpcenter;
 mod hostile_input;
 mod leaks;

@@ -8,10 +8,13 @@
 //! boundaries with some overlap, and [`Article::records`] turns the sections into one
 //! [`Record`] each, ready for a writer. [`read_dir`] walks a corpus folder.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use braid_core::{parse_date, Error, Record, Result};
+
+use super::front_matter::parse_front_matter;
+pub use super::front_matter::FrontMatter;
 
 /// How long sections are cut into parts.
 ///
@@ -48,28 +51,6 @@ pub struct Article {
     pub front_matter: FrontMatter,
     /// The non-empty sections (and parts of long sections), in file order.
     pub sections: Vec<Section>,
-}
-
-/// The front matter of an article.
-///
-/// The known keys are `title`, `tags`, `acl`, `audience`, `updated` and `lang`; any other key
-/// lands in [`FrontMatter::extra`]. A list key also accepts a single scalar (`tags: billing`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FrontMatter {
-    /// `title`.
-    pub title: Option<String>,
-    /// `tags`, in order.
-    pub tags: Vec<String>,
-    /// `acl`: principal tokens such as `public` or `group:support`.
-    pub acl: Vec<String>,
-    /// `audience`, for example `customer`, `admin` or `agent`.
-    pub audience: Option<String>,
-    /// `updated`, as written (`YYYY-MM-DD` or RFC 3339); checked by [`Article::records`].
-    pub updated: Option<String>,
-    /// `lang`, for example `en`.
-    pub lang: Option<String>,
-    /// Every other key with its value; list values are joined with `", "`.
-    pub extra: BTreeMap<String, String>,
 }
 
 /// A section of an article (or one part of a long section).
@@ -197,7 +178,8 @@ impl Article {
     /// Its title is the article title, its body the section text, its parent the article id,
     /// its section path the heading path without a leading article title (so paths start at
     /// the first H2 when the H1 is the title), and its line range the section's. It carries
-    /// the front matter's ACL tokens (none when the list is empty: the index's policy decides),
+    /// the front matter's ACL tokens, or `tenant:{tenant}` for a `tenant` key (none when the
+    /// front matter has neither: the index's policy decides),
     /// the keyword fields `tags`, `audience`, `lang` and `category` (the first component of
     /// the article id, when the id has more than one), and the date field `updated`.
     ///
@@ -252,7 +234,9 @@ impl Article {
                 .parent(self.id.as_str())
                 .section(path)
                 .lines(section.lines.0, section.lines.1);
-            if !fm.acl.is_empty() {
+            if let Some(tenant) = &fm.tenant {
+                record = record.acl([format!("{}{tenant}", braid_core::TENANT_PREFIX)]);
+            } else if !fm.acl.is_empty() {
                 record = record.acl(&fm.acl);
             }
             for tag in &fm.tags {
@@ -589,176 +573,6 @@ fn split_parts(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Front matter
-
-enum Value {
-    Scalar(String),
-    List(Vec<String>),
-}
-
-/// The front matter and the index of the first body line.
-fn parse_front_matter(id: &str, lines: &[&str]) -> Result<(FrontMatter, usize)> {
-    if lines.first().map(|l| l.trim_end()) != Some("---") {
-        return Ok((FrontMatter::default(), 0));
-    }
-    let close = lines[1..]
-        .iter()
-        .position(|l| matches!(l.trim_end(), "---" | "..."))
-        .map(|p| p + 1)
-        .ok_or_else(|| invalid(id, "front matter opened with `---` on line 1 is never closed".into()))?;
-
-    let mut entries: Vec<(String, Value, usize)> = Vec::new();
-    // Whether the last key had no value, so that `- item` lines may follow.
-    let mut block_open = false;
-    for (i, raw) in lines.iter().enumerate().take(close).skip(1) {
-        let n = i + 1;
-        let bad = |what: &str| invalid(id, format!("front matter line {n}: {what}"));
-        let line = strip_comment(raw);
-        if line.trim().is_empty() {
-            continue;
-        }
-        let trimmed = line.trim_start();
-        if trimmed == "-" || trimmed.starts_with("- ") || trimmed.starts_with("-\t") {
-            let item = unquote(trimmed[1..].trim()).map_err(&bad)?;
-            match entries.last_mut() {
-                Some((_, Value::List(items), _)) if block_open => {
-                    if !item.is_empty() {
-                        items.push(item);
-                    }
-                }
-                _ => return Err(bad("list item without a key above it")),
-            }
-            continue;
-        }
-        if trimmed.len() != line.len() {
-            return Err(bad("unexpected indentation (nested values are not supported)"));
-        }
-        let Some((key, value)) = line.split_once(':') else {
-            return Err(bad("expected `key: value`"));
-        };
-        let key = key.trim();
-        if key.is_empty() {
-            return Err(bad("empty key"));
-        }
-        if entries.iter().any(|(k, _, _)| k == key) {
-            return Err(bad(&format!("duplicate key `{key}`")));
-        }
-        let value = value.trim();
-        block_open = value.is_empty();
-        let value = if value.is_empty() {
-            Value::List(Vec::new())
-        } else if let Some(inner) = value.strip_prefix('[') {
-            let inner = inner.strip_suffix(']').ok_or_else(|| bad("unterminated `[` list"))?;
-            Value::List(split_inline_list(inner).map_err(&bad)?)
-        } else if value.starts_with(['|', '>']) {
-            return Err(bad("block scalars (`|`, `>`) are not supported"));
-        } else {
-            Value::Scalar(unquote(value).map_err(&bad)?)
-        };
-        entries.push((key.to_string(), value, n));
-    }
-
-    let mut fm = FrontMatter::default();
-    for (key, value, n) in entries {
-        let one = |value: Value| -> Result<Option<String>> {
-            match value {
-                Value::Scalar(s) => Ok(Some(s).filter(|s| !s.is_empty())),
-                Value::List(items) if items.is_empty() => Ok(None),
-                Value::List(_) => {
-                    Err(invalid(id, format!("front matter line {n}: `{key}` takes one value, not a list")))
-                }
-            }
-        };
-        let many = |value: Value| match value {
-            Value::Scalar(s) if s.is_empty() => Vec::new(),
-            Value::Scalar(s) => vec![s],
-            Value::List(items) => items,
-        };
-        match key.as_str() {
-            "title" => fm.title = one(value)?,
-            "audience" => fm.audience = one(value)?,
-            "updated" => fm.updated = one(value)?,
-            "lang" => fm.lang = one(value)?,
-            "tags" => fm.tags = many(value),
-            "acl" => fm.acl = many(value),
-            _ => {
-                let text = match value {
-                    Value::Scalar(s) => s,
-                    Value::List(items) => items.join(", "),
-                };
-                fm.extra.insert(key, text);
-            }
-        }
-    }
-    Ok((fm, close + 1))
-}
-
-/// `line` without a YAML comment: a `#` at the start or after whitespace, outside quotes.
-fn strip_comment(line: &str) -> &str {
-    let mut quote: Option<char> = None;
-    let mut previous = ' ';
-    for (i, c) in line.char_indices() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == '"' || c == '\'' => quote = Some(c),
-            None if c == '#' && previous.is_whitespace() => return &line[..i],
-            None => {}
-        }
-        previous = c;
-    }
-    line
-}
-
-/// The items of an inline list's inside (`a, "b, c", 'd'`), unquoted; empty items dropped.
-fn split_inline_list(inner: &str) -> std::result::Result<Vec<String>, &'static str> {
-    let mut items = Vec::new();
-    let mut quote: Option<char> = None;
-    let mut start = 0;
-    for (i, c) in inner.char_indices() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == '"' || c == '\'' => quote = Some(c),
-            None if c == ',' => {
-                items.push(&inner[start..i]);
-                start = i + 1;
-            }
-            None => {}
-        }
-    }
-    items.push(&inner[start..]);
-    items.into_iter().map(|item| unquote(item.trim())).filter(|item| !matches!(item, Ok(s) if s.is_empty())).collect()
-}
-
-/// A scalar without its quotes: `"…"` with `\"`, `\\`, `\n`, `\t` escapes, or `'…'` with `''`.
-fn unquote(value: &str) -> std::result::Result<String, &'static str> {
-    if let Some(rest) = value.strip_prefix('"') {
-        let inner = rest.strip_suffix('"').filter(|_| value.len() >= 2).ok_or("unterminated `\"` quote")?;
-        let mut out = String::with_capacity(inner.len());
-        let mut chars = inner.chars();
-        while let Some(c) = chars.next() {
-            if c != '\\' {
-                out.push(c);
-                continue;
-            }
-            match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some(other) => out.push(other),
-                None => return Err("unterminated `\"` quote"),
-            }
-        }
-        Ok(out)
-    } else if let Some(rest) = value.strip_prefix('\'') {
-        let inner = rest.strip_suffix('\'').filter(|_| value.len() >= 2).ok_or("unterminated `'` quote")?;
-        Ok(inner.replace("''", "'"))
-    } else {
-        Ok(value.to_string())
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Record ids
 
 /// A URL-fragment slug of a heading path: lowercase letters and digits, runs of anything else
@@ -791,7 +605,7 @@ fn slug(path: &[String]) -> String {
     }
 }
 
-fn invalid(id: &str, reason: String) -> Error {
+pub(crate) fn invalid(id: &str, reason: String) -> Error {
     Error::InvalidRecord { reason: format!("article {id:?}: {reason}") }
 }
 
@@ -1176,6 +990,42 @@ Child text.
         assert!(!no_acl[0].keywords().contains_key("tags"));
         let top = parse_article("top", "text", &ChunkOptions::default()).unwrap().records().unwrap();
         assert!(!top[0].keywords().contains_key("category"));
+    }
+
+    #[test]
+    fn front_matter_after_blank_lines_is_read_not_ignored() {
+        let a = parse("\n  \n---\ntitle: Late\nacl: [group:support]\n---\n# Body\n\ntext\n");
+        assert_eq!(a.front_matter.acl, ["group:support"]);
+        assert_eq!(a.title, "Late");
+        let records = a.records().unwrap();
+        assert_eq!(records[0].acl_tokens(), ["group:support"]);
+        assert!(records.iter().all(|r| !r.body_text().contains("acl")));
+        // An unclosed block after blank lines is an error naming its line.
+        let err = parse_article("doc", "\n---\nacl: [x]\n# Body\n", &ChunkOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn empty_acl_is_an_error_and_tenant_becomes_a_tenant_token() {
+        for src in ["---\nacl: []\n---\ntext\n", "---\nacl:\n---\ntext\n", "---\nacl: ''\n---\ntext\n"] {
+            let err = parse_article("doc", src, &ChunkOptions::default()).unwrap_err();
+            assert!(err.to_string().contains("`acl` is empty"), "{src:?}: {err}");
+        }
+        let a = parse("---\ntenant: globex\n---\ntext\n");
+        assert_eq!(a.records().unwrap()[0].acl_tokens(), ["tenant:globex"]);
+        let b = parse("---\ntenant: tenant:globex\n---\ntext\n");
+        assert_eq!(b.records().unwrap()[0].acl_tokens(), ["tenant:globex"]);
+        for src in [
+            "---\ntenant: globex\nacl: [group:support]\n---\ntext\n",
+            "---\ntenant: [a, b]\n---\ntext\n",
+            "---\ntenant: two words\n---\ntext\n",
+            "---\ntenant:\n---\ntext\n",
+        ] {
+            assert!(parse_article("doc", src, &ChunkOptions::default()).is_err(), "{src:?}");
+        }
+        // Reserved tokens never reach the index from front matter either.
+        let reserved = parse("---\nacl: [__braid:no-acl]\n---\ntext\n");
+        assert!(reserved.records().is_err());
     }
 
     #[test]

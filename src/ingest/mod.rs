@@ -4,6 +4,7 @@
 //! [`Source::detect`] recognises what a path holds; [`Source::records`] streams its records.
 
 pub mod beir;
+mod front_matter;
 pub mod markdown;
 mod source;
 

@@ -25,30 +25,67 @@ fn progress(len: u64, what: &str) -> ProgressBar {
     bar
 }
 
-/// Loads every record of `source` into `index`, committing periodically.
-fn load(index: &Index, source: &Source) -> Result<(usize, usize)> {
-    let bar = progress(source.estimate(), "indexing");
-    let mut writer = index.writer()?;
-    let (mut added, mut rejected) = (0usize, 0usize);
+/// Documents whose errors are printed before the count of the rest.
+const ERRORS_SHOWN: usize = 20;
+
+/// Reads every record of `source` without writing: the ids it holds, or every document that
+/// cannot be read (each printed on stderr, terminal or not).
+fn validate(index: &Index, source: &Source) -> Result<HashSet<String>> {
+    let (mut ids, mut failed) = (HashSet::new(), 0usize);
     for record in source.records(&index.config().schema) {
-        match record.and_then(|r| writer.upsert(&r)) {
-            Ok(()) => added += 1,
+        match record.and_then(|r| r.validate().map(|()| r)) {
+            Ok(r) => {
+                ids.insert(r.id().to_string());
+            }
             Err(e) => {
-                rejected += 1;
-                if rejected <= 5 {
-                    bar.println(format!("skipped: {e}"));
+                failed += 1;
+                if failed <= ERRORS_SHOWN {
+                    eprintln!("error: {e}");
                 }
             }
         }
+    }
+    if failed > 0 {
+        if failed > ERRORS_SHOWN {
+            eprintln!("error: … and {} more", failed - ERRORS_SHOWN);
+        }
+        bail!(
+            "{failed} document(s) cannot be read; nothing was written (fix them and run again: a record is never \
+             left in an older or more public version)"
+        );
+    }
+    Ok(ids)
+}
+
+/// Loads every record of `source` into `index`, committing periodically, then (with `prune`)
+/// deletes every record whose id `source` no longer holds. Returns (written, removed).
+fn load(index: &Index, source: &Source, prune: Option<&HashSet<String>>) -> Result<(usize, usize)> {
+    let bar = progress(source.estimate(), "indexing");
+    let mut writer = index.writer()?;
+    let mut added = 0usize;
+    for record in source.records(&index.config().schema) {
+        // Validated above; a failure now (the files changed meanwhile) stops the run before its
+        // last commit.
+        writer.upsert(&record?)?;
+        added += 1;
         bar.inc(1);
         if writer.pending() >= COMMIT_EVERY {
             writer.commit()?;
         }
     }
+    let mut removed = 0usize;
+    if let Some(keep) = prune {
+        for id in index.record_ids()? {
+            if !keep.contains(&id) {
+                writer.delete(&id)?;
+                removed += 1;
+            }
+        }
+    }
     // One segment: every later search walks one postings list per term.
     writer.optimize()?;
     bar.finish_and_clear();
-    Ok((added, rejected))
+    Ok((added, removed))
 }
 
 /// Loads an embedding model: `spec` is a model directory, `default` for all-MiniLM-L6-v2
@@ -83,21 +120,44 @@ pub(crate) fn attach(index: &Index, spec: Option<&str>) -> Result<()> {
     Ok(())
 }
 
-pub fn index(input: &Path, dir: &Path, policy: AccessPolicy, model: Option<&str>) -> Result<()> {
+/// `braid index`: a sync of `dir` to `input` — afterwards the index holds exactly the records
+/// of `input`'s current documents (`prune`; without it, records of vanished documents stay).
+/// Every document is read and checked before anything is written: one that cannot be read
+/// fails the run, and the index is left as it was. `policy` is for a new index; given for an
+/// existing index with another policy, it is an error.
+pub fn index(input: &Path, dir: &Path, policy: Option<AccessPolicy>, model: Option<&str>, prune: bool) -> Result<()> {
     let source = Source::detect(input).with_context(|| format!("reading {}", input.display()))?;
-    let config = IndexConfig { policy, ..IndexConfig::default() };
+    let config = IndexConfig { policy: policy.unwrap_or_default(), ..IndexConfig::default() };
     let index = Index::open_or_create(dir, config).with_context(|| format!("opening index {}", dir.display()))?;
+    let existing = index.config().policy;
+    if let Some(asked) = policy.filter(|p| *p != existing) {
+        bail!(
+            "index {} was created with --policy {}; --policy {} cannot change it (records without an ACL \
+             would change visibility): build a new index with the new policy, or drop --policy",
+            dir.display(),
+            policy_name(existing),
+            policy_name(asked)
+        );
+    }
     attach(&index, model)?;
     let started = Instant::now();
-    let (added, rejected) = load(&index, &source)?;
+    let ids = validate(&index, &source)?;
+    let (added, removed) = load(&index, &source, prune.then_some(&ids))?;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
         "indexed {added} records in {secs:.1} s ({:.0} records/s){}; the index holds {}",
         added as f64 / secs.max(1e-9),
-        if rejected > 0 { format!(", {rejected} rejected") } else { String::new() },
+        if removed > 0 { format!(", removed {removed} whose documents are gone") } else { String::new() },
         index.num_records()
     );
     Ok(())
+}
+
+fn policy_name(policy: AccessPolicy) -> &'static str {
+    match policy {
+        AccessPolicy::Public => "public",
+        AccessPolicy::Deny => "deny",
+    }
 }
 
 pub fn check(dir: &Path) -> Result<()> {
@@ -129,7 +189,7 @@ pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
     let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
     attach(&index, model)?;
     // The operator's command line is a verified source of principal tokens.
-    let principal = Principal::from_verified_tokens(principal);
+    let principal = Principal::try_from_verified_tokens(principal).context("--principal")?;
     let mut request = SearchRequest::new(query, principal).k(k).mode(parse_mode(mode)?);
     if let Some((dir, candidates)) = rerank {
         let model = braid::models::CrossEncoder::builder().model_dir(dir).max_len(256).build()?;
@@ -187,7 +247,7 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Opti
             attach(&index, model)?;
             let source = Source::detect(dataset_dir)?;
             let started = Instant::now();
-            let (added, _) = load(&index, &source)?;
+            let (added, _) = load(&index, &source, None)?;
             eprintln!("indexed {added} records in {:.1} s", started.elapsed().as_secs_f64());
             index
         }

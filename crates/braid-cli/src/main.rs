@@ -22,16 +22,24 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Index a BEIR corpus.jsonl (or the folder holding it) or a folder of Markdown/text files.
-    /// Re-running upserts: records with the same id are replaced.
+    /// A sync: afterwards the index holds exactly the records of the input's current documents
+    /// (records with the same id are replaced, unchanged ones skipped, and records whose
+    /// documents are gone deleted, unless --no-prune). A document that cannot be read (bad
+    /// front matter or ACL) fails the run before anything is written.
     Index {
         /// corpus.jsonl, a folder holding it, or a folder of .md/.txt files.
         input: PathBuf,
         /// The index directory (created when missing).
         #[arg(long)]
         index: PathBuf,
-        /// Visibility of records without ACL tokens, for a new index.
-        #[arg(long, value_enum, default_value_t = Policy::Public)]
-        policy: Policy,
+        /// Visibility of records without ACL tokens, for a new index (by default, public). Given
+        /// for an existing index with another policy, it is an error.
+        #[arg(long, value_enum)]
+        policy: Option<Policy>,
+        /// Keep records whose documents are no longer in the input (ingest without syncing,
+        /// for example several folders into one index).
+        #[arg(long)]
+        no_prune: bool,
         /// Embed records with this ONNX model directory (`default`: all-MiniLM-L6-v2, found by
         /// discovery; `hf:<owner>/<name>`: downloaded from the Hugging Face hub) so the
         /// semantic leg can run.
@@ -186,8 +194,8 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init();
     let result = match cli.command {
         Command::Check { index } => commands::check(&index),
-        Command::Index { input, index, policy, model } => {
-            commands::index(&input, &index, policy_of(policy), model.as_deref())
+        Command::Index { input, index, policy, model, no_prune } => {
+            commands::index(&input, &index, policy.map(policy_of), model.as_deref(), !no_prune)
         }
         Command::Search { index, mode, k, json, principal, model, rerank, rerank_candidates, query } => {
             let rerank = rerank.as_deref().map(|dir| (dir, rerank_candidates));

@@ -63,7 +63,7 @@ fn official_sdk_over_http_and_stdio_in_every_mode() {
     let Some(python) = python() else { return };
     let key = Key::generate("sdk");
     let idp = Idp::start(jwks(&[&key]));
-    let server = Server::start_with(10_000, &idp.oauth_section());
+    let server = Server::start_with(10_000, "", &idp.oauth_section());
     let url = format!("{}/mcp", server.url);
     let access_token = key.sign(&idp.claims("acme"));
     let dir = tempfile::tempdir().unwrap();

@@ -23,7 +23,7 @@ fn challenge(reply: &Reply) -> String {
 fn access_tokens_are_verified_and_their_claims_become_the_principal() {
     let key = Key::generate("k1");
     let idp = Idp::start(jwks(&[&key]));
-    let server = Server::start_with(5000, &idp.oauth_section());
+    let server = Server::start_with(5000, "", &idp.oauth_section());
 
     // A valid token for tenant acme sees acme's section only, over REST and MCP.
     let token = key.sign(&idp.claims("acme"));
@@ -56,7 +56,7 @@ fn bad_tokens_are_refused_with_the_right_challenge() {
     let key = Key::generate("k1");
     let other = Key::generate("k1");
     let idp = Idp::start(jwks(&[&key]));
-    let server = Server::start_with(5000, &idp.oauth_section());
+    let server = Server::start_with(5000, "", &idp.oauth_section());
     let metadata_url = "resource_metadata=\"https://braid.test/.well-known/oauth-protected-resource/mcp\"";
 
     // No token: 401 pointing at the metadata, no error code (RFC 6750 §3.1).
@@ -142,7 +142,7 @@ fn bad_tokens_are_refused_with_the_right_challenge() {
 fn rotated_keys_are_picked_up_and_metadata_is_published() {
     let old = Key::generate("2026-old");
     let idp = Idp::start(jwks(&[&old]));
-    let server = Server::start_with(5000, &idp.oauth_section());
+    let server = Server::start_with(5000, "", &idp.oauth_section());
     assert_eq!(search(&server, &old.sign(&idp.claims("acme"))).status, 200);
     assert_eq!(idp.fetches(), 1);
     // The issuer rotates (to a P-256 key): a token with the new kid makes the server fetch the
@@ -185,7 +185,7 @@ fn keys_from_a_local_file() {
          jwks_file = \"{}\"\ntenant_claim = \"org\"\n",
         path.display()
     );
-    let server = Server::start_with(5000, &section);
+    let server = Server::start_with(5000, "", &section);
     let now = now();
     let claims = json!({"iss": issuer, "aud": RESOURCE, "exp": now + 600, "org": "globex"});
     let reply = search(&server, &key.sign(&claims));

@@ -9,6 +9,10 @@ use crate::{Filter, Ord};
 pub const PUBLIC_TOKEN: &str = "public";
 /// Tokens that start with this prefix name a tenant (`tenant:acme`).
 pub const TENANT_PREFIX: &str = "tenant:";
+/// Braid's own namespace: [`NO_ACL_TOKEN`], [`NO_TENANT_TOKEN`] and any later internal term
+/// start with it. No record ACL, principal or server configuration may use a token that does
+/// ([`crate::Error::ReservedToken`]).
+pub const RESERVED_PREFIX: &str = "__braid:";
 /// Indexed in place of ACL tokens when a record has none.
 pub const NO_ACL_TOKEN: &str = "__braid:no-acl";
 /// Indexed in place of tenant tokens when a record names no tenant.
@@ -32,18 +36,54 @@ pub struct Principal {
     tokens: BTreeSet<String>,
 }
 
+/// Whether `token` (trimmed) lies in Braid's reserved namespace ([`RESERVED_PREFIX`]).
+pub fn is_reserved_token(token: &str) -> bool {
+    token.trim().starts_with(RESERVED_PREFIX)
+}
+
 impl Principal {
     /// Builds a principal from tokens the caller has verified. Blank tokens are dropped and
     /// surrounding white space is trimmed; the `public` token is always added.
+    ///
+    /// Tokens in Braid's reserved namespace (`__braid:…`) are dropped too, so that a principal
+    /// never holds more than its caller meant (holding `__braid:no-acl` would see the records
+    /// without an ACL under [`AccessPolicy::Deny`]). Use
+    /// [`Principal::try_from_verified_tokens`] to have them refused with an error instead.
     pub fn from_verified_tokens<I, S>(tokens: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let mut set: BTreeSet<String> =
-            tokens.into_iter().map(|t| t.as_ref().trim().to_string()).filter(|t| !t.is_empty()).collect();
+        let mut set: BTreeSet<String> = tokens
+            .into_iter()
+            .map(|t| t.as_ref().trim().to_string())
+            .filter(|t| !t.is_empty() && !is_reserved_token(t))
+            .collect();
         set.insert(PUBLIC_TOKEN.to_string());
         Principal { tokens: set }
+    }
+
+    /// As [`Principal::from_verified_tokens`], but a token in Braid's reserved namespace is an
+    /// error rather than dropped: what operators' command lines and configurations use.
+    ///
+    /// # Errors
+    /// [`crate::Error::ReservedToken`] naming the first such token.
+    ///
+    /// ```
+    /// use braid_core::Principal;
+    /// assert!(Principal::try_from_verified_tokens(["tenant:acme"]).is_ok());
+    /// assert!(Principal::try_from_verified_tokens(["__braid:no-acl"]).is_err());
+    /// ```
+    pub fn try_from_verified_tokens<I, S>(tokens: I) -> crate::Result<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let tokens: Vec<S> = tokens.into_iter().collect();
+        if let Some(t) = tokens.iter().find(|t| is_reserved_token(t.as_ref())) {
+            return Err(crate::Error::ReservedToken { token: t.as_ref().trim().to_string() });
+        }
+        Ok(Self::from_verified_tokens(tokens))
     }
 
     /// An anonymous caller: sees public records only.

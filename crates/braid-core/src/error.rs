@@ -91,6 +91,20 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A token in Braid's reserved namespace (`__braid:…`, see [`crate::RESERVED_PREFIX`]) was
+    /// given as an ACL or principal token: those are the engine's own index terms, and a
+    /// record or principal carrying one would change what others may see.
+    #[error(
+        "{token:?} is reserved for Braid's own index terms (no ACL or principal token may start with \"__braid:\")"
+    )]
+    ReservedToken {
+        /// The token as given.
+        token: String,
+    },
+    /// The search ran past the deadline its request set ([`crate::SearchRequest::deadline`]);
+    /// it stopped at the next check and returned nothing.
+    #[error("the search ran past its deadline and was cancelled")]
+    DeadlineExceeded,
     /// An error inside the lexical engine (tantivy).
     #[error("lexical index error: {0}")]
     Lexical(String),
@@ -121,6 +135,7 @@ impl Error {
                 | Error::InvalidRecord { .. }
                 | Error::DimensionMismatch { .. }
                 | Error::LegUnavailable { .. }
+                | Error::ReservedToken { .. }
         )
     }
 }
@@ -138,5 +153,9 @@ mod tests {
         assert_eq!(e.to_string(), "dimension mismatch: expected 384, got 3");
         assert!(e.is_user_error());
         assert!(!Error::Lexical("x".into()).is_user_error());
+        assert!(!Error::DeadlineExceeded.is_user_error());
+        let reserved = Error::ReservedToken { token: "__braid:no-acl".into() };
+        assert!(reserved.is_user_error());
+        assert!(reserved.to_string().contains("reserved"), "{reserved}");
     }
 }

@@ -31,7 +31,8 @@ mod request;
 mod response;
 
 pub use access::{
-    AccessPolicy, AllowedSet, OrdSet, Principal, Visibility, NO_ACL_TOKEN, NO_TENANT_TOKEN, PUBLIC_TOKEN, TENANT_PREFIX,
+    is_reserved_token, AccessPolicy, AllowedSet, OrdSet, Principal, Visibility, NO_ACL_TOKEN, NO_TENANT_TOKEN,
+    PUBLIC_TOKEN, RESERVED_PREFIX, TENANT_PREFIX,
 };
 pub use error::{Error, Result};
 pub use filter::Filter;
@@ -39,7 +40,8 @@ pub use lang::{is_cjk, is_han, is_hangul, is_kana, Language};
 pub use models::{Embedder, Reranker};
 pub use record::{parse_date, Record};
 pub use request::{
-    Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, DEFAULT_RERANK_CANDIDATES, MAX_K, MAX_QUERY_BYTES,
+    Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K,
+    MAX_QUERY_BYTES,
 };
 pub use response::{Explain, Hit, LegExplain, SearchResponse, Snippet, Stats, Suggestion};
 

@@ -179,7 +179,8 @@ impl Record {
     }
 
     /// Checks what every index requires: a non-empty id without control characters, of at
-    /// most 512 bytes, and finite numbers.
+    /// most 512 bytes, finite numbers, and no ACL token in Braid's reserved namespace
+    /// (`__braid:…`, [`Error::ReservedToken`]).
     ///
     /// # Errors
     /// [`Error::InvalidRecord`] naming the problem.
@@ -193,6 +194,9 @@ impl Record {
         }
         if self.id.chars().any(char::is_control) {
             return bad("id contains control characters".into());
+        }
+        if let Some(token) = self.acl.iter().find(|t| crate::is_reserved_token(t)) {
+            return Err(Error::ReservedToken { token: token.trim().to_string() });
         }
         if let Some((field, _)) = self.numbers.iter().find(|(_, v)| !v.is_finite()) {
             return bad(format!("field `{field}` is not a finite number"));
@@ -324,5 +328,9 @@ mod tests {
         assert!(Record::new("a\u{0}").validate().is_err());
         assert!(Record::new("a").number("x", f64::NAN).validate().is_err());
         assert!(Record::new("a").lines(5, 2).validate().is_err());
+        for token in ["__braid:no-acl", " __braid:no-tenant", "__braid:anything"] {
+            let err = Record::new("a").acl(["tenant:acme", token]).validate().unwrap_err();
+            assert!(matches!(err, Error::ReservedToken { .. }), "{token}: {err}");
+        }
     }
 }

@@ -1,13 +1,18 @@
 //! What a caller asks for.
 
+use std::time::Instant;
+
 use serde::{Deserialize, Serialize};
 
-use crate::{Filter, Principal};
+use crate::{Error, Filter, Principal, Result};
 
 /// The largest `k` a request may ask for.
 pub const MAX_K: usize = 10_000;
 /// The longest query text accepted, in bytes (16 KiB).
 pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+/// The largest [`SearchRequest::depth`] accepted (candidates per leg): legs size buffers by
+/// it, so an unchecked depth could ask for more memory than exists.
+pub const MAX_DEPTH: usize = 10_000;
 
 /// Candidates a cross-encoder rescores by default. On this project's 2-core reference machine
 /// a MiniLM-L6-shaped int8 cross-encoder at 256 tokens per pair takes 301 ms for 10
@@ -165,8 +170,8 @@ impl LegWeights {
 /// One search: the query, who asks, and how.
 ///
 /// Built with chained setters; every knob has a stated default. Validation happens in
-/// `search()`, which answers `k = 0` with an empty result and rejects `k > MAX_K` and queries
-/// over [`MAX_QUERY_BYTES`] with typed errors.
+/// `search()`, which answers `k = 0` with an empty result and rejects `k > MAX_K`,
+/// `depth > MAX_DEPTH` and queries over [`MAX_QUERY_BYTES`] with typed errors.
 ///
 /// ```
 /// use braid_core::{Filter, Mode, Principal, SearchRequest};
@@ -194,6 +199,7 @@ pub struct SearchRequest {
     min_score: f32,
     collapse: bool,
     ids_only: bool,
+    deadline: Option<Instant>,
 }
 
 impl SearchRequest {
@@ -216,6 +222,7 @@ impl SearchRequest {
             min_score: 0.0,
             collapse: false,
             ids_only: false,
+            deadline: None,
         }
     }
 
@@ -239,7 +246,8 @@ impl SearchRequest {
         self.syntax = syntax;
         self
     }
-    /// How many candidates each leg contributes to fusion (at least `k`). By default, 100.
+    /// How many candidates each leg contributes to fusion (at least `k`, at most
+    /// [`MAX_DEPTH`]: `search()` rejects a larger one). By default, 100.
     /// A mode with a single leg and no collapsing fetches only the hits it can return
     /// (`k`, or the rerank budget when larger): its order is already the final one.
     pub fn depth(mut self, depth: usize) -> Self {
@@ -314,6 +322,43 @@ impl SearchRequest {
         self
     }
 
+    /// A point in time past which the search stops working and returns
+    /// [`Error::DeadlineExceeded`]: the engine checks it between stages (visibility, recall,
+    /// fusion, hits, rerank, snippets), before each leg, after the query is embedded and
+    /// between cross-encoder batches. A server sets it to the end of a request's time budget,
+    /// so a request it has already answered with a timeout stops holding a worker. The checks
+    /// are cooperative: one step already running (a leg, one model call) finishes first. By
+    /// default, none.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use braid_core::{Principal, SearchRequest};
+    /// let req = SearchRequest::new("refund", Principal::public()).deadline(Instant::now() + Duration::from_secs(2));
+    /// assert!(req.check_deadline().is_ok());
+    /// let late = SearchRequest::new("refund", Principal::public()).deadline(Instant::now());
+    /// assert!(late.check_deadline().is_err());
+    /// ```
+    pub fn deadline(mut self, at: Instant) -> Self {
+        self.deadline = Some(at);
+        self
+    }
+
+    /// The deadline, if any (see [`SearchRequest::deadline`]).
+    pub fn deadline_at(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// `Ok` while the deadline, if any, has not passed.
+    ///
+    /// # Errors
+    /// [`Error::DeadlineExceeded`] once it has.
+    pub fn check_deadline(&self) -> Result<()> {
+        match self.deadline {
+            Some(at) if Instant::now() >= at => Err(Error::DeadlineExceeded),
+            _ => Ok(()),
+        }
+    }
+
     /// Whether hits carry ids only.
     pub fn wants_ids_only(&self) -> bool {
         self.ids_only
@@ -366,6 +411,10 @@ impl SearchRequest {
     /// Candidates per leg: `max(depth, k)`.
     pub fn leg_depth(&self) -> usize {
         self.depth.max(self.k)
+    }
+    /// The depth as set (see [`SearchRequest::depth`]).
+    pub fn depth_ref(&self) -> usize {
+        self.depth
     }
     /// The RRF constant.
     pub fn rrf_constant(&self) -> f32 {

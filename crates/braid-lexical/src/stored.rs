@@ -29,14 +29,40 @@ pub struct StoredRecord {
     pub keywords: BTreeMap<String, Vec<String>>,
     /// Numeric and date fields.
     pub numbers: BTreeMap<String, f64>,
-    /// Content hash (see `content_hash`).
+    /// The first 64 bits of the content hash (see `content_hash`); the whole of it in
+    /// indexes written before the hash became SHA-256.
     pub hash: u64,
+    /// The SHA-256 content digest (see `content_hash`), stored as four `u64` values of the
+    /// hash field; `None` in records written before (a 64-bit hash), which the writer treats
+    /// as changed, so the next re-index rewrites them once.
+    pub digest: Option<[u8; 32]>,
 }
 
 fn text(doc: &TantivyDocument, field: tantivy::schema::Field) -> Option<String> {
     // Titles of CJK records are stored pre-tokenized (see the writer): their text is the title.
     doc.get_first(field)
         .and_then(|v| v.as_str().map(str::to_string).or_else(|| v.as_pre_tokenized_text().map(|p| p.text)))
+}
+
+/// Four stored `u64` values back into a 32-byte digest (big-endian words, as written).
+fn digest_of(words: &[u64]) -> Option<[u8; 32]> {
+    let words: &[u64; 4] = words.try_into().ok()?;
+    let mut out = [0u8; 32];
+    for (chunk, w) in out.chunks_exact_mut(8).zip(words) {
+        chunk.copy_from_slice(&w.to_be_bytes());
+    }
+    Some(out)
+}
+
+/// A 32-byte digest as the four `u64` values the hash field stores.
+pub(crate) fn digest_words(digest: &[u8; 32]) -> [u64; 4] {
+    let mut words = [0u64; 4];
+    for (w, chunk) in words.iter_mut().zip(digest.chunks_exact(8)) {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(chunk);
+        *w = u64::from_be_bytes(b);
+    }
+    words
 }
 
 pub(crate) fn from_doc(fields: &Fields, doc: &TantivyDocument) -> StoredRecord {
@@ -69,5 +95,6 @@ pub(crate) fn from_doc(fields: &Fields, doc: &TantivyDocument) -> StoredRecord {
         keywords,
         numbers,
         hash: u64s(fields.hash).first().copied().unwrap_or(0),
+        digest: digest_of(&u64s(fields.hash)),
     }
 }

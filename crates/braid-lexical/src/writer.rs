@@ -18,15 +18,40 @@ pub struct LexicalWriter {
     pub(crate) by_mode: [ModeAnalyzers; 2],
 }
 
+/// The content digest stored with a record (see `braid::content_hash`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentDigest {
+    /// A SHA-256: what Braid writes.
+    Sha256([u8; 32]),
+    /// A 64-bit hash, as Braid wrote before the digest became SHA-256: such records read back
+    /// with no [`crate::StoredRecord::digest`], so the writer rewrites them. Kept for tests of
+    /// that upgrade path and of the lexical layer alone.
+    Legacy(u64),
+}
+
+impl From<[u8; 32]> for ContentDigest {
+    fn from(bytes: [u8; 32]) -> Self {
+        ContentDigest::Sha256(bytes)
+    }
+}
+
+impl From<u64> for ContentDigest {
+    fn from(hash: u64) -> Self {
+        ContentDigest::Legacy(hash)
+    }
+}
+
 impl LexicalWriter {
     /// Adds `record` under ordinal `ord`, replacing any record with the same id.
     ///
     /// # Errors
     /// [`Error::InvalidRecord`] for a bad record, [`Error::UnknownField`] for keyword or
     /// numeric fields the schema does not declare.
-    pub fn upsert(&mut self, ord: Ord, record: &Record, hash: u64) -> Result<()> {
+    /// `digest` is the record's content digest (see `braid::content_hash`), stored with it.
+    pub fn upsert(&mut self, ord: Ord, record: &Record, digest: impl Into<ContentDigest>) -> Result<()> {
+        let digest = digest.into();
         record.validate()?;
-        let doc = self.document(ord, record, hash)?;
+        let doc = self.document(ord, record, &digest)?;
         self.writer.delete_term(Term::from_field_text(self.fields.id, record.id()));
         self.writer.add_document(doc).map_err(lexical)?;
         Ok(())
@@ -72,12 +97,19 @@ impl LexicalWriter {
         Ok(())
     }
 
-    fn document(&self, ord: Ord, record: &Record, hash: u64) -> Result<TantivyDocument> {
+    fn document(&self, ord: Ord, record: &Record, digest: &ContentDigest) -> Result<TantivyDocument> {
         let f = &self.fields;
         let mut doc = TantivyDocument::default();
         doc.add_text(f.id, record.id());
         doc.add_u64(f.ord, ord);
-        doc.add_u64(f.hash, hash);
+        match digest {
+            ContentDigest::Sha256(bytes) => {
+                for word in crate::stored::digest_words(bytes) {
+                    doc.add_u64(f.hash, word);
+                }
+            }
+            ContentDigest::Legacy(hash) => doc.add_u64(f.hash, *hash),
+        }
         doc.add_text(f.body, record.body_text());
         let flat = format!("{} {}", record.title_text(), record.body_text());
         // A CJK record's language (its `lang`, else detected) says how its Han characters are

@@ -1,7 +1,10 @@
 //! What both surfaces share: the search parameters a client may send (never a principal),
 //! the engine that turns them into one `Index::search` call, and how failures are told.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
+use std::time::Instant;
 
 use braid::{Filter, Index, Mode, Principal, SearchRequest, SearchResponse, StoredRecord};
 use serde::Deserialize;
@@ -41,11 +44,42 @@ fn commit_point(index: &Index) -> Option<Vec<u8>> {
     std::fs::read(index.dir()?.join("lexical").join("meta.json")).ok()
 }
 
+/// A short, opaque name of a commit point: the first 16 hex digits of its SHA-256. It tells
+/// two commits apart and names the one served, and carries no count (unlike tantivy's opstamp,
+/// which counts every write of every tenant).
+fn commit_id(point: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(point).iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+thread_local! {
+    /// The deadline of the request this thread works for (see [`with_deadline`]).
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Runs `work` with `deadline` as the deadline of every search it makes through an
+/// [`Engine`] on this thread: past it, the library stops at its next check
+/// ([`braid::SearchRequest::deadline`]) and the search fails with [`Failure::Cancelled`]. The
+/// server wraps each request's blocking work in it, so that a request already answered with a
+/// timeout stops holding its worker and its concurrency slot.
+pub fn with_deadline<T>(deadline: Instant, work: impl FnOnce() -> T) -> T {
+    struct Reset(Option<Instant>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            DEADLINE.with(|d| d.set(self.0));
+        }
+    }
+    let _reset = Reset(DEADLINE.with(|d| d.replace(Some(deadline))));
+    work()
+}
+
 /// Why a call failed, in words the caller may read.
 #[derive(Debug)]
 pub enum Failure {
     /// The caller can fix it: the message says how.
     BadRequest(String),
+    /// The request ran past its time budget and its search was stopped.
+    Cancelled,
     /// Something broke on the server; details are in the server's log only.
     Internal,
 }
@@ -55,6 +89,7 @@ impl Failure {
     pub fn message(&self) -> String {
         match self {
             Failure::BadRequest(m) => m.clone(),
+            Failure::Cancelled => "the request ran past its time budget and was cancelled".to_string(),
             Failure::Internal => "internal error (see the server's log)".to_string(),
         }
     }
@@ -62,7 +97,10 @@ impl Failure {
 
 impl From<braid::Error> for Failure {
     fn from(e: braid::Error) -> Self {
-        if e.is_user_error() {
+        if matches!(e, braid::Error::DeadlineExceeded) {
+            tracing::debug!(target: "braid::serve", "search cancelled at its deadline");
+            Failure::Cancelled
+        } else if e.is_user_error() {
             Failure::BadRequest(e.to_string())
         } else {
             tracing::error!(target: "braid::serve", error = %e, "search failed");
@@ -76,8 +114,10 @@ impl From<braid::Error> for Failure {
 pub struct Engine {
     /// The latest commit the server has opened (see [`Engine::refresh`]).
     index: RwLock<Index>,
-    /// The commit point (`lexical/meta.json`) of the last commit seen, opened or not.
+    /// The commit point (`lexical/meta.json`) of the commit served.
     seen: Mutex<Option<Vec<u8>>>,
+    /// Failed attempts to open a newer commit since the last success (0: serving the newest).
+    failures: AtomicU64,
     /// The largest `k` accepted.
     pub max_k: usize,
 }
@@ -86,7 +126,7 @@ impl Engine {
     /// Serves `index`, accepting `k` up to `max_k`.
     pub fn new(index: Index, max_k: usize) -> Self {
         let seen = Mutex::new(commit_point(&index));
-        Engine { index: RwLock::new(index), seen, max_k }
+        Engine { index: RwLock::new(index), seen, failures: AtomicU64::new(0), max_k }
     }
 
     /// The index as of the latest commit opened. A search keeps the handle it started with, so
@@ -101,28 +141,51 @@ impl Engine {
     /// serves it from the next request on. Returns whether it swapped.
     ///
     /// # Errors
-    /// When the new commit cannot be opened; the previous one goes on serving, and the same
-    /// commit is not tried again.
+    /// When the new commit cannot be opened; the previous one goes on serving, the failure is
+    /// counted ([`Engine::reload_failures`]) and the next call tries again — a commit that
+    /// failed once (a half-copied index, a file briefly unreadable) is never given up on.
     pub fn refresh(&self) -> anyhow::Result<bool> {
         let current = self.index();
         let stamp = commit_point(&current);
-        {
-            let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-            if stamp.is_none() || *seen == stamp {
-                return Ok(false);
+        if stamp.is_none() || *self.seen.lock().unwrap_or_else(|p| p.into_inner()) == stamp {
+            self.failures.store(0, Ordering::Relaxed);
+            return Ok(false);
+        }
+        let opened = (|| -> anyhow::Result<Index> {
+            let dir = current.dir().ok_or_else(|| anyhow::anyhow!("an in-memory index has no commits to pick up"))?;
+            let fresh = Index::open(dir)?;
+            if let Some(embedder) = current.embedder() {
+                fresh.attach_embedder(embedder)?;
             }
-            *seen = stamp;
-        }
-        let dir = current.dir().ok_or_else(|| anyhow::anyhow!("an in-memory index has no commits to pick up"))?;
-        let fresh = Index::open(dir)?;
-        if let Some(embedder) = current.embedder() {
-            fresh.attach_embedder(embedder)?;
-        }
-        if let Some(reranker) = current.reranker() {
-            fresh.attach_reranker(reranker);
-        }
+            if let Some(reranker) = current.reranker() {
+                fresh.attach_reranker(reranker);
+            }
+            Ok(fresh)
+        })();
+        let fresh = match opened {
+            Ok(fresh) => fresh,
+            Err(e) => {
+                self.failures.fetch_add(1, Ordering::Relaxed);
+                return Err(e);
+            }
+        };
+        // The commit point read before the open: a commit landing in between was perhaps opened
+        // already, and is then opened once more at the next call (never missed).
+        *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = stamp;
         *self.index.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+        self.failures.store(0, Ordering::Relaxed);
         Ok(true)
+    }
+
+    /// The served commit's opaque id (see [`commit_id`]); `None` for an in-memory index.
+    pub fn commit(&self) -> Option<String> {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).as_deref().map(commit_id)
+    }
+
+    /// Failed attempts to open a newer commit since the last success: above 0, the server
+    /// serves an older commit than the one on disk.
+    pub fn reload_failures(&self) -> u64 {
+        self.failures.load(Ordering::Relaxed)
     }
 
     /// Searches as `principal`.
@@ -142,6 +205,9 @@ impl Engine {
             .mode(params.mode)
             .collapse(params.collapse)
             .ids_only(params.ids_only);
+        if let Some(deadline) = DEADLINE.with(Cell::get) {
+            request = request.deadline(deadline);
+        }
         let mut filters = params.filters.clone();
         if let Some(filter) = match filters.len() {
             0 => None,
@@ -167,7 +233,11 @@ impl Engine {
     /// [`Failure::Internal`] when the store cannot be read.
     pub fn visible(&self, principal: &Principal) -> Result<usize, Failure> {
         // A search for nothing (k = 0) runs only the visibility stage.
-        Ok(self.index().search(&SearchRequest::new("", principal.clone()).k(0))?.stats.allowed)
+        let mut request = SearchRequest::new("", principal.clone()).k(0);
+        if let Some(deadline) = DEADLINE.with(Cell::get) {
+            request = request.deadline(deadline);
+        }
+        Ok(self.index().search(&request)?.stats.allowed)
     }
 
     /// The legs this index can run.

@@ -5,11 +5,13 @@
 //! ```toml
 //! bind = "127.0.0.1:7700"            # the default: loopback only
 //! allowed_origins = []               # browser origins allowed to call (none by default)
-//! reload_seconds = 5.0               # how often to look for a new commit (0: never)
+//! reload_seconds = 5.0               # how often to look for a new commit (0: never; else 0.1–86400)
 //!
 //! [limits]
 //! max_body_bytes = 65536             # larger request bodies get 413
-//! timeout_ms = 10000                 # slower requests get 503
+//! timeout_ms = 10000                 # slower requests get 503 (and their search is cancelled)
+//! header_read_timeout_ms = 5000      # a connection must send its request head within this
+//! max_connections = 256              # open connections at once; more are closed unanswered
 //! max_k = 100                        # the most hits one search may ask for
 //! max_concurrent = 0                 # searches running at once (0: one per CPU core)
 //! rate_per_second = 20.0             # per-token token bucket: refill rate …
@@ -31,6 +33,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
+use braid::Principal;
 use serde::Deserialize;
 
 /// The whole configuration file.
@@ -65,8 +68,16 @@ pub struct Config {
 pub struct Limits {
     /// Largest request body in bytes. By default, 64 KiB.
     pub max_body_bytes: usize,
-    /// Time budget of one request in milliseconds. By default, 10 000.
+    /// Time budget of one request in milliseconds; past it the answer is 503 and the search
+    /// is cancelled at its next check, freeing its slot. By default, 10 000.
     pub timeout_ms: u64,
+    /// How long a connection may take to send a request head (request line and headers), from
+    /// its start or the end of the previous answer; slower connections are closed. By default,
+    /// 5 000.
+    pub header_read_timeout_ms: u64,
+    /// Connections open at once, before any authentication; a connection past the cap is
+    /// closed at once. By default, 256.
+    pub max_connections: usize,
     /// The largest `k` a search may ask for. By default, 100.
     pub max_k: usize,
     /// Searches running at once; others wait (within their time budget). By default, 0: one per
@@ -88,6 +99,8 @@ impl Default for Limits {
         Limits {
             max_body_bytes: 64 * 1024,
             timeout_ms: 10_000,
+            header_read_timeout_ms: 5_000,
+            max_connections: 256,
             max_k: 100,
             max_concurrent: 0,
             rate_per_second: 20.0,
@@ -102,6 +115,11 @@ impl Limits {
     /// The time budget of one request.
     pub fn timeout(&self) -> Duration {
         Duration::from_millis(self.timeout_ms)
+    }
+
+    /// How long a connection may take to send a request head.
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_millis(self.header_read_timeout_ms)
     }
 
     /// Searches running at once.
@@ -149,6 +167,47 @@ impl TokenEntry {
     }
 }
 
+/// The accepted range of every numeric key, inclusive: values outside would spin (a reload
+/// every nanosecond), overflow a duration, or make a limit meaningless.
+pub const RANGES: &[(&str, f64, f64)] = &[
+    ("reload_seconds", 0.1, 86_400.0),
+    ("limits.max_body_bytes", 1024.0, 64.0 * 1024.0 * 1024.0),
+    ("limits.timeout_ms", 1.0, 600_000.0),
+    ("limits.header_read_timeout_ms", 100.0, 600_000.0),
+    ("limits.max_connections", 1.0, 65_536.0),
+    ("limits.max_concurrent", 0.0, 4096.0),
+    ("limits.max_k", 1.0, braid::MAX_K as f64),
+    ("limits.rate_per_second", 0.001, 1_000_000.0),
+    ("limits.burst", 1.0, 1_000_000.0),
+    ("limits.unauthenticated_per_second", 0.001, 1_000_000.0),
+    ("limits.unauthenticated_burst", 1.0, 1_000_000.0),
+    ("token.rate_per_second", 0.001, 1_000_000.0),
+    ("token.burst", 1.0, 1_000_000.0),
+];
+
+/// A configuration value outside its range (see [`RANGES`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{key} = {value} is out of range: it must be between {min} and {max}{}", if *.key == "reload_seconds" { " (or 0: never)" } else { "" })]
+pub struct OutOfRange {
+    /// The key, as written in the file (`limits.timeout_ms`).
+    pub key: &'static str,
+    /// The value found.
+    pub value: f64,
+    /// The smallest value accepted.
+    pub min: f64,
+    /// The largest value accepted.
+    pub max: f64,
+}
+
+fn in_range(key: &'static str, value: f64) -> Result<(), OutOfRange> {
+    let (key, min, max) = RANGES.iter().copied().find(|(k, _, _)| *k == key).unwrap_or((key, 0.0, 0.0));
+    if value.is_finite() && (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(OutOfRange { key, value, min, max })
+    }
+}
+
 fn default_reload_seconds() -> f64 {
     DEFAULT_RELOAD_SECONDS
 }
@@ -168,9 +227,10 @@ impl Config {
         issuers.map(|i| (i.rate_per_second.unwrap_or(l.rate_per_second), i.burst.unwrap_or(l.burst))).collect()
     }
 
-    /// How often to look for a new commit (`None`: never).
+    /// How often to look for a new commit (`None`: never). Validation keeps the value in
+    /// range, so the conversion cannot fail.
     pub fn reload_every(&self) -> Option<Duration> {
-        (self.reload_seconds > 0.0).then(|| Duration::from_secs_f64(self.reload_seconds))
+        (self.reload_seconds > 0.0).then(|| Duration::try_from_secs_f64(self.reload_seconds).ok()).flatten()
     }
 
     /// Reads and validates a configuration file.
@@ -185,25 +245,26 @@ impl Config {
     }
 
     /// Checks what the server relies on: at least one token; unique names and hashes; hashes of
-    /// 64 hex digits; ACL tokens that are not Braid's internal ones; positive limits.
+    /// 64 hex digits; ACL tokens that are not Braid's internal ones; every number within the
+    /// range [`RANGES`] gives it (a [`OutOfRange`] error names the key).
     ///
     /// # Errors
     /// Naming the first problem found.
     pub fn validate(&self) -> Result<()> {
         let l = &self.limits;
-        ensure!(l.max_body_bytes >= 1024, "limits.max_body_bytes must be at least 1024");
-        ensure!(l.timeout_ms > 0, "limits.timeout_ms must be positive");
-        ensure!(
-            l.unauthenticated_per_second.is_finite()
-                && l.unauthenticated_per_second > 0.0
-                && l.unauthenticated_burst >= 1,
-            "limits.unauthenticated_per_second must be positive and limits.unauthenticated_burst at least 1"
-        );
-        ensure!(
-            self.reload_seconds.is_finite() && self.reload_seconds >= 0.0,
-            "reload_seconds must be a number of seconds, 0 or more"
-        );
-        ensure!((1..=braid::MAX_K).contains(&l.max_k), "limits.max_k must be between 1 and {}", braid::MAX_K);
+        if self.reload_seconds != 0.0 {
+            in_range("reload_seconds", self.reload_seconds)?;
+        }
+        in_range("limits.max_body_bytes", l.max_body_bytes as f64)?;
+        in_range("limits.timeout_ms", l.timeout_ms as f64)?;
+        in_range("limits.header_read_timeout_ms", l.header_read_timeout_ms as f64)?;
+        in_range("limits.max_connections", l.max_connections as f64)?;
+        in_range("limits.max_concurrent", l.max_concurrent as f64)?;
+        in_range("limits.max_k", l.max_k as f64)?;
+        in_range("limits.rate_per_second", l.rate_per_second)?;
+        in_range("limits.burst", f64::from(l.burst))?;
+        in_range("limits.unauthenticated_per_second", l.unauthenticated_per_second)?;
+        in_range("limits.unauthenticated_burst", f64::from(l.unauthenticated_burst))?;
         ensure!(
             !self.tokens.is_empty() || self.oauth.is_some(),
             "no [[token]] entries and no [oauth] section: every request needs a token (see `braid token new`)"
@@ -220,19 +281,13 @@ impl Config {
                 bail!("token {:?}: sha256 must be 64 hex digits (`braid token hash`)", t.name);
             }
             ensure!(hashes.insert(hash), "token {:?}: the same hash appears twice", t.name);
-            for acl in t.acl_tokens() {
-                ensure!(
-                    !acl.trim().starts_with("__braid:"),
-                    "token {:?}: {acl:?} is reserved for Braid's own index terms",
-                    t.name
-                );
-            }
+            Principal::try_from_verified_tokens(t.acl_tokens()).with_context(|| format!("token {:?}", t.name))?;
             if let Some(tenant) = &t.tenant {
                 ensure!(!tenant.trim().is_empty(), "token {:?}: empty tenant", t.name);
             }
             let (rate, burst) = t.rate(l);
-            ensure!(rate.is_finite() && rate > 0.0, "token {:?}: rate_per_second must be positive", t.name);
-            ensure!(burst >= 1, "token {:?}: burst must be at least 1", t.name);
+            in_range("token.rate_per_second", rate).with_context(|| format!("token {:?}", t.name))?;
+            in_range("token.burst", f64::from(burst)).with_context(|| format!("token {:?}", t.name))?;
         }
         Ok(())
     }
@@ -277,14 +332,49 @@ mod tests {
             ("[[token]]\nname = \"a\"\nsha256 = \"abc\"\n".to_string(), "64 hex"),
             (format!("{}{}", token(""), token("")), "appears twice"),
             (token("principal = [\"__braid:no-acl\"]"), "reserved"),
-            (token("rate_per_second = 0.0"), "positive"),
+            (token("rate_per_second = 0.0"), "token.rate_per_second"),
             (format!("[limits]\nmax_k = 0\n{}", token("")), "max_k"),
             (format!("bind = \"nowhere\"\n{}", token("")), "invalid socket address"),
             (format!("reload_seconds = -1.0\n{}", token("")), "reload_seconds"),
             (format!("[limits]\nunauthenticated_burst = 0\n{}", token("")), "unauthenticated"),
+            (token("principal = [\" __braid:no-tenant\"]"), "reserved"),
         ] {
             let err = format!("{:#}", parse(&text).unwrap_err());
             assert!(err.contains(needle), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn every_number_is_range_checked_with_its_key() {
+        let token = format!("[[token]]\nname = \"a\"\nsha256 = \"{HASH}\"\n");
+        for (top, limits, key) in [
+            ("reload_seconds = 1e-300", "", "reload_seconds"),
+            ("reload_seconds = 1e300", "", "reload_seconds"),
+            ("reload_seconds = 0.01", "", "reload_seconds"),
+            ("reload_seconds = inf", "", "reload_seconds"),
+            ("reload_seconds = nan", "", "reload_seconds"),
+            ("", "timeout_ms = 0", "limits.timeout_ms"),
+            ("", "timeout_ms = 9223372036854775807", "limits.timeout_ms"),
+            ("", "header_read_timeout_ms = 0", "limits.header_read_timeout_ms"),
+            ("", "max_connections = 0", "limits.max_connections"),
+            ("", "max_concurrent = 1000000", "limits.max_concurrent"),
+            ("", "max_body_bytes = 100", "limits.max_body_bytes"),
+            ("", "max_body_bytes = 9223372036854775807", "limits.max_body_bytes"),
+            ("", "rate_per_second = 1e-300", "limits.rate_per_second"),
+            ("", "rate_per_second = inf", "limits.rate_per_second"),
+            ("", "burst = 0", "limits.burst"),
+            ("", "unauthenticated_per_second = -1.0", "limits.unauthenticated_per_second"),
+        ] {
+            let text = format!("{top}\n[limits]\n{limits}\n{token}");
+            let err = parse(&text).unwrap_err();
+            let range = err.downcast_ref::<OutOfRange>().unwrap_or_else(|| panic!("{text}: {err:#}"));
+            assert_eq!(range.key, key, "{text}");
+            assert!(format!("{err:#}").contains(key), "{err:#}");
+        }
+        let per_token = parse(&format!("{token}rate_per_second = 1e-300\n")).unwrap_err();
+        assert_eq!(per_token.root_cause().downcast_ref::<OutOfRange>().map(|r| r.key), Some("token.rate_per_second"));
+        // The extremes that are allowed work, and a valid reload interval converts.
+        let c = parse(&format!("reload_seconds = 86400\n{token}")).unwrap();
+        assert_eq!(c.reload_every(), Some(Duration::from_secs(86_400)));
     }
 }

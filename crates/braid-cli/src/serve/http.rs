@@ -1,9 +1,10 @@
-//! The HTTP surface: routes, the middleware every request passes (request id and log span,
-//! `Origin` check, size limit, time budget; then, on protected routes, bearer token → caller
-//! and the caller's rate limit), the REST handlers, and MCP's stateless Streamable HTTP
-//! transport on `/mcp`.
+//! The HTTP surface: routes, the middleware every request passes (a random request id and a
+//! log span, `Origin` check, size limit, time budget; then, on protected routes, bearer token →
+//! caller and the caller's rate limit), the REST handlers, and MCP's stateless Streamable HTTP
+//! transport on `/mcp`. The time budget is also the deadline of the request's search: past
+//! it the search stops at its next check and frees its concurrency slot.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,7 +20,7 @@ use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 
-use super::api::{Engine, Failure, SearchParams};
+use super::api::{self, Engine, Failure, SearchParams};
 use super::auth::{Authenticator, Caller, Refusal};
 use super::config::{Config, Limits};
 use super::limit::RateLimiter;
@@ -40,7 +41,19 @@ pub struct AppState {
     origins: Vec<String>,
     openapi: Value,
     started: Instant,
-    next_id: AtomicU64,
+}
+
+/// When a request's time budget ends: the deadline of the searches it runs.
+#[derive(Debug, Clone, Copy)]
+struct Deadline(Instant);
+
+/// A request id: 64 random bits in hex, fresh per request, so that ids say nothing about
+/// other callers' traffic (a counter would count it). `None` when the operating system gives
+/// no randomness; the request then goes without one.
+fn request_id() -> Option<String> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The routes and their middleware over `engine`, configured by `config`.
@@ -65,7 +78,6 @@ pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
         openapi: openapi::document(engine.max_k),
         origins: config.allowed_origins.iter().map(|o| o.trim_end_matches('/').to_ascii_lowercase()).collect(),
         started: Instant::now(),
-        next_id: AtomicU64::new(1),
         engine,
         limits,
     });
@@ -118,13 +130,13 @@ fn route_name(path: &str) -> &'static str {
 /// Every request: an id and a log span (route, status, latency, the caller's label — never
 /// a token, a query or document text), the `Origin` check, the size limit by
 /// `Content-Length`, and the time budget.
-async fn guard(State(s): State<Shared>, request: Request, next: Next) -> Response {
-    let id = s.next_id.fetch_add(1, Ordering::Relaxed);
+async fn guard(State(s): State<Shared>, mut request: Request, next: Next) -> Response {
+    let id = request_id();
     let route = route_name(request.uri().path());
     let method = request.method().clone();
-    let span =
-        tracing::info_span!(target: "braid::serve", "request", id, %method, route, principal = tracing::field::Empty);
+    let span = tracing::info_span!(target: "braid::serve", "request", id = id.as_deref().unwrap_or("-"), %method, route, principal = tracing::field::Empty);
     let started = Instant::now();
+    request.extensions_mut().insert(Deadline(started + s.limits.timeout()));
     let mut response = async {
         if let Some(origin) = request.headers().get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or("").trim_end_matches('/').to_ascii_lowercase();
@@ -138,14 +150,7 @@ async fn guard(State(s): State<Shared>, request: Request, next: Next) -> Respons
         }
         match tokio::time::timeout(s.limits.timeout(), next.run(request)).await {
             Ok(response) => response,
-            Err(_) => retry_after(
-                failure(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "timeout",
-                    format!("no answer within {} ms", s.limits.timeout_ms),
-                ),
-                1,
-            ),
+            Err(_) => timed_out(&s.limits),
         }
     }
     .instrument(span.clone())
@@ -153,7 +158,9 @@ async fn guard(State(s): State<Shared>, request: Request, next: Next) -> Respons
     let status = response.status().as_u16();
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     span.in_scope(|| tracing::info!(target: "braid::serve", status, ms = %format_args!("{ms:.3}"), "served"));
-    response.headers_mut().insert("x-request-id", HeaderValue::from(id));
+    if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        response.headers_mut().insert("x-request-id", value);
+    }
     response
 }
 
@@ -217,18 +224,32 @@ async fn authorize(State(s): State<Shared>, mut request: Request, next: Next) ->
     next.run(request).await
 }
 
+/// The answer to a request past its time budget.
+fn timed_out(limits: &Limits) -> Response {
+    retry_after(
+        failure(StatusCode::SERVICE_UNAVAILABLE, "timeout", format!("no answer within {} ms", limits.timeout_ms)),
+        1,
+    )
+}
+
 /// Runs blocking work (a search, a read) on the blocking pool, at most `max_concurrent` at a
-/// time.
+/// time, with the request's deadline as the deadline of its searches (see
+/// [`api::with_deadline`]): work past it stops at the library's next check and gives its slot
+/// back. Work whose slot came only after the deadline does not start.
 async fn blocking<T: Send + 'static>(
     s: &Shared,
+    deadline: Deadline,
     work: impl FnOnce(&AppState) -> T + Send + 'static,
 ) -> Result<T, Response> {
     let internal = || failure(StatusCode::INTERNAL_SERVER_ERROR, "internal", Failure::Internal.message());
     let permit = Arc::clone(&s.permits).acquire_owned().await.map_err(|_| internal())?;
+    if Instant::now() >= deadline.0 {
+        return Err(timed_out(&s.limits));
+    }
     let state = Arc::clone(s);
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        work(&state)
+        api::with_deadline(deadline.0, || work(&state))
     })
     .await
     .map_err(|e| {
@@ -274,6 +295,7 @@ fn json_body_required() -> Response {
 async fn rest_search(
     State(s): State<Shared>,
     Extension(caller): Extension<Arc<Caller>>,
+    Extension(deadline): Extension<Deadline>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
@@ -288,13 +310,14 @@ async fn rest_search(
         Ok(p) => p,
         Err(e) => return failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid search request: {e}")),
     };
-    let searched = blocking(&s, move |st| {
+    let searched = blocking(&s, deadline, move |st| {
         st.engine.search(&caller.principal, &params).map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
     })
     .await;
     match searched {
         Ok(Ok(value)) => json_response(StatusCode::OK, &value),
         Ok(Err(Failure::BadRequest(m))) => failure(StatusCode::BAD_REQUEST, "bad_request", m),
+        Ok(Err(Failure::Cancelled)) => timed_out(&s.limits),
         Ok(Err(Failure::Internal)) => {
             failure(StatusCode::INTERNAL_SERVER_ERROR, "internal", Failure::Internal.message())
         }
@@ -304,10 +327,15 @@ async fn rest_search(
 
 /// `GET /v1/stats`: the caller's own view — what it may see and its request counts — and the
 /// server's. Nothing about records or callers it may not see.
-async fn rest_stats(State(s): State<Shared>, Extension(caller): Extension<Arc<Caller>>) -> Response {
+async fn rest_stats(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Extension(deadline): Extension<Deadline>,
+) -> Response {
     let principal = caller.principal.clone();
-    let visible = match blocking(&s, move |st| st.engine.visible(&principal)).await {
+    let visible = match blocking(&s, deadline, move |st| st.engine.visible(&principal)).await {
         Ok(Ok(n)) => n,
+        Ok(Err(Failure::Cancelled)) => return timed_out(&s.limits),
         Ok(Err(f)) => return failure(StatusCode::INTERNAL_SERVER_ERROR, "internal", f.message()),
         Err(response) => return response,
     };
@@ -340,9 +368,26 @@ async fn resource_metadata(State(s): State<Shared>) -> Response {
     }
 }
 
-/// `GET /v1/health`: the process is up and serving (no token needed; says nothing else).
-async fn health() -> Response {
-    json_response(StatusCode::OK, &json!({ "status": "ok" }))
+/// `GET /v1/health` (no token needed): the process is up, which commit it serves (an opaque
+/// id, see `api::Engine::commit`: it tells commits apart and counts nothing), and whether
+/// the newest commit on disk failed to open (`"reload": "failing"`, with the attempts so far;
+/// the server retries with backoff and serves the older commit meanwhile).
+async fn health(State(s): State<Shared>) -> Response {
+    let failures = s.engine.reload_failures();
+    let reload = if failures == 0 { "ok" } else { "failing" };
+    json_response(
+        StatusCode::OK,
+        &json!({ "status": "ok", "commit": s.engine.commit(), "reload": reload, "reload_failures": failures }),
+    )
+}
+
+/// The tool calls in an MCP payload: each is one search or read the caller pays for.
+fn tool_calls(payload: &Value) -> usize {
+    let is_call = |m: &Value| m.get("method").and_then(Value::as_str) == Some("tools/call");
+    match payload {
+        Value::Array(messages) => messages.iter().filter(|m| is_call(m)).count(),
+        one => usize::from(is_call(one)),
+    }
 }
 
 /// `GET /v1/openapi.json`: this API, described.
@@ -362,6 +407,7 @@ async fn not_found() -> Response {
 async fn mcp_post(
     State(s): State<Shared>,
     Extension(caller): Extension<Arc<Caller>>,
+    Extension(deadline): Extension<Deadline>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
@@ -382,9 +428,24 @@ async fn mcp_post(
             return json_response(StatusCode::BAD_REQUEST, &error);
         }
     };
+    // The request paid one token; a batch pays one more per further tool call, all or nothing.
+    let calls = tool_calls(&payload);
+    if calls > 1 {
+        let extra = u32::try_from(calls - 1).unwrap_or(u32::MAX);
+        if let Err(refused) = s.limiter.take(caller.slot, extra, Instant::now()) {
+            caller.throttled.fetch_add(1, Ordering::Relaxed);
+            let message = if refused.can_ever {
+                format!("a batch of {calls} tool calls is more than this token's rate limit allows now")
+            } else {
+                format!("a batch of {calls} tool calls is more than this token's burst: send fewer per batch")
+            };
+            let response = failure(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message);
+            return retry_after(response, refused.wait.as_secs_f64().ceil().min(86_400.0) as u64);
+        }
+    }
     let header = |name: &str| headers.get(name).map(|v| v.as_bytes().to_vec());
     let (version, method, name) = (header("mcp-protocol-version"), header("mcp-method"), header("mcp-name"));
-    let outcome = match blocking(&s, move |st| {
+    let outcome = match blocking(&s, deadline, move |st| {
         let headers =
             mcp::HttpHeaders { protocol_version: version.as_deref(), method: method.as_deref(), name: name.as_deref() };
         st.mcp.handle_http(payload, &headers, &caller.principal)
@@ -403,5 +464,104 @@ async fn mcp_post(
         Reply::Nothing => (StatusCode::ACCEPTED, Body::empty()).into_response(),
         Reply::One(v) => json_response(status, &v),
         Reply::Batch(vs) => json_response(status, &Value::Array(vs)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use braid::{Index, IndexConfig, Record, Reranker};
+
+    use super::super::auth::hash_token;
+    use super::*;
+
+    /// A cross-encoder that holds each call for a query containing "slow" until the test
+    /// releases it (or 20 s pass), and answers any other query at once.
+    struct Gate {
+        entered: Mutex<mpsc::Sender<()>>,
+        release: Mutex<mpsc::Receiver<()>>,
+    }
+
+    impl Reranker for Gate {
+        fn model_id(&self) -> &str {
+            "gate"
+        }
+        fn score(&self, query: &str, passages: &[&str]) -> braid::Result<Vec<f32>> {
+            if query.contains("slow") {
+                let _ = self.entered.lock().unwrap().send(());
+                let _ = self.release.lock().unwrap().recv_timeout(Duration::from_secs(20));
+            }
+            Ok(passages.iter().map(|p| p.len() as f32).collect())
+        }
+    }
+
+    const TOKEN_A: &str = "braid_tenant_a_token_for_the_cancellation_test";
+    const TOKEN_B: &str = "braid_tenant_b_token_for_the_cancellation_test";
+
+    fn post(url: &str, token: &str, query: &str) -> u16 {
+        let reply = ureq::post(&format!("{url}/v1/search"))
+            .set("Authorization", &format!("Bearer {token}"))
+            .set("Content-Type", "application/json")
+            .timeout(Duration::from_secs(30))
+            .send_string(&serde_json::json!({"query": query, "mode": "lexical"}).to_string());
+        match reply {
+            Ok(r) => r.status(),
+            Err(ureq::Error::Status(code, _)) => code,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn a_cancelled_search_frees_its_slot_for_another_tenant() {
+        let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let mut w = index.writer().unwrap();
+        for tenant in ["a", "b"] {
+            for i in 0..12 {
+                w.upsert(
+                    &Record::new(format!("{tenant}-{i}"))
+                        .title("Refunds")
+                        .body(format!("refund request number {i}"))
+                        .acl([format!("tenant:{tenant}")]),
+                )
+                .unwrap();
+            }
+        }
+        w.commit().unwrap();
+        let (entered_tx, entered) = mpsc::channel();
+        let (release, release_rx) = mpsc::channel();
+        index.attach_reranker(Arc::new(Gate { entered: Mutex::new(entered_tx), release: Mutex::new(release_rx) }));
+        let config: Config = toml::from_str(&format!(
+            "[limits]\nmax_concurrent = 1\ntimeout_ms = 1500\n\n\
+             [[token]]\nname = \"a\"\nsha256 = \"{}\"\ntenant = \"a\"\n\n\
+             [[token]]\nname = \"b\"\nsha256 = \"{}\"\ntenant = \"b\"\n",
+            hash_token(TOKEN_A),
+            hash_token(TOKEN_B)
+        ))
+        .unwrap();
+        config.validate().unwrap();
+        let app = router(Arc::new(Engine::new(index, 10)), &config).unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        runtime.spawn(async move { axum::serve(listener, app).await });
+
+        // Tenant A's search holds the only slot in its first rerank batch (10 candidates: two
+        // batches of 8 and 2) until its budget has passed and it got its 503.
+        let a = {
+            let url = url.clone();
+            std::thread::spawn(move || post(&url, TOKEN_A, "slow refund"))
+        };
+        entered.recv_timeout(Duration::from_secs(20)).expect("A's search reached the reranker");
+        assert_eq!(a.join().unwrap(), 503);
+        // Its first batch returns; past its deadline, the search stops before the second (which
+        // would hold the slot for 20 s) and gives the slot back.
+        release.send(()).unwrap();
+        // Tenant B's cheap search is served within its own budget.
+        assert_eq!(post(&url, TOKEN_B, "refund"), 200);
+        assert!(entered.try_recv().is_err(), "A's search went on to a second rerank batch");
+        runtime.shutdown_background();
     }
 }

@@ -46,18 +46,31 @@ fn open(dir: &Path, model: Option<&str>, max_k: usize, reload: Option<Duration>)
     Ok(engine)
 }
 
+/// The longest wait between two attempts to open a commit that failed to open.
+const MAX_RELOAD_BACKOFF: Duration = Duration::from_secs(60);
+
 /// Looks for a new commit every `every` and serves it (see [`api::Engine::refresh`]), for as
-/// long as the engine lives.
+/// long as the engine lives. A commit that fails to open is tried again after `every`, then
+/// after twice as long each time, up to [`MAX_RELOAD_BACKOFF`] (or `every` when longer), until
+/// it opens or a newer one does; `/v1/health` says `"reload": "failing"` meanwhile.
 fn watch(engine: &Arc<api::Engine>, every: Duration) -> Result<()> {
     let engine = Arc::downgrade(engine);
-    std::thread::Builder::new().name("braid-reload".into()).spawn(move || loop {
-        std::thread::sleep(every);
-        let Some(engine) = engine.upgrade() else { return };
-        match engine.refresh() {
-            Ok(true) => tracing::info!(target: "braid::serve", "serving a new commit"),
-            Ok(false) => {}
-            Err(e) => {
-                tracing::warn!(target: "braid::serve", error = %format!("{e:#}"), "a new commit could not be opened; still serving the previous one")
+    std::thread::Builder::new().name("braid-reload".into()).spawn(move || {
+        let mut wait = every;
+        loop {
+            std::thread::sleep(wait);
+            let Some(engine) = engine.upgrade() else { return };
+            match engine.refresh() {
+                Ok(swapped) => {
+                    if swapped {
+                        tracing::info!(target: "braid::serve", commit = engine.commit().as_deref().unwrap_or("-"), "serving a new commit");
+                    }
+                    wait = every;
+                }
+                Err(e) => {
+                    wait = (wait * 2).min(MAX_RELOAD_BACKOFF.max(every));
+                    tracing::warn!(target: "braid::serve", error = %format!("{e:#}"), attempts = engine.reload_failures(), retry_in_ms = wait.as_millis() as u64, "a new commit could not be opened; still serving the previous one, retrying");
+                }
             }
         }
     })?;
@@ -88,8 +101,54 @@ pub fn serve(dir: &Path, config_file: &Path, bind: Option<SocketAddr>, model: Op
             "braid serve: listening on http://{addr} (tokens: {}, oauth issuers: {issuers})",
             config.tokens.len()
         );
-        axum::serve(listener, router).with_graceful_shutdown(shutdown()).await.context("serving")
+        serve_connections(listener, router, &config.limits).await;
+        Ok(())
     })
+}
+
+/// Accepts connections until SIGINT or SIGTERM, then lets open ones finish (for at most the
+/// request time budget). Before any byte is read, a connection needs one of
+/// `limits.max_connections` slots (past the cap it is closed at once), and each request head
+/// must arrive within `limits.header_read_timeout_ms` of the connection's start or of the
+/// previous answer (hyper's header-read timeout; slower connections are closed). The body is
+/// bounded by the request's time budget (see `http`).
+async fn serve_connections(listener: tokio::net::TcpListener, router: axum::Router, limits: &config::Limits) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout());
+    let mut stop = std::pin::pin!(shutdown());
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait a little rather than spin.
+                    tracing::warn!(target: "braid::serve", error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut stop => break,
+        };
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            tracing::debug!(target: "braid::serve", "connection cap reached; closing a new connection");
+            drop(stream);
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            let _slot = slot;
+            if let Err(e) = connection.await {
+                tracing::debug!(target: "braid::serve", error = %e, "connection closed");
+            }
+        });
+    }
+    if tokio::time::timeout(limits.timeout(), graceful.shutdown()).await.is_err() {
+        tracing::warn!(target: "braid::serve", "connections still open at shutdown; closing them");
+    }
 }
 
 async fn shutdown() {
@@ -119,7 +178,7 @@ pub fn mcp_stdio(dir: &Path, principal: &[String], model: Option<&str>) -> Resul
     let engine = open(dir, model, config::Limits::default().max_k, Some(reload))?;
     let server = mcp::Mcp::new(engine);
     // The operator's command line is a verified source of principal tokens.
-    let principal = Principal::from_verified_tokens(principal);
+    let principal = Principal::try_from_verified_tokens(principal).context("--principal")?;
     stdio::run(&server, &principal, std::io::stdin().lock(), std::io::stdout().lock())
 }
 

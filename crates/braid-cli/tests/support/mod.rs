@@ -88,12 +88,17 @@ impl Server {
 
     /// As [`Server::start`], with this request time budget.
     pub fn start_with_timeout(timeout_ms: u64) -> Server {
-        Self::start_with(timeout_ms, "")
+        Self::start_with(timeout_ms, "", "")
     }
 
-    /// As [`Server::start`], with this request time budget and `extra` appended to the
-    /// configuration (an `[oauth]` section, say).
-    pub fn start_with(timeout_ms: u64, extra: &str) -> Server {
+    /// As [`Server::start_with_timeout`], with further `[limits]` lines.
+    pub fn start_with_limits(timeout_ms: u64, extra_limits: &str) -> Server {
+        Self::start_with(timeout_ms, extra_limits, "")
+    }
+
+    /// As [`Server::start`], with this request time budget, further `[limits]` lines, and
+    /// `extra` appended to the configuration (an `[oauth]` section, say).
+    pub fn start_with(timeout_ms: u64, extra_limits: &str, extra: &str) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let index_dir = dir.path().join("index");
         build_index(&index_dir);
@@ -102,7 +107,7 @@ impl Server {
         let limited = new_token(&["--name", "limited", "--tenant", "acme"]);
         let config = format!(
             "allowed_origins = [\"http://localhost:3000\"]\nreload_seconds = 0.2\n\n[limits]\nmax_body_bytes = 4096\ntimeout_ms = {timeout_ms}\n\
-             max_k = 50\nrate_per_second = 1000.0\nburst = 1000\n\n{}\n{}\n{}rate_per_second = 0.01\nburst = 2\n\n{extra}\n",
+             max_k = 50\nrate_per_second = 1000.0\nburst = 1000\n{extra_limits}\n\n{}\n{}\n{}rate_per_second = 0.01\nburst = 2\n\n{extra}\n",
             acme.entry,
             globex.entry,
             limited.entry
