@@ -194,6 +194,7 @@ pub struct SearchRequest {
     min_score: f32,
     collapse: bool,
     ids_only: bool,
+    vector: Option<Vec<f32>>,
 }
 
 impl SearchRequest {
@@ -216,7 +217,31 @@ impl SearchRequest {
             min_score: 0.0,
             collapse: false,
             ids_only: false,
+            vector: None,
         }
+    }
+
+    /// A query vector computed by the caller's own model: the semantic leg searches with it
+    /// instead of embedding the query text, which still drives the lexical and fuzzy legs
+    /// (leave it empty for a vector-only search). It must have the index's dimension, finite
+    /// components and not be all zeros; `search()` answers otherwise with
+    /// [`crate::Error::DimensionMismatch`] or [`crate::Error::InvalidRequest`]. With a query
+    /// vector the semantic leg runs even on an index without an embedding model. By default,
+    /// none.
+    ///
+    /// ```
+    /// use braid_core::{Mode, Principal, SearchRequest};
+    /// let req = SearchRequest::new("", Principal::public()).vector(vec![0.1, 0.9]).mode(Mode::Semantic);
+    /// assert_eq!(req.query_vector(), Some(&[0.1, 0.9][..]));
+    /// ```
+    pub fn vector(mut self, vector: impl Into<Vec<f32>>) -> Self {
+        self.vector = Some(vector.into());
+        self
+    }
+
+    /// The query vector the caller supplied, if any.
+    pub fn query_vector(&self) -> Option<&[f32]> {
+        self.vector.as_deref()
     }
 
     /// How many hits to return. By default, 10.

@@ -46,4 +46,4 @@ pub use legs::{max_edits, MAX_QUERY_TERMS};
 pub use schema::SchemaConfig;
 pub use stored::StoredRecord;
 pub use vocabulary::Lookups;
-pub use writer::LexicalWriter;
+pub use writer::{LexicalWriter, Merges};

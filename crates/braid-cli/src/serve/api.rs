@@ -29,6 +29,10 @@ pub struct SearchParams {
     /// false.
     #[serde(default)]
     pub ids_only: bool,
+    /// A query vector from the caller's own model, used by the semantic leg instead of
+    /// embedding `query`. By default, none.
+    #[serde(default)]
+    pub vector: Option<Vec<f32>>,
 }
 
 fn default_k() -> usize {
@@ -117,6 +121,8 @@ impl Engine {
         let fresh = Index::open(dir)?;
         if let Some(embedder) = current.embedder() {
             fresh.attach_embedder(embedder)?;
+        } else if let (true, Some(info)) = (current.has_semantic(), fresh.embedding()) {
+            fresh.attach_vectors(info)?;
         }
         if let Some(reranker) = current.reranker() {
             fresh.attach_reranker(reranker);
@@ -142,6 +148,9 @@ impl Engine {
             .mode(params.mode)
             .collapse(params.collapse)
             .ids_only(params.ids_only);
+        if let Some(vector) = &params.vector {
+            request = request.vector(vector.clone());
+        }
         let mut filters = params.filters.clone();
         if let Some(filter) = match filters.len() {
             0 => None,
