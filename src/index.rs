@@ -148,15 +148,48 @@ impl Index {
     /// [`Error::InvalidRequest`] when the index's vectors were made by another model,
     /// [`Error::Corrupt`] when its vector file is damaged.
     pub fn attach_embedder(&self, embedder: Arc<dyn Embedder>) -> Result<()> {
+        let info = EmbeddingInfo { model_id: embedder.model_id().to_string(), dim: embedder.dim() };
+        self.attach_semantic(info, Some(embedder))
+    }
+
+    /// Turns the semantic leg on without a model: records carry their own vectors
+    /// ([`braid_core::Record::vector`]) and requests their query vector
+    /// ([`SearchRequest::vector`]). `info` names the model that made the vectors (any name the
+    /// caller uses for it) and their dimension; on an index that already holds vectors it
+    /// must be the one recorded, and its vectors are loaded. A writer does this on its own
+    /// when it meets the first record with a vector (named `supplied` on an index without
+    /// one recorded), so this is needed only to search such an index after [`Index::open`].
+    ///
+    /// # Errors
+    /// As [`Index::attach_embedder`].
+    ///
+    /// ```
+    /// # use braid::{EmbeddingInfo, Index, IndexConfig, Mode, Principal, Record, SearchRequest};
+    /// # fn main() -> braid::Result<()> {
+    /// let index = Index::create_in_ram(IndexConfig::default())?;
+    /// index.attach_vectors(EmbeddingInfo { model_id: "my-model".into(), dim: 2 })?;
+    /// let mut w = index.writer()?;
+    /// w.upsert(&Record::new("north").body("up").vector(vec![0.0, 1.0]))?;
+    /// w.upsert(&Record::new("east").body("right").vector(vec![1.0, 0.0]))?;
+    /// w.commit()?;
+    /// let request = SearchRequest::new("", Principal::public()).vector(vec![0.9, 0.1]).mode(Mode::Semantic);
+    /// assert_eq!(index.search(&request)?.hits[0].id, "east");
+    /// # Ok(()) }
+    /// ```
+    pub fn attach_vectors(&self, info: EmbeddingInfo) -> Result<()> {
+        self.attach_semantic(info, None)
+    }
+
+    fn attach_semantic(&self, info: EmbeddingInfo, embedder: Option<Arc<dyn Embedder>>) -> Result<()> {
         let inner = &self.inner;
-        if let Some(info) = inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-            if info.model_id != embedder.model_id() || info.dim != embedder.dim() {
+        if info.dim == 0 {
+            return Err(Error::invalid_request("vectors need at least one dimension"));
+        }
+        if let Some(recorded) = inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            if recorded.model_id != info.model_id || recorded.dim != info.dim {
                 return Err(Error::invalid_request(format!(
                     "this index holds vectors of {} ({} dimensions); the model given is {} ({} dimensions)",
-                    info.model_id,
-                    info.dim,
-                    embedder.model_id(),
-                    embedder.dim()
+                    recorded.model_id, recorded.dim, info.model_id, info.dim
                 )));
             }
         }
@@ -177,7 +210,7 @@ impl Index {
                 store.delete(ord);
             }
         }
-        let semantic = Semantic::new(embedder, store)?;
+        let semantic = Semantic::new(info, embedder, store)?;
         *inner.semantic.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(semantic));
         Ok(())
     }
@@ -199,14 +232,15 @@ impl Index {
         self.inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Whether the semantic leg can run (an embedder is attached).
+    /// Whether the semantic leg can run (an embedder or a store of supplied vectors is
+    /// attached; without an embedder, only requests with a query vector use it).
     pub fn has_semantic(&self) -> bool {
         self.inner.semantic.read().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
     /// The attached embedder, if any (to attach the same model to a reopened index).
     pub fn embedder(&self) -> Option<Arc<dyn Embedder>> {
-        self.semantic().map(|s| s.embedder.clone())
+        self.semantic().and_then(|s| s.embedder.clone())
     }
 
     pub(crate) fn semantic(&self) -> Option<Arc<Semantic>> {

@@ -40,11 +40,11 @@ pub use braid_core::{
     Mode, Principal, QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stats, Suggestion,
     Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES, RESERVED_PREFIX,
 };
-pub use braid_lexical::{Analyzer, SchemaConfig, StoredRecord, DEFAULT_WRITER_HEAP};
+pub use braid_lexical::{Analyzer, Merges, SchemaConfig, StoredRecord, DEFAULT_WRITER_HEAP};
 pub use index::{Index, IndexConfig};
 pub use semantic::EmbeddingInfo;
 
 /// The ONNX models (with the `models` feature): the bundled embedder and cross-encoder.
 #[cfg(feature = "models")]
 pub use braid_models as models;
-pub use writer::{content_hash, Writer, WriterOptions, MIN_WRITER_HEAP};
+pub use writer::{content_hash, Writer, WriterOptions, MIN_WRITER_HEAP, SUPPLIED_MODEL};

@@ -75,7 +75,15 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         Some(_) => request.rerank_budget().unwrap_or(DEFAULT_RERANK_CANDIDATES),
         None => 0,
     };
-    let legs = legs_for(request.mode_ref(), semantic.as_ref().map(|s| s.embedder.covers(language)), language)?;
+    let supplied = crate::semantic::check_query_vector(semantic.as_deref(), request)?;
+    let can_embed = semantic.as_ref().map(|s| supplied.is_some() || s.embeds(language));
+    if request.mode_ref() == Mode::Semantic
+        && supplied.is_none()
+        && semantic.as_ref().is_some_and(|s| s.embedder.is_none())
+    {
+        return Err(crate::semantic::no_model());
+    }
+    let legs = legs_for(request.mode_ref(), can_embed, language)?;
     let mut stats = Stats { mode: Some(request.mode_ref()), language: Some(language), ..Stats::default() };
     let inner = &index.inner;
     let snapshot = inner.lexical.snapshot();
@@ -137,7 +145,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
                     leg: "semantic",
                     reason: "no embedding model is attached to this index".into(),
                 })?;
-                let (candidates, took) = semantic.search(query, depth, &allowed, request)?;
+                let (candidates, took) = semantic.search(query, supplied, depth, &allowed, request)?;
                 path = Some(took.name());
                 LegOutput { candidates, highlight: BTreeMap::new() }
             }

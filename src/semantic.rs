@@ -21,16 +21,20 @@ pub struct EmbeddingInfo {
     pub dim: usize,
 }
 
-/// The embedder (when attached) and the vectors of an index.
+/// The vectors of an index and, when attached, the embedder that makes them. Without one,
+/// records and requests supply their own vectors.
 pub(crate) struct Semantic {
     pub info: EmbeddingInfo,
-    pub embedder: Arc<dyn Embedder>,
+    pub embedder: Option<Arc<dyn Embedder>>,
     pub store: RwLock<VectorStore>,
 }
 
 impl Semantic {
-    pub fn new(embedder: Arc<dyn Embedder>, store: Option<VectorStore>) -> Result<Semantic> {
-        let info = EmbeddingInfo { model_id: embedder.model_id().to_string(), dim: embedder.dim() };
+    pub fn new(
+        info: EmbeddingInfo,
+        embedder: Option<Arc<dyn Embedder>>,
+        store: Option<VectorStore>,
+    ) -> Result<Semantic> {
         let store = match store {
             Some(s) if s.dim() != info.dim => {
                 return Err(Error::DimensionMismatch { expected: s.dim(), got: info.dim })
@@ -55,26 +59,81 @@ impl Semantic {
         VectorStore::open(&dir).map(Some)
     }
 
-    /// Embeds one query and searches the allowed vectors; `request`'s deadline is checked
-    /// once the query is embedded (the model call is this leg's costly step).
+    /// Whether the attached embedder (if any) embeds text in `language`.
+    pub fn embeds(&self, language: braid_core::Language) -> bool {
+        self.embedder.as_ref().is_some_and(|e| e.covers(language))
+    }
+
+    /// Searches the allowed vectors with `supplied` (the request's query vector, already
+    /// checked), or else with the embedding of `query`; `request`'s deadline is checked once
+    /// the query is embedded (the model call is this leg's costly step).
     pub fn search(
         &self,
         query: &str,
+        supplied: Option<&[f32]>,
         depth: usize,
         allowed: &AllowedSet,
         request: &SearchRequest,
     ) -> Result<(Vec<(Ord, f32)>, SearchPath)> {
-        if query.trim().is_empty() || allowed.is_empty() {
+        if (supplied.is_none() && query.trim().is_empty()) || allowed.is_empty() {
             return Ok((Vec::new(), SearchPath::Exact));
         }
-        let vector = self
-            .embedder
-            .embed(&[query])?
-            .pop()
-            .ok_or_else(|| Error::Model { reason: "the embedder returned no vector".into() })?;
-        request.check_deadline()?;
+        let embedded;
+        let vector = match (supplied, &self.embedder) {
+            (Some(v), _) => v,
+            (None, Some(embedder)) => {
+                embedded = embedder
+                    .embed(&[query])?
+                    .pop()
+                    .ok_or_else(|| Error::Model { reason: "the embedder returned no vector".into() })?;
+                request.check_deadline()?;
+                &embedded
+            }
+            (None, None) => return Err(no_model()),
+        };
         let store = self.store.read().unwrap_or_else(|p| p.into_inner());
-        let found = store.search(&vector, depth, allowed)?;
+        let found = store.search(vector, depth, allowed)?;
         Ok((found.hits, found.path))
+    }
+
+    /// Checks a supplied vector (a record's or a request's) against this index: its
+    /// dimension, then [`braid_core::check_vector`].
+    pub fn check(&self, vector: &[f32], what: &str) -> Result<()> {
+        if vector.len() != self.info.dim {
+            return Err(Error::DimensionMismatch { expected: self.info.dim, got: vector.len() });
+        }
+        braid_core::check_vector(vector).map_err(|reason| match what {
+            "record" => Error::InvalidRecord { reason: format!("vector {reason}") },
+            _ => Error::invalid_request(format!("{what} vector {reason}")),
+        })
+    }
+}
+
+/// The request's query vector, checked against the index: `None` when it has none; an error
+/// when the index has no vectors at all, or the vector's dimension or values are wrong.
+pub(crate) fn check_query_vector<'r>(
+    semantic: Option<&Semantic>,
+    request: &'r braid_core::SearchRequest,
+) -> Result<Option<&'r [f32]>> {
+    let Some(vector) = request.query_vector() else { return Ok(None) };
+    let Some(semantic) = semantic else {
+        return Err(Error::LegUnavailable {
+            leg: "semantic",
+            reason: "the request has a query vector but this index has no vectors (supply them with \
+                     `Record::vector`, or attach them with `Index::attach_vectors`)"
+                .into(),
+        });
+    };
+    semantic.check(vector, "query")?;
+    Ok(Some(vector))
+}
+
+/// The semantic leg asked to embed text on an index that has vectors but no model.
+pub(crate) fn no_model() -> Error {
+    Error::LegUnavailable {
+        leg: "semantic",
+        reason: "this index has no embedding model attached: give the request a query vector \
+                 (`SearchRequest::vector`), or attach the model with `Index::attach_embedder`"
+            .into(),
     }
 }

@@ -4,11 +4,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use braid_core::{Ord, Record, Result};
-use braid_lexical::{LexicalWriter, DEFAULT_WRITER_HEAP};
+use braid_lexical::{LexicalWriter, Merges, DEFAULT_WRITER_HEAP};
 
 use crate::index::Index;
 use crate::manifest::{sync_dir, Manifest, FORMAT_VERSION, LEXICAL_DIR};
-use crate::semantic::{Semantic, VECTORS_DIR};
+use crate::semantic::{EmbeddingInfo, Semantic, VECTORS_DIR};
 
 /// The smallest indexing buffer tantivy accepts.
 pub const MIN_WRITER_HEAP: usize = 15_000_000;
@@ -19,6 +19,9 @@ pub const MIN_WRITER_HEAP: usize = 15_000_000;
 /// disk, uncommitted, whenever they fill), at most `embed_batch` texts waiting for the
 /// embedder, and, per record upserted since the last commit, its vector (4 bytes per
 /// dimension) and its id; committing every N records bounds the last two.
+///
+/// A bulk load sets `merges` to [`Merges::Deferred`]: no segment merges until
+/// [`Writer::optimize`], which merges once (`braid index` does this).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriterOptions {
     /// Bytes of indexing buffer, shared by tantivy's indexing threads. By default
@@ -28,11 +31,13 @@ pub struct WriterOptions {
     /// largest batch it ran: indexing SciFact, 32 texts per batch peaked at 1082 MiB resident
     /// and 8 at 389 MiB, in 202 s against 242 s (`examples/ingest_memory.rs`, 320 records).
     pub embed_batch: usize,
+    /// When segments merge. By default [`Merges::Background`].
+    pub merges: Merges,
 }
 
 impl Default for WriterOptions {
     fn default() -> Self {
-        WriterOptions { heap_bytes: DEFAULT_WRITER_HEAP, embed_batch: 8 }
+        WriterOptions { heap_bytes: DEFAULT_WRITER_HEAP, embed_batch: 8, merges: Merges::Background }
     }
 }
 
@@ -59,7 +64,13 @@ pub struct Writer {
     superseded: Vec<Ord>,
     /// Ids upserted or deleted since the last commit.
     touched: HashSet<String>,
+    /// Upserts skipped because the committed record was identical.
+    unchanged: usize,
 }
+
+/// The model id an index records for vectors supplied with records when none was named
+/// (see [`Index::attach_vectors`]).
+pub const SUPPLIED_MODEL: &str = "supplied";
 
 impl Writer {
     pub(crate) fn new(index: Index, options: WriterOptions) -> Result<Writer> {
@@ -72,7 +83,8 @@ impl Writer {
         if options.embed_batch == 0 {
             return Err(braid_core::Error::invalid_request("embed_batch must be at least 1"));
         }
-        let lexical = index.inner.lexical.writer(options.heap_bytes)?;
+        let mut lexical = index.inner.lexical.writer(options.heap_bytes)?;
+        lexical.set_merges(options.merges)?;
         let semantic = index.semantic();
         Ok(Writer {
             index,
@@ -85,6 +97,7 @@ impl Writer {
             vectors: Vec::new(),
             superseded: Vec::new(),
             touched: HashSet::new(),
+            unchanged: 0,
         })
     }
 
@@ -96,15 +109,20 @@ impl Writer {
     /// when a batch cannot be embedded.
     pub fn upsert(&mut self, record: &Record) -> Result<()> {
         record.validate()?;
+        if let Some(vector) = record.supplied_vector() {
+            self.semantic_for(vector.len())?.check(vector, "record")?;
+        }
         let hash = content_hash(record)?;
         let committed = self.index.inner.lexical.snapshot().record_by_id(record.id())?;
         if let Some(old) = &committed {
-            let has_vector = self.semantic.as_ref().is_none_or(|s| {
-                !s.embedder.covers(record.language()) || s.store.read().is_ok_and(|v| v.contains(old.ord))
-            });
+            let has_vector = self
+                .semantic
+                .as_ref()
+                .is_none_or(|s| !self.wants_vector(s, record) || s.store.read().is_ok_and(|v| v.contains(old.ord)));
             // An old record with no SHA-256 digest (a 64-bit hash from an earlier Braid) never
             // matches: it is rewritten once.
             if old.digest == Some(hash) && has_vector && !self.touched.contains(record.id()) {
+                self.unchanged += 1;
                 return Ok(());
             }
         }
@@ -119,15 +137,45 @@ impl Writer {
         self.pending += 1;
         self.supersede(record.id(), committed.map(|r| r.ord));
         self.pending_ids.insert(record.id().to_string(), ord);
-        // Records in a language the model does not cover get no vector (an English model's
-        // vector of Chinese text is noise); the lexical legs still find them.
-        if self.semantic.as_ref().is_some_and(|s| s.embedder.covers(record.language())) {
+        if let Some(vector) = record.supplied_vector() {
+            self.vectors.push((ord, vector.to_vec()));
+        } else if self.semantic.as_ref().is_some_and(|s| s.embeds(record.language())) {
+            // Records in a language the model does not cover get no vector (an English
+            // model's vector of Chinese text is noise); the lexical legs still find them.
             self.to_embed.push((ord, record.passage()));
             if self.to_embed.len() >= self.options.embed_batch {
                 self.embed_pending()?;
             }
         }
         Ok(())
+    }
+
+    /// Whether `record` should have a vector in `semantic`'s store: it supplies one, or the
+    /// embedder covers its language.
+    fn wants_vector(&self, semantic: &Semantic, record: &Record) -> bool {
+        record.supplied_vector().is_some() || semantic.embeds(record.language())
+    }
+
+    /// The semantic state a supplied vector of `dim` dimensions goes to: the attached one, or,
+    /// on an index without, a store of supplied vectors attached now (under the model the
+    /// manifest records, else `supplied`).
+    fn semantic_for(&mut self, dim: usize) -> Result<Arc<Semantic>> {
+        if let Some(semantic) = self.semantic.clone().or_else(|| self.index.semantic()) {
+            self.semantic = Some(semantic.clone());
+            return Ok(semantic);
+        }
+        let info = self.index.embedding().unwrap_or(EmbeddingInfo { model_id: SUPPLIED_MODEL.into(), dim });
+        self.index.attach_vectors(info)?;
+        let semantic =
+            self.index.semantic().ok_or_else(|| braid_core::Error::Vector("vectors failed to attach".into()))?;
+        self.semantic = Some(semantic.clone());
+        Ok(semantic)
+    }
+
+    /// The number of upserts skipped since this writer opened because the committed record
+    /// was identical (re-running an ingest skips what an earlier run committed).
+    pub fn unchanged(&self) -> usize {
+        self.unchanged
     }
 
     /// Deletes the record with this id (a no-op when there is none).
@@ -152,12 +200,12 @@ impl Writer {
     }
 
     fn embed_pending(&mut self) -> Result<()> {
-        let Some(semantic) = &self.semantic else { return Ok(()) };
+        let Some(embedder) = self.semantic.as_ref().and_then(|s| s.embedder.clone()) else { return Ok(()) };
         if self.to_embed.is_empty() {
             return Ok(());
         }
         let texts: Vec<&str> = self.to_embed.iter().map(|(_, t)| t.as_str()).collect();
-        let vectors = semantic.embedder.embed(&texts)?;
+        let vectors = embedder.embed(&texts)?;
         self.vectors.extend(self.to_embed.drain(..).map(|(ord, _)| ord).zip(vectors));
         Ok(())
     }

@@ -310,7 +310,9 @@ fn writer_budget_is_validated_and_bounds_ingest() {
     assert!(matches!(idx.writer_with(small), Err(Error::InvalidRequest { .. })));
     let no_batch = WriterOptions { embed_batch: 0, ..WriterOptions::default() };
     assert!(matches!(idx.writer_with(no_batch), Err(Error::InvalidRequest { .. })));
-    let mut w = idx.writer_with(WriterOptions { heap_bytes: MIN_WRITER_HEAP, embed_batch: 8 }).unwrap();
+    let mut w = idx
+        .writer_with(WriterOptions { heap_bytes: MIN_WRITER_HEAP, embed_batch: 8, ..WriterOptions::default() })
+        .unwrap();
     // About 30 MB of text: more than the buffer holds, so tantivy writes segments before commit.
     let filler = "walrus tusk ".repeat(2500);
     for i in 0..1000 {

@@ -1,5 +1,6 @@
 //! Integration tests of the `braid` facade: one binary, a module per concern.
 
+mod bulk;
 mod cjk;
 mod common;
 mod crash;
@@ -14,3 +15,4 @@ mod quality;
 mod recall;
 mod rerank;
 mod semantic;
+mod supplied_vectors;

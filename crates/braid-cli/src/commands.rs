@@ -12,9 +12,10 @@ use braid_eval::{evaluate, misspell_query, Dataset, Report};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::output;
+use crate::vectors::{field_vector, VectorSource};
 
-/// Records between intermediate commits of a long ingest.
-const COMMIT_EVERY: usize = 50_000;
+/// Records between intermediate commits of a long ingest, by default.
+pub const DEFAULT_COMMIT_EVERY: usize = 50_000;
 
 fn progress(len: u64, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len);
@@ -23,6 +24,34 @@ fn progress(len: u64, what: &str) -> ProgressBar {
     bar.set_style(style);
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
+}
+
+/// What `braid index` runs.
+pub struct IndexArgs<'a> {
+    pub input: &'a Path,
+    pub dir: &'a Path,
+    /// For a new index; an existing index with another policy is an error.
+    pub policy: Option<AccessPolicy>,
+    pub model: Option<&'a str>,
+    /// Upserts between intermediate commits (each bounds the writer's memory).
+    pub commit_every: usize,
+    /// Vectors supplied with the records, if any.
+    pub vectors: Option<VectorSource>,
+    /// The name the index records for supplied vectors' model.
+    pub vector_model: Option<&'a str>,
+    /// Delete the records whose documents are gone (a sync; `--no-prune` turns it off).
+    pub prune: bool,
+}
+
+/// Records as a source yields them, each with the vector its JSONL line carried, if any.
+type RecordsWithVectors = Box<dyn Iterator<Item = braid::Result<(braid::Record, Option<Vec<f32>>)>>>;
+
+/// What a load did.
+struct Loaded {
+    added: usize,
+    unchanged: usize,
+    removed: usize,
+    without_vector: usize,
 }
 
 /// Documents whose errors are printed before the count of the rest.
@@ -57,35 +86,77 @@ fn validate(index: &Index, source: &Source) -> Result<HashSet<String>> {
     Ok(ids)
 }
 
-/// Loads every record of `source` into `index`, committing periodically, then (with `prune`)
-/// deletes every record whose id `source` no longer holds. Returns (written, removed).
-fn load(index: &Index, source: &Source, prune: Option<&HashSet<String>>) -> Result<(usize, usize)> {
+/// Loads every record of `source` into `index`: commits every `commit_every` upserts, with
+/// segment merges deferred to one merge at the end; then (with `prune`) deletes every record
+/// whose id `source` no longer holds. An interrupted load resumes: records an earlier run
+/// committed are skipped unchanged. The records were validated first; a failure now (the
+/// files changed meanwhile, a supplied vector of the wrong dimension) stops the run.
+fn load(
+    index: &Index,
+    source: &Source,
+    commit_every: usize,
+    mut vectors: Option<VectorSource>,
+    prune: Option<&HashSet<String>>,
+) -> Result<Loaded> {
     let bar = progress(source.estimate(), "indexing");
-    let mut writer = index.writer()?;
-    let mut added = 0usize;
-    for record in source.records(&index.config().schema) {
-        // Validated above; a failure now (the files changed meanwhile) stops the run before its
-        // last commit.
-        writer.upsert(&record?)?;
-        added += 1;
+    let options = braid::WriterOptions { merges: braid::Merges::Deferred, ..braid::WriterOptions::default() };
+    let mut writer = index.writer_with(options)?;
+    let mut loaded = Loaded { added: 0, unchanged: 0, removed: 0, without_vector: 0 };
+    let schema = index.config().schema.clone();
+    let records: RecordsWithVectors = match (&vectors, source) {
+        (Some(VectorSource::Field(field)), Source::Beir(path)) => {
+            let field = field.clone();
+            Box::new(braid_eval::read_corpus(path).map(move |doc| {
+                let doc = doc.map_err(|e| braid::Error::InvalidRecord { reason: e.to_string() })?;
+                let vector = field_vector(&doc.metadata, &field)
+                    .map_err(|e| braid::Error::InvalidRecord { reason: format!("{}: {e:#}", doc.id) })?;
+                Ok((braid::ingest::beir::record_from(doc, &schema), vector))
+            }))
+        }
+        (Some(VectorSource::Field(_)), Source::Markdown(_)) => {
+            bail!("--vector-field reads a JSONL corpus's metadata; this input is a folder of Markdown")
+        }
+        _ => Box::new(source.records(&schema).map(|r| r.map(|r| (r, None)))),
+    };
+    for item in records {
+        let (record, vector) = item?;
+        let vector = match (&mut vectors, vector) {
+            (Some(VectorSource::Sidecar(sidecar)), _) => {
+                sidecar.get(record.id()).map_err(|e| braid::Error::Vector(format!("{e:#}")))?
+            }
+            (_, v) => v,
+        };
+        if vectors.is_some() && vector.is_none() {
+            loaded.without_vector += 1;
+        }
+        let record = match vector {
+            Some(v) => record.vector(v),
+            None => record,
+        };
+        let before = writer.unchanged();
+        writer.upsert(&record)?;
+        if writer.unchanged() > before {
+            loaded.unchanged += 1;
+        } else {
+            loaded.added += 1;
+        }
         bar.inc(1);
-        if writer.pending() >= COMMIT_EVERY {
+        if writer.pending() >= commit_every {
             writer.commit()?;
         }
     }
-    let mut removed = 0usize;
     if let Some(keep) = prune {
         for id in index.record_ids()? {
             if !keep.contains(&id) {
                 writer.delete(&id)?;
-                removed += 1;
+                loaded.removed += 1;
             }
         }
     }
-    // One segment: every later search walks one postings list per term.
+    // One merge, at the end: every later search walks one postings list per term.
     writer.optimize()?;
     bar.finish_and_clear();
-    Ok((added, removed))
+    Ok(loaded)
 }
 
 /// Loads an embedding model: `spec` is a model directory, `default` for all-MiniLM-L6-v2
@@ -111,10 +182,21 @@ fn embedder(spec: Option<&str>, index: &Index) -> Result<Option<Arc<dyn braid::E
 /// Attaches the embedding model when one is asked for or recorded in the index. A recorded
 /// model that cannot be loaded is a warning: lexical and fuzzy search still work.
 pub(crate) fn attach(index: &Index, spec: Option<&str>) -> Result<()> {
+    if spec.is_none() {
+        if let Some(info) = index.embedding().filter(|i| i.model_id == braid::SUPPLIED_MODEL) {
+            // Vectors supplied with the records, no model: queries bring their own vector.
+            return Ok(index.attach_vectors(info)?);
+        }
+    }
     match embedder(spec, index) {
         Ok(Some(e)) => index.attach_embedder(e)?,
         Ok(None) => {}
-        Err(e) if spec.is_none() => eprintln!("warning: semantic leg off: {e:#}"),
+        Err(e) if spec.is_none() => {
+            eprintln!("warning: the index's model is unavailable ({e:#}); the semantic leg runs only for queries that supply a vector");
+            if let Some(info) = index.embedding() {
+                index.attach_vectors(info)?;
+            }
+        }
         Err(e) => return Err(e),
     }
     Ok(())
@@ -125,7 +207,11 @@ pub(crate) fn attach(index: &Index, spec: Option<&str>) -> Result<()> {
 /// Every document is read and checked before anything is written: one that cannot be read
 /// fails the run, and the index is left as it was. `policy` is for a new index; given for an
 /// existing index with another policy, it is an error.
-pub fn index(input: &Path, dir: &Path, policy: Option<AccessPolicy>, model: Option<&str>, prune: bool) -> Result<()> {
+pub fn index(args: IndexArgs<'_>) -> Result<()> {
+    let IndexArgs { input, dir, policy, model, commit_every, vectors, vector_model, prune } = args;
+    if commit_every == 0 {
+        bail!("--commit-every must be at least 1");
+    }
     let source = Source::detect(input).with_context(|| format!("reading {}", input.display()))?;
     let config = IndexConfig { policy: policy.unwrap_or_default(), ..IndexConfig::default() };
     let index = Index::open_or_create(dir, config).with_context(|| format!("opening index {}", dir.display()))?;
@@ -140,14 +226,38 @@ pub fn index(input: &Path, dir: &Path, policy: Option<AccessPolicy>, model: Opti
         );
     }
     attach(&index, model)?;
+    match (&vectors, vector_model) {
+        (Some(VectorSource::Sidecar(sidecar)), name) if !index.has_semantic() => {
+            let model_id = name.unwrap_or(braid::SUPPLIED_MODEL).to_string();
+            index.attach_vectors(braid::EmbeddingInfo { model_id, dim: sidecar.dim() })?;
+        }
+        (Some(VectorSource::Sidecar(_)), Some(name)) => {
+            let has = index.embedding().map_or_else(|| "a model attached".to_string(), |i| i.model_id);
+            bail!("--vector-model {name:?} names the model of vectors on a new index; this one holds {has}")
+        }
+        (_, Some(_)) => {
+            bail!("--vector-model goes with --vectors (vectors from a JSONL field are recorded as `supplied`)")
+        }
+        _ => {}
+    }
     let started = Instant::now();
     let ids = validate(&index, &source)?;
-    let (added, removed) = load(&index, &source, prune.then_some(&ids))?;
+    let loaded = load(&index, &source, commit_every, vectors, prune.then_some(&ids))?;
     let secs = started.elapsed().as_secs_f64();
+    let Loaded { added, unchanged, removed, without_vector } = loaded;
+    let mut notes = String::new();
+    if unchanged > 0 {
+        notes.push_str(&format!(", {unchanged} unchanged (already committed)"));
+    }
+    if removed > 0 {
+        notes.push_str(&format!(", removed {removed} whose documents are gone"));
+    }
+    if without_vector > 0 {
+        notes.push_str(&format!(", {without_vector} without a supplied vector"));
+    }
     eprintln!(
-        "indexed {added} records in {secs:.1} s ({:.0} records/s){}; the index holds {}",
+        "indexed {added} records in {secs:.1} s ({:.0} records/s){notes}; the index holds {}",
         added as f64 / secs.max(1e-9),
-        if removed > 0 { format!(", removed {removed} whose documents are gone") } else { String::new() },
         index.num_records()
     );
     Ok(())
@@ -182,15 +292,20 @@ pub struct SearchArgs<'a> {
     pub principal: &'a [String],
     pub model: Option<&'a str>,
     pub rerank: Option<(&'a Path, usize)>,
+    /// A query vector supplied on the command line.
+    pub vector: Option<Vec<f32>>,
 }
 
 pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
-    let SearchArgs { dir, mode, k, json, principal, model, rerank } = *args;
+    let SearchArgs { dir, mode, k, json, principal, model, rerank, .. } = *args;
     let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
     attach(&index, model)?;
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::try_from_verified_tokens(principal).context("--principal")?;
     let mut request = SearchRequest::new(query, principal).k(k).mode(parse_mode(mode)?);
+    if let Some(vector) = &args.vector {
+        request = request.vector(vector.clone());
+    }
     if let Some((dir, candidates)) = rerank {
         let model = braid::models::CrossEncoder::builder().model_dir(dir).max_len(256).build()?;
         index.attach_reranker(Arc::new(model));
@@ -247,7 +362,8 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Opti
             attach(&index, model)?;
             let source = Source::detect(dataset_dir)?;
             let started = Instant::now();
-            let (added, _) = load(&index, &source, None)?;
+            validate(&index, &source)?;
+            let added = load(&index, &source, DEFAULT_COMMIT_EVERY, None, None)?.added;
             eprintln!("indexed {added} records in {:.1} s", started.elapsed().as_secs_f64());
             index
         }

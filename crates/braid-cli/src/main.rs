@@ -5,6 +5,7 @@ mod commands;
 mod output;
 #[cfg(feature = "server")]
 mod serve;
+mod vectors;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,6 +46,27 @@ enum Command {
         /// semantic leg can run.
         #[arg(long)]
         model: Option<String>,
+        /// Commit every this many records (each commit bounds the writer's memory; a killed
+        /// run resumes after the last one).
+        #[arg(long, default_value_t = commands::DEFAULT_COMMIT_EVERY)]
+        commit_every: usize,
+        /// The records' own vectors: a `.npy` file (2-D float32) or raw little-endian f32
+        /// (with --vector-dim), row i being the vector of the i-th id in --vector-ids. With
+        /// no --model, the semantic leg then runs on query vectors only.
+        #[arg(long, requires = "vector_ids", conflicts_with = "vector_field")]
+        vectors: Option<PathBuf>,
+        /// The ids of --vectors' rows, one per line.
+        #[arg(long, requires = "vectors")]
+        vector_ids: Option<PathBuf>,
+        /// Dimensions of a raw f32 --vectors file.
+        #[arg(long, requires = "vectors")]
+        vector_dim: Option<usize>,
+        /// Read each JSONL document's vector from this field of its `metadata`.
+        #[arg(long)]
+        vector_field: Option<String>,
+        /// The name the index records for the supplied vectors' model (by default `supplied`).
+        #[arg(long)]
+        vector_model: Option<String>,
     },
     /// Search an index.
     Search {
@@ -72,8 +94,12 @@ enum Command {
         /// Candidates the cross-encoder rescores.
         #[arg(long, default_value_t = braid::DEFAULT_RERANK_CANDIDATES)]
         rerank_candidates: usize,
+        /// A query vector, as a JSON array of numbers (the semantic leg searches with it
+        /// instead of embedding the text).
+        #[arg(long)]
+        vector: Option<String>,
         /// The query text (read as plain text, never as query syntax).
-        #[arg(required = true, num_args = 1..)]
+        #[arg(required_unless_present = "vector", num_args = 0..)]
         query: Vec<String>,
     },
     /// Verify an index: manifest, every lexical file's checksum, the vector file.
@@ -194,12 +220,41 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init();
     let result = match cli.command {
         Command::Check { index } => commands::check(&index),
-        Command::Index { input, index, policy, model, no_prune } => {
-            commands::index(&input, &index, policy.map(policy_of), model.as_deref(), !no_prune)
-        }
-        Command::Search { index, mode, k, json, principal, model, rerank, rerank_candidates, query } => {
+        Command::Index {
+            input,
+            index,
+            policy,
+            no_prune,
+            model,
+            commit_every,
+            vectors,
+            vector_ids,
+            vector_dim,
+            vector_field,
+            vector_model,
+        } => vector_source(vectors.as_deref(), vector_ids.as_deref(), vector_dim, vector_field).and_then(|vectors| {
+            commands::index(commands::IndexArgs {
+                input: &input,
+                dir: &index,
+                policy: policy.map(policy_of),
+                model: model.as_deref(),
+                commit_every,
+                vectors,
+                vector_model: vector_model.as_deref(),
+                prune: !no_prune,
+            })
+        }),
+        Command::Search { index, mode, k, json, principal, model, rerank, rerank_candidates, vector, query } => {
             let rerank = rerank.as_deref().map(|dir| (dir, rerank_candidates));
+            let vector = match vector.as_deref().map(serde_json::from_str::<Vec<f32>>).transpose() {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("error: --vector is not a JSON array of numbers: {e}");
+                    return ExitCode::from(2);
+                }
+            };
             let args = commands::SearchArgs {
+                vector,
                 dir: &index,
                 mode: &mode,
                 k,
@@ -245,6 +300,19 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn vector_source(
+    file: Option<&std::path::Path>,
+    ids: Option<&std::path::Path>,
+    dim: Option<usize>,
+    field: Option<String>,
+) -> anyhow::Result<Option<vectors::VectorSource>> {
+    Ok(match (file, ids, field) {
+        (Some(file), Some(ids), _) => Some(vectors::VectorSource::Sidecar(vectors::Sidecar::open(file, ids, dim)?)),
+        (_, _, Some(field)) => Some(vectors::VectorSource::Field(field)),
+        _ => None,
+    })
 }
 
 fn policy_of(p: Policy) -> braid::AccessPolicy {

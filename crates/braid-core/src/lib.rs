@@ -38,7 +38,7 @@ pub use error::{Error, Result};
 pub use filter::Filter;
 pub use lang::{is_cjk, is_han, is_hangul, is_kana, Language};
 pub use models::{Embedder, Reranker};
-pub use record::{parse_date, Record};
+pub use record::{check_vector, parse_date, Record};
 pub use request::{
     Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K,
     MAX_QUERY_BYTES,

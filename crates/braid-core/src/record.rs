@@ -37,6 +37,10 @@ pub struct Record {
     section: Vec<String>,
     #[serde(default)]
     lines: Option<(u32, u32)>,
+    /// A vector the caller computed (skipped when absent, so the content hash of a record
+    /// without one is what it was before vectors could be supplied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    vector: Option<Vec<f32>>,
 }
 
 impl Record {
@@ -108,6 +112,27 @@ impl Record {
     pub fn lines(mut self, start: u32, end: u32) -> Self {
         self.lines = Some((start, end));
         self
+    }
+
+    /// Supplies the record's vector, computed by the caller's own model: the semantic leg
+    /// uses it instead of embedding the record. Its dimension must be the index's (checked
+    /// at upsert); every component must be finite and not all zero (checked by
+    /// [`Record::validate`]).
+    ///
+    /// ```
+    /// use braid_core::Record;
+    /// let r = Record::new("a").body("text").vector(vec![0.6, 0.8]);
+    /// assert_eq!(r.supplied_vector(), Some(&[0.6, 0.8][..]));
+    /// assert!(Record::new("b").vector(vec![f32::NAN, 1.0]).validate().is_err());
+    /// ```
+    pub fn vector(mut self, vector: impl Into<Vec<f32>>) -> Self {
+        self.vector = Some(vector.into());
+        self
+    }
+
+    /// The vector the caller supplied, if any.
+    pub fn supplied_vector(&self) -> Option<&[f32]> {
+        self.vector.as_deref()
     }
 
     /// The external id.
@@ -206,8 +231,37 @@ impl Record {
                 return bad(format!("line range {s}..{e} is reversed"));
             }
         }
+        if let Some(vector) = &self.vector {
+            check_vector(vector).map_err(|reason| Error::InvalidRecord { reason: format!("vector {reason}") })?;
+        }
         Ok(())
     }
+}
+
+/// Checks what every vector must be, whatever its dimension: not empty, every component
+/// finite, not all zeros (a zero vector has no direction to compare). The error names the
+/// problem ("has a NaN or infinite component at 3").
+///
+/// # Errors
+/// The problem, in words, for the caller to wrap in its own error.
+///
+/// ```
+/// assert!(braid_core::check_vector(&[0.1, 0.2]).is_ok());
+/// assert!(braid_core::check_vector(&[0.0, 0.0]).is_err());
+/// assert!(braid_core::check_vector(&[f32::INFINITY]).is_err());
+/// assert!(braid_core::check_vector(&[]).is_err());
+/// ```
+pub fn check_vector(vector: &[f32]) -> std::result::Result<(), String> {
+    if vector.is_empty() {
+        return Err("is empty".into());
+    }
+    if let Some(at) = vector.iter().position(|x| !x.is_finite()) {
+        return Err(format!("has a NaN or infinite component at {at}"));
+    }
+    if vector.iter().all(|&x| x == 0.0) {
+        return Err("is all zeros".into());
+    }
+    Ok(())
 }
 
 /// Parses `YYYY-MM-DD` or an RFC 3339 timestamp (`2026-09-14T10:00:00Z`, offsets allowed)
@@ -331,6 +385,10 @@ mod tests {
         for token in ["__braid:no-acl", " __braid:no-tenant", "__braid:anything"] {
             let err = Record::new("a").acl(["tenant:acme", token]).validate().unwrap_err();
             assert!(matches!(err, Error::ReservedToken { .. }), "{token}: {err}");
+        }
+        assert!(Record::new("a").vector(vec![1.0, 0.0]).validate().is_ok());
+        for bad in [vec![], vec![0.0, 0.0], vec![f32::NAN, 1.0], vec![1.0, f32::NEG_INFINITY]] {
+            assert!(matches!(Record::new("a").vector(bad).validate(), Err(Error::InvalidRecord { .. })));
         }
     }
 }

@@ -200,6 +200,7 @@ pub struct SearchRequest {
     collapse: bool,
     ids_only: bool,
     deadline: Option<Instant>,
+    vector: Option<Vec<f32>>,
 }
 
 impl SearchRequest {
@@ -223,7 +224,31 @@ impl SearchRequest {
             collapse: false,
             ids_only: false,
             deadline: None,
+            vector: None,
         }
+    }
+
+    /// A query vector computed by the caller's own model: the semantic leg searches with it
+    /// instead of embedding the query text, which still drives the lexical and fuzzy legs
+    /// (leave it empty for a vector-only search). It must have the index's dimension, finite
+    /// components and not be all zeros; `search()` answers otherwise with
+    /// [`crate::Error::DimensionMismatch`] or [`crate::Error::InvalidRequest`]. With a query
+    /// vector the semantic leg runs even on an index without an embedding model. By default,
+    /// none.
+    ///
+    /// ```
+    /// use braid_core::{Mode, Principal, SearchRequest};
+    /// let req = SearchRequest::new("", Principal::public()).vector(vec![0.1, 0.9]).mode(Mode::Semantic);
+    /// assert_eq!(req.query_vector(), Some(&[0.1, 0.9][..]));
+    /// ```
+    pub fn vector(mut self, vector: impl Into<Vec<f32>>) -> Self {
+        self.vector = Some(vector.into());
+        self
+    }
+
+    /// The query vector the caller supplied, if any.
+    pub fn query_vector(&self) -> Option<&[f32]> {
+        self.vector.as_deref()
     }
 
     /// How many hits to return. By default, 10.

@@ -178,7 +178,12 @@ impl LexicalIndex {
         // `<segment>.<opstamp>.del` that this writer would create again under the same name and
         // fail on): remove them before writing anything.
         writer.garbage_collect_files().wait().map_err(lexical)?;
-        Ok(LexicalWriter { writer, fields: self.fields.clone(), by_mode: ModeAnalyzers::both(self.config.analyzer) })
+        Ok(LexicalWriter::new(
+            writer,
+            heap_bytes.max(15_000_000),
+            self.fields.clone(),
+            ModeAnalyzers::both(self.config.analyzer),
+        ))
     }
 
     /// Picks up the latest commit: later calls to [`LexicalIndex::snapshot`] see it.

@@ -49,4 +49,4 @@ pub use legs::{max_edits, MAX_QUERY_TERMS};
 pub use schema::SchemaConfig;
 pub use stored::StoredRecord;
 pub use view::View;
-pub use writer::{ContentDigest, LexicalWriter};
+pub use writer::{ContentDigest, LexicalWriter, Merges};

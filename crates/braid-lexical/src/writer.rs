@@ -1,6 +1,7 @@
 //! Adding, replacing and deleting records in the inverted index.
 
 use braid_core::{Error, Ord, Record, Result, NO_ACL_TOKEN, NO_TENANT_TOKEN, TENANT_PREFIX};
+use tantivy::indexer::{LogMergePolicy, NoMergePolicy};
 use tantivy::schema::Field;
 use tantivy::tokenizer::{PreTokenizedString, TextAnalyzer};
 use tantivy::{IndexWriter, TantivyDocument, Term};
@@ -10,9 +11,25 @@ use crate::cjk::HanMode;
 use crate::schema::Fields;
 use crate::visibility::section_key;
 
+/// When a lexical writer merges segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Merges {
+    /// tantivy's log merge policy merges small segments in the background as commits
+    /// accumulate them (the default: right for a writer that commits small batches forever).
+    #[default]
+    Background,
+    /// No merge runs until [`LexicalWriter::merge_segments`]: right for a bulk load, whose
+    /// every intermediate merge would be rewritten again by the final one.
+    Deferred,
+}
+
 /// The single writer of a lexical index. Changes become visible to searches at `commit()`.
 pub struct LexicalWriter {
-    pub(crate) writer: IndexWriter,
+    /// tantivy's writer; `None` only when reopening it after waiting for its merges failed
+    /// (every later call then reports [`Error::Lexical`]).
+    writer: Option<IndexWriter>,
+    heap_bytes: usize,
+    merges: Merges,
     pub(crate) fields: Fields,
     /// Analyzers for records whose language says how to cut Han characters.
     pub(crate) by_mode: [ModeAnalyzers; 2],
@@ -42,6 +59,29 @@ impl From<u64> for ContentDigest {
 }
 
 impl LexicalWriter {
+    pub(crate) fn new(writer: IndexWriter, heap_bytes: usize, fields: Fields, by_mode: [ModeAnalyzers; 2]) -> Self {
+        LexicalWriter { writer: Some(writer), heap_bytes, merges: Merges::Background, fields, by_mode }
+    }
+
+    fn tantivy(&mut self) -> Result<&mut IndexWriter> {
+        self.writer.as_mut().ok_or_else(|| Error::Lexical("the writer was closed by a failed reopen".into()))
+    }
+
+    /// Chooses when segments merge (see [`Merges`]); takes effect for merges not yet started.
+    pub fn set_merges(&mut self, merges: Merges) -> Result<()> {
+        self.merges = merges;
+        let policy = self.policy();
+        self.tantivy()?.set_merge_policy(policy);
+        Ok(())
+    }
+
+    fn policy(&self) -> Box<dyn tantivy::indexer::MergePolicy> {
+        match self.merges {
+            Merges::Background => Box::new(LogMergePolicy::default()),
+            Merges::Deferred => Box::new(NoMergePolicy),
+        }
+    }
+
     /// Adds `record` under ordinal `ord`, replacing any record with the same id.
     ///
     /// # Errors
@@ -52,14 +92,19 @@ impl LexicalWriter {
         let digest = digest.into();
         record.validate()?;
         let doc = self.document(ord, record, &digest)?;
-        self.writer.delete_term(Term::from_field_text(self.fields.id, record.id()));
-        self.writer.add_document(doc).map_err(lexical)?;
+        let id = Term::from_field_text(self.fields.id, record.id());
+        let writer = self.tantivy()?;
+        writer.delete_term(id);
+        writer.add_document(doc).map_err(lexical)?;
         Ok(())
     }
 
-    /// Deletes the record with external id `id` (a no-op when there is none).
+    /// Deletes the record with external id `id` (a no-op when there is none, and on a writer
+    /// closed by a failed reopen, whose next commit fails).
     pub fn delete(&mut self, id: &str) {
-        self.writer.delete_term(Term::from_field_text(self.fields.id, id));
+        if let Some(writer) = &self.writer {
+            writer.delete_term(Term::from_field_text(self.fields.id, id));
+        }
     }
 
     /// Makes every change since the last commit durable and visible to new snapshots.
@@ -67,7 +112,7 @@ impl LexicalWriter {
     /// # Errors
     /// [`Error::Lexical`] when tantivy cannot commit (for example, the disk is full).
     pub fn commit(&mut self) -> Result<()> {
-        self.writer.commit().map_err(lexical)?;
+        self.tantivy()?.commit().map_err(lexical)?;
         Ok(())
     }
 
@@ -76,15 +121,40 @@ impl LexicalWriter {
     /// segment. Changes not yet committed are not part of the merge. The merge swaps its
     /// segment in atomically: a crash leaves the index as it was before or after, never between.
     ///
+    /// tantivy's merge policy may be merging some of those segments in the background: a
+    /// second merge over the same segments would find them gone when it ends ("the segments
+    /// that were merged could not be found in the SegmentManager"). So this stops new
+    /// background merges, waits for the running ones (tantivy waits only by closing its
+    /// writer, so the writer is closed and reopened), merges once, and restores the policy.
+    ///
     /// # Errors
     /// [`Error::Lexical`] when the merged segment cannot be written.
     pub fn merge_segments(&mut self) -> Result<()> {
-        let segments = self.writer.index().searchable_segment_ids().map_err(lexical)?;
-        let deletes = self.writer.index().searchable_segment_metas().map_err(lexical)?.iter().any(|m| m.has_deletes());
+        self.tantivy()?.set_merge_policy(Box::new(NoMergePolicy));
+        self.settle_merges()?;
+        let writer = self.tantivy()?;
+        let segments = writer.index().searchable_segment_ids().map_err(lexical)?;
+        let deletes = writer.index().searchable_segment_metas().map_err(lexical)?.iter().any(|m| m.has_deletes());
         if segments.len() > 1 || deletes {
-            self.writer.merge(&segments).wait().map_err(lexical)?;
-            self.writer.garbage_collect_files().wait().map_err(lexical)?;
+            writer.merge(&segments).wait().map_err(lexical)?;
+            writer.garbage_collect_files().wait().map_err(lexical)?;
         }
+        let policy = self.policy();
+        self.tantivy()?.set_merge_policy(policy);
+        Ok(())
+    }
+
+    /// Waits until no background merge runs, by closing tantivy's writer (which waits for its
+    /// merging threads) and opening a new one with the same budget and no merge policy.
+    /// Everything up to the last commit is on disk; uncommitted changes would be lost, so this
+    /// runs only right after a commit.
+    fn settle_merges(&mut self) -> Result<()> {
+        let Some(writer) = self.writer.take() else { return Err(Error::Lexical("the writer is closed".into())) };
+        let index = writer.index().clone();
+        writer.wait_merging_threads().map_err(lexical)?;
+        let reopened = index.writer(self.heap_bytes).map_err(lexical)?;
+        reopened.set_merge_policy(Box::new(NoMergePolicy));
+        self.writer = Some(reopened);
         Ok(())
     }
 
@@ -93,7 +163,7 @@ impl LexicalWriter {
     /// # Errors
     /// [`Error::Lexical`] when tantivy cannot roll back.
     pub fn rollback(&mut self) -> Result<()> {
-        self.writer.rollback().map_err(lexical)?;
+        self.tantivy()?.rollback().map_err(lexical)?;
         Ok(())
     }
 

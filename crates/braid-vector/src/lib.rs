@@ -11,14 +11,16 @@
 //! **Invariant:** no search returns an ordinal outside the allowed set or one that was
 //! deleted, whichever path runs.
 //!
-//! **Persistence:** [`VectorStore::save`] writes only the live vectors and the parameters,
-//! in one checksummed file ([`VECTORS_FILE`], format [`FORMAT_VERSION`]);
-//! [`VectorStore::open`] verifies it and rebuilds the graph with a parallel insert. Dumping
-//! the `hnsw_rs` graph itself was not chosen: reloading it ties the graph's lifetime to a
-//! loader object (`HnswIo`). The price is the rebuild on open: 3.9 s for 5,000 × 384 random
-//! vectors, 22 s for 20,000 low-rank ones, on 2 busy cores in release. A store below
-//! [`HnswParams::exact_threshold`] vectors keeps no graph at all (every search scans), so
-//! opening it builds none; the graph is built when the store reaches the threshold.
+//! **Persistence:** [`VectorStore::save`] writes the live vectors by slot and the parameters
+//! in one checksummed file ([`VECTORS_FILE`], format [`FORMAT_VERSION`]) and, once the store
+//! has a graph, `hnsw_rs`'s dump of it beside that file (two files whose checksums the vector
+//! file records; each save dumps under a new name, fsyncs, renames the vector file, then removes
+//! older dumps). [`VectorStore::open`] verifies all three and loads the graph instead of
+//! rebuilding it ([`VectorStore::graph_was_loaded`]); before, opening rebuilt the graph: 3.9 s
+//! for 5,000 × 384 random vectors, 22 s for 20,000 low-rank ones, on 2 busy cores in release.
+//! `hnsw_rs` ties a reloaded graph's lifetime to its loader, so each open leaks one loader (a
+//! path and a name). A store below [`HnswParams::exact_threshold`] vectors keeps no graph at
+//! all (every search scans), so it saves none either.
 //!
 //! **Defaults** (see [`HnswParams`]) come from `examples/recall_sweep.rs` (release build,
 //! 2 shared cores, m = 16, ef_construction = 200, filtered search, times per query):

@@ -65,6 +65,8 @@ pub struct VectorStore {
     /// only while the store holds at least [`HnswParams::exact_threshold`] vectors (below
     /// that every search scans, so building it on open would be wasted time).
     graph: Option<Graph>,
+    /// Whether `graph` came from a dump on open (rather than being built here).
+    loaded: bool,
 }
 
 impl fmt::Debug for VectorStore {
@@ -90,6 +92,7 @@ impl VectorStore {
             slots: HashMap::new(),
             dead: 0,
             graph: None,
+            loaded: false,
         };
         store.fit_graph();
         store
@@ -132,6 +135,13 @@ impl VectorStore {
     /// vectors on).
     pub fn has_graph(&self) -> bool {
         self.graph.is_some()
+    }
+
+    /// Whether the graph was loaded from the dump saved with the store (and not rebuilt
+    /// since): true after [`VectorStore::open`] of a store saved with a graph, until a
+    /// rebuild (past [`HnswParams::rebuild_tombstone_fraction`]) replaces it.
+    pub fn graph_was_loaded(&self) -> bool {
+        self.loaded && self.graph.is_some()
     }
 
     /// The number of tombstoned slots (deleted or replaced vectors still in the graph).
@@ -257,35 +267,69 @@ impl VectorStore {
         Ok(self.scan(&query, k, allowed))
     }
 
-    /// Writes the live vectors and parameters to `dir` (created if needed): a new file,
-    /// fsynced, then renamed over the old one, so a crash leaves the old or the new store.
+    /// Writes the live vectors and parameters to `dir` (created if needed), and the graph
+    /// when the store has one: the graph is dumped under a new name and fsynced, then the
+    /// vector file (naming that dump and its checksums) is written to a new file, fsynced and
+    /// renamed over the old one, then older dumps are removed. A crash leaves the old or the
+    /// new store, each with its own graph.
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] naming the path that failed.
+    /// [`Error::Io`] naming the path that failed; [`Error::Vector`] when the graph cannot be
+    /// dumped.
     pub fn save(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let graph = match self.graph.as_ref().filter(|g| g.points() > 0) {
+            Some(graph) => {
+                let started = std::time::Instant::now();
+                let name = graph.dump(dir, &persist::new_graph_basename())?;
+                let sealed = persist::seal_graph(dir, &name, graph.points())?;
+                tracing::debug!(target: "braid::vector", points = graph.points(), ms = started.elapsed().as_millis() as u64, "graph dumped");
+                Some(sealed)
+            }
+            None => None,
+        };
         let records = self
             .slot_ord
             .iter()
             .enumerate()
             .filter(|&(slot, _)| self.live[slot])
-            .map(|(slot, &ord)| (ord, self.slot_vector(slot)));
-        persist::write(dir, self.dim, &self.params, self.len(), records)
+            .map(|(slot, &ord)| (slot, ord, self.slot_vector(slot)));
+        persist::write(dir, self.dim, &self.params, self.len(), self.slot_ord.len(), graph.as_ref(), records)?;
+        persist::remove_stale_graphs(dir, graph.as_ref().map(|g| g.basename.as_str()))
     }
 
-    /// Reads a store written by [`VectorStore::save`] and rebuilds its graph.
+    /// Reads a store written by [`VectorStore::save`]: the vector file, then the graph dump
+    /// it names (both checksummed), so a store with a graph opens without rebuilding it. A
+    /// store saved without a graph that has reached [`HnswParams::exact_threshold`] builds
+    /// one.
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupt`] naming the file when it is missing, truncated or fails its checksum;
-    /// [`Error::FormatVersion`] when another format version wrote it; [`Error::Io`] otherwise.
+    /// [`Error::Corrupt`] naming the file when it (or the graph dump it names) is missing,
+    /// truncated or fails its checksum; [`Error::FormatVersion`] when another format version
+    /// wrote it; [`Error::Io`] otherwise.
     pub fn open(dir: &Path) -> Result<Self> {
         let saved = persist::read(dir)?;
-        let mut store = VectorStore::new(saved.dim, saved.params);
-        store.arena = saved.arena;
-        store.slot_ord = saved.ords;
-        store.live = vec![true; store.slot_ord.len()];
-        store.slots = store.slot_ord.iter().enumerate().map(|(slot, &ord)| (ord, slot)).collect();
+        let dim = saved.dim;
+        let mut store = VectorStore::new(dim, saved.params);
+        store.arena = vec![0.0; saved.slots * dim];
+        store.slot_ord = vec![0; saved.slots];
+        store.live = vec![false; saved.slots];
+        for (i, &(slot, ord)) in saved.live.iter().enumerate() {
+            store.arena[slot * dim..(slot + 1) * dim].copy_from_slice(&saved.arena[i * dim..(i + 1) * dim]);
+            store.slot_ord[slot] = ord;
+            store.live[slot] = true;
+            store.slots.insert(ord, slot);
+        }
+        store.dead = saved.slots - saved.live.len();
+        if let Some(graph) = &saved.graph {
+            persist::verify_graph(dir, graph)?;
+            let started = std::time::Instant::now();
+            store.graph = Some(Graph::load(dir, &graph.basename, graph.points)?);
+            store.loaded = true;
+            tracing::debug!(target: "braid::vector", points = graph.points, ms = started.elapsed().as_millis() as u64, "graph loaded");
+        }
         store.fit_graph();
         Ok(store)
     }
@@ -409,6 +453,7 @@ impl VectorStore {
         graph.insert(&batch);
         let points = batch.len();
         self.graph = Some(graph);
+        self.loaded = false;
         tracing::debug!(target: "braid::vector", points, ms = started.elapsed().as_millis() as u64, "graph rebuilt");
     }
 }

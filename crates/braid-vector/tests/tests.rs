@@ -226,7 +226,8 @@ fn save_open_roundtrip_returns_identical_results() {
     assert_eq!(reopened.len(), store.len());
     assert_eq!(reopened.dim(), store.dim());
     assert_eq!(reopened.params(), store.params());
-    assert_eq!(reopened.tombstones(), 0);
+    assert_eq!(reopened.tombstones(), store.tombstones());
+    assert!(reopened.graph_was_loaded(), "the graph is loaded from its dump, not rebuilt");
     for ord in 0..600 {
         assert_eq!(reopened.vector(ord), store.vector(ord));
     }
@@ -234,7 +235,7 @@ fn save_open_roundtrip_returns_identical_results() {
     let large = allowed(0..600); // graph path
     for q in &queries {
         assert_eq!(reopened.search(q, 10, &small).unwrap(), store.search(q, 10, &small).unwrap());
-        // The graph is rebuilt on open; on this small store both graphs find the exact answer.
+        // The graph is the one saved: the same answers, by the same path.
         let before = store.search(q, 10, &large).unwrap();
         let after = reopened.search(q, 10, &large).unwrap();
         assert_eq!((before.path, after.path), (SearchPath::Hnsw, SearchPath::Hnsw));
@@ -245,6 +246,77 @@ fn save_open_roundtrip_returns_identical_results() {
     reopened.save(dir.path()).unwrap();
     assert_eq!(VectorStore::open(dir.path()).unwrap().len(), store.len());
     assert!(!dir.path().join(format!("{VECTORS_FILE}.tmp")).exists());
+    // Only the latest save's graph dump is left.
+    assert_eq!(graph_dumps(dir.path()).len(), 2, "{:?}", graph_dumps(dir.path()));
+}
+
+fn graph_dumps(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(".hnsw."))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_loaded_graph_takes_inserts_and_deletes_and_saves_again() {
+    let (mut store, queries) = roundtrip_store();
+    let dir = tempfile::tempdir().unwrap();
+    store.save(dir.path()).unwrap();
+    let mut reopened = VectorStore::open(dir.path()).unwrap();
+    let more = dataset(700, 16, 99).split_off(600);
+    reopened.insert_batch(&more).unwrap();
+    store.insert_batch(&more).unwrap();
+    for ord in [1, 2, 650] {
+        assert!(reopened.delete(ord));
+        store.delete(ord);
+    }
+    assert!(reopened.graph_was_loaded(), "inserts and deletes did not rebuild the graph");
+    reopened.save(dir.path()).unwrap();
+    let again = VectorStore::open(dir.path()).unwrap();
+    let everything = allowed(0..700);
+    for q in &queries {
+        let exact = store.search_exact(q, 10, &everything).unwrap();
+        assert_eq!(again.search_exact(q, 10, &everything).unwrap(), exact);
+        let found = again.search(q, 10, &everything).unwrap();
+        assert_eq!(found.path, SearchPath::Hnsw);
+        assert!(found.hits.iter().all(|h| ![1, 2, 650].contains(&h.0)));
+        let hit = found.hits.iter().filter(|h| exact.contains(h)).count();
+        assert!(hit >= 9, "recall {hit}/10 after reload, inserts and deletes");
+    }
+}
+
+#[test]
+fn a_damaged_or_missing_graph_dump_is_a_typed_error() {
+    let (store, _) = roundtrip_store();
+    for damage in ["flip", "truncate", "remove"] {
+        for which in 0..2 {
+            let dir = tempfile::tempdir().unwrap();
+            store.save(dir.path()).unwrap();
+            let files = graph_dumps(dir.path());
+            assert_eq!(files.len(), 2);
+            let file = &files[which];
+            match damage {
+                "flip" => {
+                    let mut bytes = std::fs::read(file).unwrap();
+                    let mid = bytes.len() / 2;
+                    bytes[mid] ^= 0x10;
+                    std::fs::write(file, bytes).unwrap();
+                }
+                "truncate" => {
+                    let bytes = std::fs::read(file).unwrap();
+                    std::fs::write(file, &bytes[..bytes.len() / 3]).unwrap();
+                }
+                _ => std::fs::remove_file(file).unwrap(),
+            }
+            match VectorStore::open(dir.path()) {
+                Err(Error::Corrupt { path, .. }) => assert_eq!(&path, file, "{damage}"),
+                other => panic!("{damage} of {} gave {:?}", file.display(), other.map(|_| ())),
+            }
+        }
+    }
 }
 
 fn damaged(dir: &Path, damage: impl FnOnce(&mut Vec<u8>)) -> Error {

@@ -32,6 +32,10 @@ pub struct SearchParams {
     /// false.
     #[serde(default)]
     pub ids_only: bool,
+    /// A query vector from the caller's own model, used by the semantic leg instead of
+    /// embedding `query`. By default, none.
+    #[serde(default)]
+    pub vector: Option<Vec<f32>>,
 }
 
 fn default_k() -> usize {
@@ -156,6 +160,8 @@ impl Engine {
             let fresh = Index::open(dir)?;
             if let Some(embedder) = current.embedder() {
                 fresh.attach_embedder(embedder)?;
+            } else if let (true, Some(info)) = (current.has_semantic(), fresh.embedding()) {
+                fresh.attach_vectors(info)?;
             }
             if let Some(reranker) = current.reranker() {
                 fresh.attach_reranker(reranker);
@@ -207,6 +213,9 @@ impl Engine {
             .ids_only(params.ids_only);
         if let Some(deadline) = DEADLINE.with(Cell::get) {
             request = request.deadline(deadline);
+        }
+        if let Some(vector) = &params.vector {
+            request = request.vector(vector.clone());
         }
         let mut filters = params.filters.clone();
         if let Some(filter) = match filters.len() {
@@ -305,5 +314,21 @@ mod tests {
         }
         assert!(params(r#"{"query": "x", "mode": "psychic"}"#).is_err());
         assert!(params(r#"{"k": 3}"#).is_err());
+    }
+
+    #[test]
+    fn a_query_vector_runs_the_semantic_leg_within_the_principal() {
+        let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let mut w = index.writer().unwrap();
+        w.upsert(&Record::new("a").body("north").vector(vec![0.0, 1.0]).acl(["tenant:acme"])).unwrap();
+        w.upsert(&Record::new("b").body("north too").vector(vec![0.1, 1.0]).acl(["tenant:globex"])).unwrap();
+        w.commit().unwrap();
+        let e = Engine::new(index, 5);
+        let acme = Principal::from_verified_tokens(["tenant:acme"]);
+        let p = params(r#"{"query": "", "k": 5, "mode": "semantic", "vector": [0.1, 1.0]}"#).unwrap();
+        let ids: Vec<String> = e.search(&acme, &p).unwrap().hits.into_iter().map(|h| h.id).collect();
+        assert_eq!(ids, ["a"], "b is nearer but belongs to another tenant");
+        let wrong = params(r#"{"query": "", "k": 5, "mode": "semantic", "vector": [1, 0, 0]}"#).unwrap();
+        assert!(matches!(e.search(&acme, &wrong), Err(Failure::BadRequest(m)) if m.contains("dimension")));
     }
 }

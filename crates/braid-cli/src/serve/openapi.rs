@@ -163,7 +163,7 @@ mod tests {
         let schema = &doc["components"]["schemas"]["SearchParams"];
         assert_eq!(schema["additionalProperties"], false);
         let sample = json!({
-            "query": "x", "k": 3, "mode": "fuzzy", "collapse": true, "ids_only": true,
+            "query": "x", "k": 3, "mode": "fuzzy", "collapse": true, "ids_only": true, "vector": [0.5, 1],
             "filters": [{ "keyword": { "field": "category", "value": "billing" } }]
         });
         let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();

@@ -65,6 +65,10 @@ pub fn search_params(defs: &str, max_k: usize) -> Value {
             "ids_only": {
                 "type": "boolean", "default": false,
                 "description": "Return ids, scores and explanations only: no titles, fields or snippets."
+            },
+            "vector": {
+                "type": "array", "items": { "type": "number" },
+                "description": "A query vector from your own model (the index's dimension): the semantic leg searches with it instead of embedding the query text. Send an empty query for a vector-only search."
             }
         },
         "required": ["query"],

@@ -1,0 +1,110 @@
+//! `braid index` at scale, in miniature: commits past `--commit-every`, resumes, and vectors
+//! supplied from a sidecar or a JSONL field, searched with `braid search --vector`.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::support::braid;
+
+/// Record `i`'s vector: axis `i % 4` of 4 dimensions, slightly tilted.
+fn vector(i: usize) -> [f32; 4] {
+    let mut v = [0.1f32; 4];
+    v[i % 4] = 1.0;
+    v
+}
+
+fn write_corpus(path: &Path, n: usize, with_field: bool) {
+    let mut f = std::fs::File::create(path).unwrap();
+    for i in 0..n {
+        let mut doc = serde_json::json!({
+            "_id": format!("d{i}"), "title": format!("Doc {i}"),
+            "text": format!("walrus report {i} on axis {}", i % 4), "acl": [format!("group:g{}", i % 2)]
+        });
+        if with_field {
+            doc["metadata"] = serde_json::json!({ "emb": vector(i) });
+        }
+        writeln!(f, "{doc}").unwrap();
+    }
+}
+
+fn run(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{:?}: {}", cmd, String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout)
+}
+
+fn search_ids(index: &Path, extra: &[&str]) -> Vec<String> {
+    let out = run(braid().args(["search", "--index"]).arg(index).args(["--json", "-k", "3"]).args(extra));
+    let json: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
+    json["hits"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn index_commits_in_steps_resumes_and_takes_sidecar_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, part, index) = (dir.path().join("c.jsonl"), dir.path().join("part.jsonl"), dir.path().join("idx"));
+    write_corpus(&corpus, 230, false);
+    // The first 150 documents, as a killed run would have committed them.
+    let all = std::fs::read_to_string(&corpus).unwrap();
+    std::fs::write(&part, all.lines().take(150).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    // A raw f32 sidecar with an ids file, in another order than the corpus.
+    let (vectors, ids) = (dir.path().join("v.f32"), dir.path().join("ids.txt"));
+    let mut v = std::fs::File::create(&vectors).unwrap();
+    let mut names = String::new();
+    for i in (0..230).rev() {
+        for x in vector(i) {
+            v.write_all(&x.to_le_bytes()).unwrap();
+        }
+        names.push_str(&format!("d{i}\n"));
+    }
+    drop(v);
+    std::fs::write(&ids, names).unwrap();
+    let sidecar = ["--vectors", vectors.to_str().unwrap(), "--vector-ids", ids.to_str().unwrap(), "--vector-dim", "4"];
+
+    let first =
+        run(braid().arg("index").arg(&part).arg("--index").arg(&index).args(["--commit-every", "40"]).args(sidecar));
+    assert!(first.contains("indexed 150 records"), "{first}");
+    let second =
+        run(braid().arg("index").arg(&corpus).arg("--index").arg(&index).args(["--commit-every", "40"]).args(sidecar));
+    assert!(second.contains("indexed 80 records") && second.contains("150 unchanged"), "{second}");
+    run(braid().args(["check", "--index"]).arg(&index));
+
+    // No model: the semantic leg runs on the query vector; permissions still first.
+    let hits = search_ids(&index, &["--mode", "semantic", "--principal", "group:g1", "--vector", "[0.1,1.0,0.1,0.1]"]);
+    assert_eq!(hits.len(), 3);
+    assert!(hits.iter().all(|id| id[1..].parse::<usize>().unwrap() % 4 == 1), "{hits:?}");
+    // Text alone cannot run the semantic leg without a model: an error, exit code 2.
+    let out = braid().args(["search", "--index"]).arg(&index).args(["--mode", "semantic", "walrus"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // A vector of the wrong dimension is refused.
+    let out = braid()
+        .args(["search", "--index"])
+        .arg(&index)
+        .args(["--mode", "semantic", "--vector", "[1,0]"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dimension"));
+}
+
+#[test]
+fn index_reads_vectors_from_a_jsonl_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, index) = (dir.path().join("c.jsonl"), dir.path().join("idx"));
+    write_corpus(&corpus, 40, true);
+    let out = run(braid().arg("index").arg(&corpus).arg("--index").arg(&index).args(["--vector-field", "emb"]));
+    assert!(out.contains("indexed 40 records"), "{out}");
+    let hits = search_ids(&index, &["--mode", "semantic", "--principal", "group:g0", "--vector", "[0.1,0.1,1.0,0.1]"]);
+    assert!(hits.iter().all(|id| id[1..].parse::<usize>().unwrap() % 4 == 2), "{hits:?}");
+    // A bad sidecar is a clear error before anything is written.
+    let out = braid()
+        .arg("index")
+        .arg(&corpus)
+        .arg("--index")
+        .arg(dir.path().join("other"))
+        .args(["--vectors", corpus.to_str().unwrap(), "--vector-ids", corpus.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--vector-dim"), "{}", String::from_utf8_lossy(&out.stderr));
+}
