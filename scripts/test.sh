@@ -22,7 +22,7 @@ if [ -z "${BRAID_SHARED:-}" ]; then
   done
   if [ -z "$found" ]; then
     BRAID_SHARED="$HOME/.cache/braid/shared"
-    echo "test.sh: no shared/ folder above $PWD; fetching the public datasets and model into $BRAID_SHARED" >&2
+    echo "test.sh: no shared/ folder above $PWD; using $BRAID_SHARED (fetch-shared.sh fills in what is missing)" >&2
     bash scripts/fetch-shared.sh "$BRAID_SHARED"
     export BRAID_SHARED
   fi
