@@ -6,25 +6,20 @@
 //! cargo bench --bench rerank
 //! ```
 
-use std::path::PathBuf;
-
 use braid::models::CrossEncoder;
 use braid::Reranker;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
-fn shared(rel: &str) -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        if dir.join("shared").join(rel).exists() {
-            return dir.join("shared").join(rel);
-        }
-        assert!(dir.pop(), "no shared/{rel} above the repository");
-    }
-}
+#[path = "../tests/shared_dir.rs"]
+mod shared_dir;
+use shared_dir::{shared, unfetchable};
 
 fn rerank(c: &mut Criterion) {
+    let Some(fixture) = unfetchable("models/test-fixtures/minilm-l6-cross-encoder-untrained", "bench rerank") else {
+        return;
+    };
     let model = CrossEncoder::builder()
-        .model_dir(shared("models/test-fixtures/minilm-l6-cross-encoder-untrained"))
+        .model_dir(fixture)
         .max_len(256)
         .build()
         .expect("cost fixture (run scripts/setup-onnxruntime.sh)");

@@ -22,15 +22,11 @@ use braid::models::OnnxEmbedder;
 use braid::{Index, IndexConfig, Mode, Principal, Record, SearchRequest};
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 
+#[path = "../tests/shared_dir.rs"]
+mod shared_dir;
+
 fn dataset_dir(name: &str) -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let candidate = dir.join("shared/datasets").join(name);
-        if candidate.is_dir() {
-            return candidate;
-        }
-        assert!(dir.pop(), "no shared/datasets/{name} above the repository (see datasets/README.md)");
-    }
+    shared_dir::shared(&format!("datasets/{name}"))
 }
 
 fn records(name: &str) -> Vec<Record> {

@@ -4,7 +4,7 @@
 //! cargo run --release --example concurrent_search -- [--readers N] [--secs S] [--mode hybrid] [DATASET]
 //! ```
 //!
-//! Indexes a BEIR corpus (by default `../shared/datasets/scifact`) into a temporary on-disk
+//! Indexes a BEIR corpus (by default `datasets/scifact` of the shared folder: `$BRAID_SHARED` or `../shared`) into a temporary on-disk
 //! index, then runs the dataset's queries from N reader threads for S seconds (default 2
 //! readers, 10 s): first alone, then while one writer upserts new records, rewrites and
 //! deletes existing ones, and commits (fsync included) in a loop. Every search runs on one
@@ -26,11 +26,14 @@ struct Phase {
     writes: usize,
 }
 
+#[path = "../tests/shared_dir.rs"]
+mod shared_dir;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut readers = 2usize;
     let mut secs = 10u64;
     let mut mode = Mode::Hybrid;
-    let mut dataset = PathBuf::from("../shared/datasets/scifact");
+    let mut dataset = shared_dir::shared_dir().unwrap_or_else(|| PathBuf::from("../shared")).join("datasets/scifact");
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {

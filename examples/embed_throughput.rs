@@ -7,18 +7,23 @@
 //! after one warm-up batch). `benches/peers/embed_vs_python.sh` runs it beside Python
 //! onnxruntime with the same model, passages, batch size and thread count.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use braid::models::OnnxEmbedder;
 use braid::Embedder;
+
+#[path = "../tests/shared_dir.rs"]
+mod shared_dir;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let n = args.first().copied().unwrap_or(256);
     let threads = args.get(1).copied().unwrap_or(1);
     let batch = args.get(2).copied().unwrap_or(32);
-    let corpus = find("shared/datasets/scifact/corpus.jsonl").ok_or("no shared/datasets/scifact above here")?;
+    let corpus = shared_dir::shared_dir()
+        .map(|dir| dir.join("datasets/scifact/corpus.jsonl"))
+        .filter(|path| path.is_file())
+        .ok_or("no shared/datasets/scifact (set BRAID_SHARED; see datasets/README.md)")?;
     let passages: Vec<String> = braid_eval::read_corpus(&corpus)
         .take(n)
         .map(|d| d.map(|d| format!("{} {}", d.title, d.text)))
@@ -37,16 +42,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         texts.len() as f64 / secs
     );
     Ok(())
-}
-
-fn find(rel: &str) -> Option<PathBuf> {
-    let mut dir = std::env::current_dir().ok()?;
-    loop {
-        if dir.join(rel).is_file() {
-            return Some(dir.join(rel));
-        }
-        if !dir.pop() {
-            return None;
-        }
-    }
 }

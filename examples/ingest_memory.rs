@@ -4,7 +4,7 @@
 //! cargo run --release --example ingest_memory -- [--embed-batch N] [--heap-mb M] [--limit N] [DATASET]
 //! ```
 //!
-//! Indexes a BEIR corpus (by default `../shared/datasets/scifact`, the first `--limit`
+//! Indexes a BEIR corpus (by default `datasets/scifact` of the shared folder: `$BRAID_SHARED` or `../shared`, the first `--limit`
 //! documents, all by default) into a temporary on-disk index with all-MiniLM-L6-v2 attached,
 //! through `Index::writer_with` and the given [`braid::WriterOptions`], and prints the process's
 //! peak resident set size (`VmHWM`) before and after. The embedding batch bounds ONNX
@@ -17,10 +17,13 @@ use std::time::Instant;
 use braid::ingest::Source;
 use braid::{Index, IndexConfig, WriterOptions};
 
+#[path = "../tests/shared_dir.rs"]
+mod shared_dir;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut options = WriterOptions::default();
     let mut limit = usize::MAX;
-    let mut dataset = PathBuf::from("../shared/datasets/scifact");
+    let mut dataset = shared_dir::shared_dir().unwrap_or_else(|| PathBuf::from("../shared")).join("datasets/scifact");
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {

@@ -14,7 +14,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/braid-target}"
 ORT_DYLIB_PATH="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"; export ORT_DYLIB_PATH
 cargo build --release --locked -p braid-cli -p braid-report
 B="$CARGO_TARGET_DIR/release/braid"; R="$CARGO_TARGET_DIR/release/braid-report"
-shared="$(cd .. && pwd)/shared/datasets"
+shared="${BRAID_SHARED:-$(cd .. && pwd)/shared}/datasets"
 idx="${BRAID_EVAL_DIR:-$HOME/.cache/braid/eval}"
 out=results
 mkdir -p "$idx" "$out"
@@ -34,7 +34,9 @@ for d in scifact nfcorpus helpcenter; do
   "$B" eval --dataset "$(src $d)" --index "$idx/$d-minilm" --mode hybrid --weights fuzzy=0.5 --out $out/weights-$d.json
 done
 # The classic collections: lexical legs only (no embeddings built for them).
+# Optional: scripts/fetch-shared.sh does not fetch them (see datasets/README.md).
 for d in cranfield cacm npl; do
+  if [ ! -d "$shared/$d" ]; then echo "report.sh: no $shared/$d; skipped" >&2; continue; fi
   "$B" eval --dataset "$shared/$d" --mode lexical,fuzzy,hybrid --out $out/$d.json
 done
 "$R" readme --results $out --readme README.md

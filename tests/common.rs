@@ -89,16 +89,9 @@ pub fn shared_datasets() -> PathBuf {
     shared("datasets")
 }
 
-/// `shared/<rel>` in the first folder above the repository that has it (searched from the
-/// working directory cargo runs tests in — the package root — then from where it was built).
-pub fn shared(rel: &str) -> PathBuf {
-    let starts = [std::env::current_dir().unwrap_or_default(), PathBuf::from(env!("CARGO_MANIFEST_DIR"))];
-    starts
-        .iter()
-        .flat_map(|start| start.ancestors().map(|dir| dir.join("shared").join(rel)).collect::<Vec<_>>())
-        .find(|candidate| candidate.exists())
-        .unwrap_or_else(|| panic!("no shared/{rel} above the repository; see datasets/README.md"))
-}
+#[path = "shared_dir.rs"]
+mod shared_dir;
+pub use shared_dir::{shared, unfetchable};
 
 /// The repository root: the package root cargo runs tests in.
 pub fn repo() -> PathBuf {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use braid::models::CrossEncoder;
 use braid::{Mode, Principal, Reranker, SearchRequest};
 
-use crate::common::{index, shared};
+use crate::common::{index, unfetchable};
 
 struct Counting {
     inner: CrossEncoder,
@@ -27,16 +27,17 @@ impl Reranker for Counting {
     }
 }
 
-fn fixture() -> Arc<Counting> {
-    let dir = shared("models/test-fixtures/tiny-random-cross-encoder");
+/// The random-weight cross-encoder fixture, or `None` (the test skips) where it is absent.
+fn fixture(test: &str) -> Option<Arc<Counting>> {
+    let dir = unfetchable("models/test-fixtures/tiny-random-cross-encoder", test)?;
     let inner = CrossEncoder::builder().model_dir(&dir).intra_threads(1).build().expect("fixture");
-    Arc::new(Counting { inner, calls: AtomicUsize::new(0), most: AtomicUsize::new(0) })
+    Some(Arc::new(Counting { inner, calls: AtomicUsize::new(0), most: AtomicUsize::new(0) }))
 }
 
 #[test]
 fn reranking_stays_within_fusion_and_the_budget() {
     let idx = index();
-    let reranker = fixture();
+    let Some(reranker) = fixture("reranking_stays_within_fusion_and_the_budget") else { return };
     for q in ["refund policy 30 days", "sso setup saml", "kubernetes relay", "zzz", ""] {
         for budget in [1, 3, 50] {
             for mode in [Mode::Lexical, Mode::Hybrid] {
@@ -71,7 +72,7 @@ fn reranking_stays_within_fusion_and_the_budget() {
 #[test]
 fn reranking_never_sees_hidden_records() {
     let idx = index();
-    let reranker = fixture();
+    let Some(reranker) = fixture("reranking_never_sees_hidden_records") else { return };
     idx.attach_reranker(reranker);
     let r = idx
         .search(

@@ -11,8 +11,8 @@ ORT_DYLIB_PATH="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"; export ORT_DY
 venv="$HOME/.cache/braid/peers-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install -q onnxruntime==1.31.1 tokenizers==0.22.1 numpy
-model=$(cd ../shared/models/all-MiniLM-L6-v2 && pwd)
-corpus=$(cd ../shared/datasets/scifact && pwd)/corpus.jsonl
+model=$(cd "${BRAID_SHARED:-../shared}/models/all-MiniLM-L6-v2" && pwd)
+corpus=$(cd "${BRAID_SHARED:-../shared}/datasets/scifact" && pwd)/corpus.jsonl
 cargo build -q --release --example embed_throughput
 runs=()
 for _ in $(seq "$rounds"); do

@@ -18,7 +18,7 @@ venv="$HOME/.cache/braid/peers-venv"
 "$venv/bin/pip" install -q -r benches/peers/requirements.txt
 cargo build -q --release --locked -p braid-cli -p braid-report
 B="$CARGO_TARGET_DIR/release/braid"; R="$CARGO_TARGET_DIR/release/braid-report"
-shared="$(cd .. && pwd)/shared/datasets"
+shared="${BRAID_SHARED:-$(cd .. && pwd)/shared}/datasets"
 idx="${BRAID_EVAL_DIR:-$HOME/.cache/braid/eval}"
 work="${BRAID_PEERS_DIR:-$HOME/.cache/braid/peers}"
 mkdir -p "$idx" "$work" results

@@ -6,15 +6,20 @@ use std::path::{Path, PathBuf};
 
 use braid_eval::{evaluate, read_corpus, read_queries, Dataset, EvalError, Report};
 
-/// `<ancestor>/shared/datasets`, found by walking up from this crate.
+/// The shared folder's `datasets/`: `$BRAID_SHARED/datasets` when `BRAID_SHARED` is set (as
+/// `scripts/test.sh` sets it after `scripts/fetch-shared.sh`), else `<ancestor>/shared/datasets`,
+/// found by walking up from this crate.
 fn datasets_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("BRAID_SHARED").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir).join("datasets");
+    }
     let cwd = std::env::current_dir().unwrap_or_default();
     [cwd.as_path(), Path::new(env!("CARGO_MANIFEST_DIR"))]
         .iter()
         .flat_map(|start| start.ancestors())
         .map(|dir| dir.join("shared").join("datasets"))
         .find(|d| d.is_dir())
-        .expect("no ancestor of the crate holds shared/datasets")
+        .expect("no shared/datasets above the crate; run `bash scripts/fetch-shared.sh DIR` and set BRAID_SHARED=DIR")
 }
 
 fn load(name: &str) -> Dataset {

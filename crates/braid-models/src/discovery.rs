@@ -16,6 +16,11 @@ pub const DEFAULT_RERANK_MODEL: &str = "ms-marco-MiniLM-L-6-v2";
 /// directories.
 pub const MODEL_DIR_ENV: &str = "BRAID_MODEL_DIR";
 
+/// The environment variable naming the shared folder (the one holding `models/` and
+/// `datasets/`, as `scripts/fetch-shared.sh` lays it out). When set, it replaces the upward
+/// walk for `shared/`.
+pub const SHARED_DIR_ENV: &str = "BRAID_SHARED";
+
 /// Finds the directory of the model `name`.
 ///
 /// A directory qualifies when it holds `tokenizer.json` and at least one `.onnx` file. The
@@ -24,7 +29,8 @@ pub const MODEL_DIR_ENV: &str = "BRAID_MODEL_DIR";
 ///    never a silent fallback to another model.
 /// 2. `$BRAID_MODEL_DIR/<name>`, then `$BRAID_MODEL_DIR` itself.
 /// 3. The model cache, `$HOME/.cache/braid/models/<name>`.
-/// 4. `shared/models/<name>` in the current directory or any directory above it (so
+/// 4. `$BRAID_SHARED/models/<name>` when `BRAID_SHARED` is set; otherwise
+///    `shared/models/<name>` in the current directory or any directory above it (so
 ///    `../shared/models/all-MiniLM-L6-v2` is found from a checkout next to `shared/`).
 ///
 /// `name` may contain slashes (for example `test-fixtures/tiny-random-cross-encoder`).
@@ -37,6 +43,7 @@ pub fn find_model_dir(explicit: Option<&Path>, name: &str) -> Result<PathBuf> {
         cache_dir: std::env::var_os("HOME")
             .filter(|v| !v.is_empty())
             .map(|home| PathBuf::from(home).join(".cache/braid/models")),
+        shared_dir: std::env::var_os(SHARED_DIR_ENV).filter(|v| !v.is_empty()).map(PathBuf::from),
         start_dir: std::env::current_dir().ok(),
     };
     locate(explicit, name, &places)
@@ -50,6 +57,8 @@ pub(crate) struct SearchPlaces {
     pub(crate) env_dir: Option<PathBuf>,
     /// The model cache directory (holding `<name>/`).
     pub(crate) cache_dir: Option<PathBuf>,
+    /// The value of `BRAID_SHARED`: the shared folder, replacing the upward walk.
+    pub(crate) shared_dir: Option<PathBuf>,
     /// Where the upward walk for `shared/models` starts.
     pub(crate) start_dir: Option<PathBuf>,
 }
@@ -83,7 +92,11 @@ pub(crate) fn locate(explicit: Option<&Path>, name: &str, places: &SearchPlaces)
             return Ok(found);
         }
     }
-    if let Some(start) = &places.start_dir {
+    if let Some(shared) = &places.shared_dir {
+        if let Some(found) = check(shared.join("models").join(name)) {
+            return Ok(found);
+        }
+    } else if let Some(start) = &places.start_dir {
         for dir in start.ancestors() {
             let shared = dir.join("shared").join("models");
             if shared.is_dir() {
@@ -98,7 +111,8 @@ pub(crate) fn locate(explicit: Option<&Path>, name: &str, places: &SearchPlaces)
     Err(Error::Model {
         reason: format!(
             "model `{name}` not found (a model directory holds tokenizer.json and an .onnx file); \
-             tried: {}; pass a directory explicitly or set {MODEL_DIR_ENV}",
+             tried: {}; pass a directory explicitly, set {MODEL_DIR_ENV}, or run \
+             scripts/fetch-shared.sh DIR and set {SHARED_DIR_ENV}=DIR",
             tried.join(", ")
         ),
     })
@@ -144,6 +158,7 @@ mod tests {
         let mut places = SearchPlaces {
             env_dir: Some(root.join("env")),
             cache_dir: Some(root.join("cache")),
+            shared_dir: None,
             start_dir: Some(start),
         };
         assert_eq!(locate(Some(&explicit), "m", &places).unwrap(), explicit);
@@ -157,11 +172,31 @@ mod tests {
     }
 
     #[test]
+    fn braid_shared_replaces_the_upward_walk() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let walked = model_dir(&root.join("repo/shared/models"), "m");
+        let fetched = model_dir(&root.join("fetched/models"), "m");
+        let start = root.join("repo/crates/x");
+        std::fs::create_dir_all(&start).unwrap();
+        let mut places =
+            SearchPlaces { shared_dir: Some(root.join("fetched")), start_dir: Some(start), ..SearchPlaces::default() };
+        assert_eq!(locate(None, "m", &places).unwrap(), fetched);
+        // A BRAID_SHARED without the model is an error naming it, not a fall back to the walk.
+        places.shared_dir = Some(root.join("empty"));
+        let msg = locate(None, "m", &places).unwrap_err().to_string();
+        assert!(msg.contains(&root.join("empty/models/m").display().to_string()), "{msg}");
+        places.shared_dir = None;
+        assert_eq!(locate(None, "m", &places).unwrap(), walked);
+    }
+
+    #[test]
     fn missing_model_lists_places_tried() {
         let tmp = tempfile::tempdir().unwrap();
         let places = SearchPlaces {
             env_dir: Some(tmp.path().join("env")),
             cache_dir: Some(tmp.path().join("cache")),
+            shared_dir: None,
             start_dir: Some(tmp.path().to_path_buf()),
         };
         let err = locate(None, "nope", &places).unwrap_err();

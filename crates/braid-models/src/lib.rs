@@ -6,8 +6,8 @@
 //! - [`init_runtime`] loads the ONNX Runtime shared library once per process. It is linked
 //!   dynamically; `bash scripts/setup-onnxruntime.sh` installs it where this crate looks.
 //! - [`find_model_dir`] locates a model directory (`tokenizer.json` plus an `.onnx` file):
-//!   explicit path, `BRAID_MODEL_DIR`, the model cache, then `shared/models` above the
-//!   current directory.
+//!   explicit path, `BRAID_MODEL_DIR`, the model cache, then `$BRAID_SHARED/models` or,
+//!   without `BRAID_SHARED`, `shared/models` above the current directory.
 //! - [`OnnxEmbedder`] implements [`braid_core::Embedder`]: mean pooling over the attention
 //!   mask, then L2 normalisation, so the dot product of two vectors is their cosine.
 //! - [`CrossEncoder`] implements [`braid_core::Reranker`]: scores `[CLS] query [SEP]
@@ -48,7 +48,7 @@ mod session;
 mod tokenize;
 
 pub use cross_encoder::{CrossEncoder, CrossEncoderBuilder, EncodedPair};
-pub use discovery::{find_model_dir, DEFAULT_EMBEDDING_MODEL, DEFAULT_RERANK_MODEL, MODEL_DIR_ENV};
+pub use discovery::{find_model_dir, DEFAULT_EMBEDDING_MODEL, DEFAULT_RERANK_MODEL, MODEL_DIR_ENV, SHARED_DIR_ENV};
 pub use embedder::{OnnxEmbedder, OnnxEmbedderBuilder};
 #[cfg(feature = "fetch")]
 pub use fetch::{fetch_model, fetch_model_from, HF_ENDPOINT_ENV};

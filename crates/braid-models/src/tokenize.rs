@@ -148,14 +148,11 @@ impl TextTokenizer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::discovery::{locate, SearchPlaces};
+    use crate::discovery::find_model_dir;
 
     fn tokenizer() -> TextTokenizer {
-        let places = SearchPlaces {
-            start_dir: Some(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))),
-            ..SearchPlaces::default()
-        };
-        let dir = locate(None, "all-MiniLM-L6-v2", &places).expect("shared/models/all-MiniLM-L6-v2");
+        // cargo runs unit tests in the package root, so the walk for shared/ starts there.
+        let dir = find_model_dir(None, "all-MiniLM-L6-v2").expect("shared/models/all-MiniLM-L6-v2");
         TextTokenizer::from_dir(&dir).unwrap()
     }
 
