@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fits the fusion's parameters on training splits only — SciFact `train`, NFCorpus `dev` —
 # each clean and with one real misspelling per query (scripts/misspellings.sh), and writes the
-# whole fit to results/fit.json. The printed best blend is `BlendParams::DEFAULT`
-# (crates/braid-fusion/src/blend.rs); the typo blend is `TYPO_BLEND` (src/routing.rs).
+# whole fit to results/fit.json. The printed best blend is the candidate for `BlendParams::DEFAULT`
+# (crates/braid-fusion/src/blend.rs); the typo blend the candidate for `auto` (src/routing.rs).
 #   bash scripts/fit.sh      # needs the MiniLM indexes scripts/report.sh builds
 set -euo pipefail
 cd "$(dirname "$0")/.."

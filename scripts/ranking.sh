@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The ranking report (docs/ranking.md): every set's test queries, clean and with one real
-# misspelling each (scripts/misspellings.sh), every mode with the fitted default fusion, each
-# run compared query by query with the old default (hybrid over equal-weight RRF):
-# 95 % bootstrap intervals, paired randomization test. Then the fusion ablation on hybrid.
+# misspelling each (scripts/misspellings.sh), every mode with the default fusion (RRF), then
+# hybrid and auto with the fitted blend; each run compared query by query with hybrid (95 %
+# bootstrap intervals, paired randomization test). ABLATION=1 adds the score averages.
 # Test judgements are only read here, never by the fit (scripts/fit.sh).
 #   bash scripts/ranking.sh [DATASETS="scifact nfcorpus"]   # needs the MiniLM indexes
 set -euo pipefail
@@ -20,12 +20,15 @@ mkdir -p "$out"
 for d in ${1:-scifact nfcorpus}; do
   for variant in clean misspelt; do
     extra=(); [ "$variant" = misspelt ] && extra=(--misspellings "$typos")
-    "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --mode hybrid --fusion rrf "${extra[@]}" \
-      --out "$out/$d-$variant-rrf.json"
-    base="hybrid/rrf"; [ "$variant" = misspelt ] && base="hybrid/rrf+misspelt"
+    base="hybrid"; [ "$variant" = misspelt ] && base="hybrid+misspelt"
+    # The default (RRF) for every mode, then blend on hybrid and auto, compared with hybrid.
     "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --mode lexical,fuzzy,semantic,hybrid,auto \
-      "${extra[@]}" --baseline "$out/$d-$variant-rrf.json#$base" --out "$out/$d-$variant.json"
-    "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --mode hybrid --fusion rrf,minmax,zscore,dbsf,blend \
-      "${extra[@]}" --baseline "$out/$d-$variant-rrf.json#$base" --out "$out/$d-$variant-fusions.json"
+      "${extra[@]}" --baseline "$base" --out "$out/$d-$variant.json"
+    "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --mode hybrid,auto --fusion blend "${extra[@]}" \
+      --baseline "$out/$d-$variant.json#$base" --out "$out/$d-$variant-blend.json"
+    if [ "${ABLATION:-0}" = 1 ]; then
+      "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --mode hybrid --fusion minmax,zscore,dbsf \
+        "${extra[@]}" --baseline "$out/$d-$variant.json#$base" --out "$out/$d-$variant-fusions.json"
+    fi
   done
 done

@@ -96,7 +96,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         Vec::new()
     };
     let (weights, blend_params) = match request.mode_ref() {
-        Mode::Auto => routing::route(&words, request.leg_weights()),
+        Mode::Auto => (routing::route(query, &words, request.leg_weights()), BlendParams::DEFAULT),
         _ => (request.leg_weights(), BlendParams::DEFAULT),
     };
     stats.micros.insert("analyse", micros(t));

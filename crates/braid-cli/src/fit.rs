@@ -6,9 +6,9 @@
 //! and fuzzy factor; weighted RRF over a grid of constants and weights; the weighted average of
 //! normalised scores — then fuses those same lists with the very functions search uses
 //! (`braid_fusion`), and is scored by mean nDCG@10, macro-averaged over the (set, clean |
-//! misspelt) groups so that each counts alike. The best blend is the default for every
-//! dataset; the best blend on the queries the index flags as misspelled (a "did you mean"
-//! suggestion) is `auto`'s typo blend.
+//! misspelt) groups so that each counts alike. The best blend is the candidate for
+//! `BlendParams::DEFAULT` (one setting for every dataset); the best blend on the queries the
+//! index flags as misspelled (a "did you mean" suggestion) is the candidate for `auto`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

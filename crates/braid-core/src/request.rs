@@ -105,11 +105,11 @@ pub enum QuerySyntax {
 #[serde(rename_all = "lowercase")]
 pub enum Fusion {
     /// Lexical evidence counted once (the larger of BM25's and the fuzzy leg's normalised
-    /// score), then a convex combination with the semantic leg's (the default: its parameters
-    /// are fitted on training splits, `braid_fusion::BlendParams::DEFAULT`).
-    #[default]
+    /// score), then a convex combination with the semantic leg's normalised score
+    /// (`braid_fusion::BlendParams::DEFAULT`, fitted on training splits by `braid fit`).
     Blend,
-    /// Reciprocal rank fusion: `Σ weight / (rrf_k + rank)`.
+    /// Reciprocal rank fusion: `Σ weight / (rrf_k + rank)` (the default).
+    #[default]
     Rrf,
     /// Weighted average of min-max normalised raw scores.
     MinMax,
@@ -286,7 +286,7 @@ impl SearchRequest {
         self
     }
 
-    /// How the legs are fused. By default, [`Fusion::Blend`].
+    /// How the legs are fused. By default, [`Fusion::Rrf`].
     pub fn fusion(mut self, fusion: Fusion) -> Self {
         self.fusion = fusion;
         self

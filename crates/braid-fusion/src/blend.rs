@@ -20,7 +20,7 @@ use braid_core::{Leg, Ord};
 use crate::normalised::{normalise, weight};
 use crate::{Fused, LegList, LegScore, Normalisation};
 
-/// The parameters of [`blend`]. [`BlendParams::DEFAULT`] is the fitted default.
+/// The parameters of [`blend`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BlendParams {
     /// How each leg's raw scores are normalised.
@@ -32,8 +32,9 @@ pub struct BlendParams {
 }
 
 impl BlendParams {
-    /// The default, fitted by `scripts/fit.sh` on SciFact `train` and NFCorpus `dev`, clean and
-    /// with real misspellings (docs/ranking.md): never on test judgements.
+    /// The parameters blend runs with. Provisional: `scripts/fit.sh` fits them on SciFact
+    /// `train` and NFCorpus `dev`, clean and with real misspellings, never on test judgements;
+    /// until its result is measured on test (docs/ranking.md), RRF stays the default fusion.
     pub const DEFAULT: BlendParams =
         BlendParams { normalisation: Normalisation::Dbsf, semantic_share: 0.5, fuzzy_factor: 0.75 };
 }

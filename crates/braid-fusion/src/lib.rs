@@ -1,6 +1,6 @@
-//! Braid's fusion stage: braids the ranked lists of the recall legs into one, by [`blend`]
-//! (the default: lexical evidence counted once, then a convex combination with the semantic
-//! leg's normalised score), by reciprocal rank fusion ([`rrf`]) or by a weighted average of
+//! Braid's fusion stage: braids the ranked lists of the recall legs into one, by reciprocal
+//! rank fusion ([`rrf`], the default), by [`blend`] (lexical evidence counted once, then a
+//! convex combination with the semantic leg's normalised score) or by a weighted average of
 //! normalised scores ([`normalised`]: min-max, z-score or distribution-based).
 //!
 //! Reciprocal rank fusion (RRF) gives a candidate at 1-based rank `r` of a leg with weight `w`
