@@ -7,7 +7,7 @@ use braid_core::{
     Error, Explain, Fusion, Hit, Language, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Stats,
     Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES,
 };
-use braid_fusion::{normalised, rrf, rrf_ceiling, LegList, Normalisation};
+use braid_fusion::{blend, normalised, rrf, rrf_ceiling, BlendParams, LegList, Normalisation};
 use braid_lexical::{LegOutput, Snapshot};
 use rayon::prelude::*;
 use tracing::info_span;
@@ -112,9 +112,9 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     } else {
         Vec::new()
     };
-    let weights = match request.mode_ref() {
-        Mode::Auto => routing::route(query, &words, request.leg_weights()),
-        _ => request.leg_weights(),
+    let (weights, blend_params) = match request.mode_ref() {
+        Mode::Auto => (routing::route(query, &words, request.leg_weights()), BlendParams::DEFAULT),
+        _ => (request.leg_weights(), BlendParams::DEFAULT),
     };
     stats.micros.insert("analyse", micros(t));
     request.check_deadline()?;
@@ -185,8 +185,10 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         let _span = info_span!(target: "braid::fusion", "fusion").entered();
         let (mut fused, ceiling) = match request.fusion_method() {
             Fusion::Rrf => (rrf(&lists, request.rrf_constant()), rrf_ceiling(&lists, request.rrf_constant())),
+            Fusion::Blend => blend(&lists, &blend_params),
             Fusion::MinMax => (normalised(&lists, Normalisation::MinMax), 1.0),
             Fusion::ZScore => (normalised(&lists, Normalisation::ZScore), 1.0),
+            Fusion::Dbsf => (normalised(&lists, Normalisation::Dbsf), 1.0),
         };
         // One scale for every method: [0, 1], 1 = first in every leg that ran.
         let ceiling = if ceiling > 0.0 { ceiling } else { 1.0 };

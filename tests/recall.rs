@@ -142,7 +142,9 @@ fn chunks_carry_parent_section_and_lines() {
 #[test]
 fn scores_share_one_scale_and_min_score_thresholds_it() {
     let idx = index();
-    for fusion in [braid::Fusion::Rrf, braid::Fusion::MinMax, braid::Fusion::ZScore] {
+    for fusion in
+        [braid::Fusion::Blend, braid::Fusion::Rrf, braid::Fusion::MinMax, braid::Fusion::ZScore, braid::Fusion::Dbsf]
+    {
         let r = idx
             .search(&SearchRequest::new("refund policy", Principal::public()).mode(Mode::Hybrid).fusion(fusion).k(50))
             .unwrap();

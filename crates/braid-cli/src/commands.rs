@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use braid::ingest::Source;
 use braid::{AccessPolicy, Fusion, Index, IndexConfig, LegWeights, Mode, Principal, SearchRequest};
-use braid_eval::{evaluate, misspell_query, Dataset, Report};
+use braid_eval::{evaluate, misspell_query, Dataset, Misspellings, Report};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::output;
@@ -329,6 +329,11 @@ pub struct EvalArgs<'a> {
     pub typos: bool,
     pub model: Option<&'a str>,
     pub weights: Option<&'a str>,
+    /// A list of real misspellings (`wrong->right` lines): each query gets one real typo, and
+    /// queries with no listed word are left out.
+    pub misspellings: Option<&'a Path>,
+    /// The run every other run is compared to: a label of this invocation, or `FILE#LABEL`.
+    pub baseline: Option<&'a str>,
 }
 
 /// Parses `lexical=1,fuzzy=0.5,semantic=1`.
@@ -348,9 +353,21 @@ fn parse_weights(text: &str) -> Result<LegWeights> {
 }
 
 pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Option<&Path>) -> Result<()> {
-    let EvalArgs { dataset: dataset_dir, index: index_dir, split, json, typos, model, weights } = *args;
+    let EvalArgs { dataset: dataset_dir, index: index_dir, split, json, typos, model, weights, misspellings, baseline } =
+        *args;
     let weights = weights.map(parse_weights).transpose()?;
-    let dataset = Dataset::load(dataset_dir, split).with_context(|| format!("loading {}", dataset_dir.display()))?;
+    let mut dataset =
+        Dataset::load(dataset_dir, split).with_context(|| format!("loading {}", dataset_dir.display()))?;
+    let real = misspellings
+        .map(|path| Misspellings::load(path).with_context(|| format!("loading misspellings {}", path.display())))
+        .transpose()?;
+    if let Some(real) = &real {
+        let before = dataset.queries.len();
+        dataset.queries.retain(|q| real.misspell(&q.text, &q.id).is_some());
+        eprintln!("{} of {before} queries have a word with a real misspelling in the list", dataset.queries.len());
+    }
+    let saved_baseline =
+        baseline.and_then(|b| b.split_once('#')).map(|(file, label)| load_run(file, label)).transpose()?;
     let index = match index_dir {
         Some(dir) => {
             let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
@@ -377,12 +394,14 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Opti
         .into_iter()
         .flat_map(|m| fusions.iter().map(move |f| (m, f)))
         .map(|(m, f)| {
-            Fusion::parse(f).map(|f| (m, f)).with_context(|| format!("unknown fusion {f:?} (rrf, minmax, zscore)"))
+            Fusion::parse(f)
+                .map(|f| (m, f))
+                .with_context(|| format!("unknown fusion {f:?} (blend, rrf, minmax, zscore, dbsf)"))
         })
         .collect::<Result<_>>()?;
     for (mode, fusion) in runs {
         let mut label = mode.name().to_string();
-        if fusion != Fusion::Rrf {
+        if fusion != Fusion::default() {
             label.push_str(&format!("/{}", fusion.name()));
         }
         if let Some(w) = weights {
@@ -391,9 +410,16 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Opti
         if typos {
             label.push_str("+typos");
         }
+        if real.is_some() {
+            label.push_str("+misspelt");
+        }
         let mut stages: std::collections::BTreeMap<&'static str, u64> = Default::default();
         let report = evaluate(&dataset, &label, |query| -> Result<Vec<String>> {
-            let text = if typos { misspell_query(&query.text, &query.id) } else { query.text.clone() };
+            let text = match &real {
+                Some(real) => real.misspell(&query.text, &query.id).unwrap_or_else(|| query.text.clone()),
+                None => query.text.clone(),
+            };
+            let text = if typos { misspell_query(&text, &query.id) } else { text };
             let principal = query_principal(query);
             // Chunked corpora are judged per article: collapse sections to their parent.
             let k = if chunked { 300 } else { 100 };
@@ -417,21 +443,53 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Opti
         let n = report.queries.max(1) as f64;
         let means: Vec<String> = stages.iter().map(|(s, us)| format!("{s} {:.2}", *us as f64 / n / 1000.0)).collect();
         eprintln!("{label}: mean ms per stage: {}", means.join(", "));
+        reports.push(report);
+    }
+    // Every run against the baseline, query by query.
+    let base = match (baseline, saved_baseline) {
+        (_, Some(saved)) => Some(saved),
+        (Some(label), None) => Some(
+            reports
+                .iter()
+                .find(|r| r.mode == label)
+                .cloned()
+                .with_context(|| format!("--baseline {label:?} is not a run of this invocation (or FILE#LABEL)"))?,
+        ),
+        (None, None) => None,
+    };
+    for report in &mut reports {
+        if let Some(base) = &base {
+            if report.mode != base.mode || report.dataset != base.dataset {
+                report.compare_to(base);
+            }
+        }
+    }
+    for (i, report) in reports.iter().enumerate() {
         if json {
             println!("{}", serde_json::to_string(&report)?);
         } else {
-            if reports.is_empty() {
+            if i == 0 {
                 println!("{}", Report::table_header());
             }
             println!("{}", report.table_row());
         }
-        reports.push(report);
     }
     if let Some(out) = out {
         std::fs::write(out, serde_json::to_string_pretty(&reports)?)
             .with_context(|| format!("writing {}", out.display()))?;
     }
     Ok(())
+}
+
+/// The run labelled `label` in a results file `braid eval --out` wrote.
+fn load_run(file: &str, label: &str) -> Result<Report> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading baseline {file}"))?;
+    let runs: Vec<Report> = serde_json::from_str(&text).with_context(|| format!("parsing baseline {file}"))?;
+    let run = runs.into_iter().find(|r| r.mode == label).with_context(|| format!("no run {label:?} in {file}"))?;
+    if run.per_query.is_empty() {
+        bail!("run {label:?} in {file} has no per-query scores (re-run it with this braid eval)");
+    }
+    Ok(run)
 }
 
 /// The principal a judged query is asked as: the dataset's `metadata.principal` tokens (the

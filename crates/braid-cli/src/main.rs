@@ -2,6 +2,7 @@
 //! and MCP.
 
 mod commands;
+mod fit;
 mod output;
 #[cfg(feature = "server")]
 mod serve;
@@ -135,12 +136,36 @@ enum Command {
         /// to override the one `--index` was built with.
         #[arg(long)]
         model: Option<String>,
-        /// Fusion methods to evaluate, comma-separated: rrf, minmax, zscore.
+        /// Fusion methods to evaluate, comma-separated: rrf (the default), blend, minmax,
+        /// zscore, dbsf.
         #[arg(long, default_value = "rrf", value_delimiter = ',')]
         fusion: Vec<String>,
         /// Per-leg fusion weights, e.g. `lexical=1,fuzzy=0.5,semantic=1` (unnamed legs keep 1).
         #[arg(long)]
         weights: Option<String>,
+        /// Real misspellings, one `misspelling->correction` a line (codespell's or Wikipedia's
+        /// list; `scripts/misspellings.sh` installs one): every query gets one real typo, and
+        /// queries with no listed word are left out.
+        #[arg(long)]
+        misspellings: Option<PathBuf>,
+        /// Compare every run to this one, query by query (paired randomization test and a 95 %
+        /// interval of the difference): a run label of this invocation (`hybrid/rrf`) or
+        /// `FILE#LABEL` for a run in a results file written by `--out`.
+        #[arg(long)]
+        baseline: Option<String>,
+    },
+    /// Fit the fusion's parameters on training splits (never test): prints the best blend,
+    /// RRF and score average, macro-averaged over every set clean and with real misspellings.
+    Fit {
+        /// A fitting set, `DATASET_DIR,INDEX_DIR,SPLIT` (split `train` or `dev`); repeat it.
+        #[arg(long = "set", required = true)]
+        sets: Vec<String>,
+        /// Real misspellings (`misspelling->correction` lines) for the misspelt copy of each query.
+        #[arg(long)]
+        misspellings: PathBuf,
+        /// Write the full fit (every group's score of the best and reference fusions) as JSON.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Serve an index over HTTP: REST (`/v1/search`, `/v1/stats`, `/v1/health`,
     /// `/v1/openapi.json`) and MCP (`/mcp`, stateless Streamable HTTP), bearer tokens required.
@@ -265,7 +290,20 @@ fn main() -> ExitCode {
             };
             commands::search(&args, &query.join(" "))
         }
-        Command::Eval { dataset, index, mode, split, json, out, typos, model, fusion, weights } => commands::eval(
+        Command::Eval {
+            dataset,
+            index,
+            mode,
+            split,
+            json,
+            out,
+            typos,
+            model,
+            fusion,
+            weights,
+            misspellings,
+            baseline,
+        } => commands::eval(
             &commands::EvalArgs {
                 dataset: &dataset,
                 index: index.as_deref(),
@@ -274,11 +312,14 @@ fn main() -> ExitCode {
                 typos,
                 model: model.as_deref(),
                 weights: weights.as_deref(),
+                misspellings: misspellings.as_deref(),
+                baseline: baseline.as_deref(),
             },
             &mode,
             &fusion,
             out.as_deref(),
         ),
+        Command::Fit { sets, misspellings, out } => fit::fit(&sets, &misspellings, out.as_deref()),
         #[cfg(feature = "server")]
         Command::Serve { index, config, bind, model } => serve::serve(&index, &config, bind, model.as_deref()),
         #[cfg(feature = "server")]

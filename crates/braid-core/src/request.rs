@@ -109,22 +109,30 @@ pub enum QuerySyntax {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Fusion {
-    /// Reciprocal rank fusion: `Σ weight / (rrf_k + rank)` (the default: best measured).
+    /// Lexical evidence counted once (the larger of BM25's and the fuzzy leg's normalised
+    /// score), then a convex combination with the semantic leg's normalised score
+    /// (`braid_fusion::BlendParams::DEFAULT`, fitted on training splits by `braid fit`).
+    Blend,
+    /// Reciprocal rank fusion: `Σ weight / (rrf_k + rank)` (the default).
     #[default]
     Rrf,
     /// Weighted average of min-max normalised raw scores.
     MinMax,
     /// Weighted average of `Φ(z-score)` of raw scores (distribution-based).
     ZScore,
+    /// Weighted average of distribution-based normalised scores (`(s − μ + 3σ) / 6σ`, clipped).
+    Dbsf,
 }
 
 impl Fusion {
-    /// Parses `rrf`, `minmax` or `zscore`.
+    /// Parses `blend`, `rrf`, `minmax`, `zscore` or `dbsf`.
     pub fn parse(text: &str) -> Option<Fusion> {
         Some(match text.trim().to_ascii_lowercase().replace(['-', '_'], "").as_str() {
+            "blend" => Fusion::Blend,
             "rrf" => Fusion::Rrf,
             "minmax" => Fusion::MinMax,
             "zscore" => Fusion::ZScore,
+            "dbsf" => Fusion::Dbsf,
             _ => return None,
         })
     }
@@ -132,9 +140,11 @@ impl Fusion {
     /// The method's name.
     pub fn name(self) -> &'static str {
         match self {
+            Fusion::Blend => "blend",
             Fusion::Rrf => "rrf",
             Fusion::MinMax => "minmax",
             Fusion::ZScore => "zscore",
+            Fusion::Dbsf => "dbsf",
         }
     }
 }
@@ -219,7 +229,7 @@ impl SearchRequest {
             suggest: true,
             snippet_chars: 200,
             rerank: None,
-            fusion: Fusion::Rrf,
+            fusion: Fusion::default(),
             min_score: 0.0,
             collapse: false,
             ids_only: false,

@@ -7,7 +7,12 @@
 //!   trec_eval does: linear gain, `log2(rank + 1)` discount, ideal ranking from
 //!   the qrels, a document never counted twice.
 //! - [`runner`] runs every judged query through a search closure, times it, and
-//!   summarises the run as a [`Report`] with a stable JSON form.
+//!   summarises the run as a [`Report`] with a stable JSON form, per-query nDCG@10 and a 95 %
+//!   bootstrap interval.
+//! - [`significance`] compares two runs query by query: a paired randomization test and a
+//!   bootstrap interval of the difference.
+//! - [`misspellings`] reads a list of real misspellings to misspell queries as people do;
+//!   [`typos`] seeds synthetic one-edit typos.
 //!
 //! The crate knows nothing about Braid's index: the caller plugs search in as a
 //! closure, so it depends on no other Braid crate.
@@ -47,11 +52,15 @@
 pub mod beir;
 pub mod error;
 pub mod metrics;
+pub mod misspellings;
 pub mod runner;
+pub mod significance;
 pub mod typos;
 
 pub use beir::{read_corpus, read_qrels, read_queries, CorpusDoc, Dataset, Qrels, Query};
 pub use error::{EvalError, Result};
 pub use metrics::{mrr_at, ndcg_at, precision_at, recall_at};
+pub use misspellings::Misspellings;
 pub use runner::{evaluate, evaluate_outcomes, percentile, QueryOutcome, Report};
+pub use significance::{bootstrap_ci, paired_comparison, Interval, PairedComparison};
 pub use typos::{misspell_query, SplitMix};

@@ -1,12 +1,13 @@
 //! Running a dataset's queries through a search function and summarising.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::beir::{Dataset, Query};
 use crate::metrics::{mrr_at, ndcg_at, recall_at};
+use crate::significance::{bootstrap_ci, paired_comparison, Interval, PairedComparison};
 
 /// The ranking one query produced and how long it took.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +24,8 @@ pub struct QueryOutcome {
 ///
 /// Serializes to the stable JSON object
 /// `{"dataset", "mode", "queries", "ndcg@10", "recall@100", "mrr@10", "p50_ms", "p95_ms"}`,
-/// in that order; the README's results table is generated from it.
+/// in that order, followed (when present) by `ndcg@10_ci95`, `vs` and `per_query`; the
+/// README's results table is generated from it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// The dataset's name.
@@ -45,21 +47,56 @@ pub struct Report {
     pub p50_ms: f64,
     /// 95th-percentile search latency, in milliseconds (nearest rank).
     pub p95_ms: f64,
+    /// Bootstrap 95 % interval of mean nDCG@10 over the queries.
+    #[serde(rename = "ndcg@10_ci95", default, skip_serializing_if = "Option::is_none")]
+    pub ndcg_ci95: Option<Interval>,
+    /// This run against a baseline run, query by query ([`Report::compare_to`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs: Option<PairedComparison>,
+    /// nDCG@10 of every judged query, by query id (0 for a query without an outcome).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_query: BTreeMap<String, f64>,
 }
 
 impl Report {
     /// The Markdown table header (two lines, no trailing newline) matching
     /// [`Report::table_row`].
     pub fn table_header() -> &'static str {
-        "| dataset | mode | nDCG@10 | Recall@100 | MRR@10 | p50 ms | p95 ms |\n\
-         |---|---|---:|---:|---:|---:|---:|"
+        "| dataset | mode | nDCG@10 | 95 % CI | Δ vs baseline (p) | Recall@100 | MRR@10 | p50 ms | p95 ms |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|"
+    }
+
+    /// Sets [`Report::vs`]: this run against `baseline` over the queries both judged (the
+    /// same dataset and split). `None` when either has no per-query scores.
+    pub fn compare_to(&mut self, baseline: &Report) {
+        if self.per_query.is_empty() || baseline.per_query.is_empty() {
+            self.vs = None;
+            return;
+        }
+        let (mut run, mut base) = (Vec::new(), Vec::new());
+        for (id, score) in &self.per_query {
+            if let Some(b) = baseline.per_query.get(id) {
+                run.push(*score);
+                base.push(*b);
+            }
+        }
+        self.vs = Some(paired_comparison(&baseline.mode, &run, &base));
     }
 
     /// This report as one Markdown table row: metrics with 4 decimals, latency
     /// with 2 decimals below 10 ms and 1 above.
     pub fn table_row(&self) -> String {
+        let ci = self.ndcg_ci95.map(|c| format!("{:.4}–{:.4}", c.low, c.high)).unwrap_or_else(|| "–".into());
+        let vs = self
+            .vs
+            .as_ref()
+            .map(|v| {
+                let star = if v.significant() { "*" } else { "" };
+                format!("{:+.4}{star} (p {:.3}) vs {}", v.delta, v.p_value, v.baseline)
+            })
+            .unwrap_or_else(|| "–".into());
         format!(
-            "| {} | {} | {:.4} | {:.4} | {:.4} | {} | {} |",
+            "| {} | {} | {:.4} | {ci} | {vs} | {:.4} | {:.4} | {} | {} |",
             self.dataset,
             self.mode,
             self.ndcg_at_10,
@@ -115,11 +152,17 @@ pub fn evaluate_outcomes(dataset: &Dataset, mode: &str, outcomes: &[QueryOutcome
     }
     let (mut ndcg, mut recall, mut mrr) = (0.0, 0.0, 0.0);
     let mut micros = Vec::with_capacity(dataset.queries.len());
+    let mut per_query = BTreeMap::new();
     for query in &dataset.queries {
+        if dataset.qrels.get(&query.id).is_some() {
+            per_query.insert(query.id.clone(), 0.0);
+        }
         let (Some(outcome), Some(judged)) = (by_id.get(query.id.as_str()), dataset.qrels.get(&query.id)) else {
             continue;
         };
-        ndcg += ndcg_at(&outcome.ranking, judged, 10);
+        let q = ndcg_at(&outcome.ranking, judged, 10);
+        per_query.insert(query.id.clone(), q);
+        ndcg += q;
         recall += recall_at(&outcome.ranking, judged, 100);
         mrr += mrr_at(&outcome.ranking, judged, 10);
         micros.push(outcome.micros);
@@ -127,6 +170,9 @@ pub fn evaluate_outcomes(dataset: &Dataset, mode: &str, outcomes: &[QueryOutcome
     micros.sort_unstable();
     let n = dataset.queries.len();
     let mean = |sum: f64| if n == 0 { 0.0 } else { sum / n as f64 };
+    // Every query counts in the interval, a query without judgements (or outcome) as 0.
+    let mut scores: Vec<f64> = per_query.values().copied().collect();
+    scores.resize(n.max(scores.len()), 0.0);
     Report {
         dataset: dataset.name.clone(),
         mode: mode.to_owned(),
@@ -136,6 +182,9 @@ pub fn evaluate_outcomes(dataset: &Dataset, mode: &str, outcomes: &[QueryOutcome
         mrr_at_10: mean(mrr),
         p50_ms: percentile(&micros, 50.0),
         p95_ms: percentile(&micros, 95.0),
+        ndcg_ci95: (n > 0).then(|| bootstrap_ci(&scores)),
+        vs: None,
+        per_query,
     }
 }
 
@@ -210,6 +259,10 @@ mod tests {
         assert!((r.recall_at_100 - 2.0 / 3.0).abs() < 1e-12);
         assert!((r.mrr_at_10 - 1.5 / 3.0).abs() < 1e-12);
         assert_eq!((r.p50_ms, r.p95_ms), (2.0, 3.0));
+        assert_eq!(r.per_query.len(), 3);
+        assert_eq!((r.per_query["q1"], r.per_query["q3"]), (1.0, 0.0));
+        let ci = r.ndcg_ci95.unwrap();
+        assert!(ci.low <= r.ndcg_at_10 && r.ndcg_at_10 <= ci.high && ci.low >= 0.0 && ci.high <= 1.0, "{ci:?}");
 
         // A judged query without an outcome scores 0 but still counts.
         let r = evaluate_outcomes(&ds, "bm25", &outs[1..2]);
@@ -258,6 +311,9 @@ mod tests {
             mrr_at_10: 0.625,
             p50_ms: 1.234,
             p95_ms: 12.34,
+            ndcg_ci95: None,
+            vs: None,
+            per_query: BTreeMap::new(),
         };
         let json = serde_json::to_string(&r).unwrap();
         assert_eq!(
@@ -266,7 +322,17 @@ mod tests {
         );
         let back: Report = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
-        assert_eq!(r.table_row(), "| scifact | bm25 | 0.6608 | 0.8859 | 0.6250 | 1.23 | 12.3 |");
+        assert_eq!(r.table_row(), "| scifact | bm25 | 0.6608 | – | – | 0.8859 | 0.6250 | 1.23 | 12.3 |");
+        let mut better = r.clone();
+        better.ndcg_ci95 = Some(Interval { low: 0.61, high: 0.71 });
+        better.per_query = (0..100).map(|i| (format!("q{i}"), 0.5)).collect();
+        let mut base = better.clone();
+        base.mode = "hybrid".into();
+        base.per_query.values_mut().for_each(|v| *v = 0.25);
+        better.compare_to(&base);
+        assert_eq!(better.table_row(), "| scifact | bm25 | 0.6608 | 0.6100–0.7100 | +0.2500* (p 0.000) vs hybrid | 0.8859 | 0.6250 | 1.23 | 12.3 |");
+        let json = serde_json::to_string(&better).unwrap();
+        assert_eq!(serde_json::from_str::<Report>(&json).unwrap(), better);
         assert_eq!(Report::table_header().lines().count(), 2);
         let cols = |s: &str| s.matches('|').count();
         assert_eq!(cols(Report::table_header().lines().next().unwrap()), cols(&r.table_row()));

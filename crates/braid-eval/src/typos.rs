@@ -23,8 +23,7 @@ const STOP_WORDS: &[&str] = &[
 /// assert!(typo.contains(" in DNA "));
 /// ```
 pub fn misspell_query(text: &str, seed: &str) -> String {
-    let mut rng =
-        SplitMix(seed.bytes().fold(0x9e37_79b9_7f4a_7c15, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)));
+    let mut rng = SplitMix(seed_of(seed));
     let mut out = String::with_capacity(text.len() + 8);
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String, rng: &mut SplitMix| {
@@ -47,7 +46,13 @@ pub fn misspell_query(text: &str, seed: &str) -> String {
     out
 }
 
-fn is_content_word(word: &str) -> bool {
+/// A generator seed from a string (FNV-1a over its bytes).
+pub(crate) fn seed_of(seed: &str) -> u64 {
+    seed.bytes().fold(0x9e37_79b9_7f4a_7c15, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
+/// An alphabetic ASCII word of at least four letters that is not a common function word.
+pub(crate) fn is_content_word(word: &str) -> bool {
     word.len() >= 4
         && word.bytes().all(|b| b.is_ascii_alphabetic())
         && !STOP_WORDS.contains(&word.to_ascii_lowercase().as_str())

@@ -85,10 +85,24 @@ fn oracle_search_scores_one_on_scifact() {
     // Sorted: serde_json's `preserve_order` feature may be on in the workspace.
     let mut keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
-    let mut expected = vec!["dataset", "mode", "queries", "ndcg@10", "recall@100", "mrr@10", "p50_ms", "p95_ms"];
+    let mut expected = vec![
+        "dataset",
+        "mode",
+        "queries",
+        "ndcg@10",
+        "recall@100",
+        "mrr@10",
+        "p50_ms",
+        "p95_ms",
+        "ndcg@10_ci95",
+        "per_query",
+    ];
     expected.sort_unstable();
     assert_eq!(keys, expected);
-    assert!(report.table_row().starts_with("| scifact | oracle | 1.0000 | 1.0000 | 1.0000 |"));
+    assert_eq!(report.per_query.len(), 300);
+    let ci = report.ndcg_ci95.unwrap();
+    assert_eq!((ci.low, ci.high), (1.0, 1.0), "every query scores 1");
+    assert!(report.table_row().starts_with("| scifact | oracle | 1.0000 | 1.0000–1.0000 | – | 1.0000 | 1.0000 |"));
     assert!(Report::table_header().starts_with("| dataset | mode |"));
 }
 

@@ -1,6 +1,7 @@
 //! Braid's fusion stage: braids the ranked lists of the recall legs into one, by reciprocal
-//! rank fusion ([`rrf`], the default) or by a weighted average of normalised scores
-//! ([`normalised`]: min-max or z-score).
+//! rank fusion ([`rrf`], the default), by [`blend`] (lexical evidence counted once, then a
+//! convex combination with the semantic leg's normalised score) or by a weighted average of
+//! normalised scores ([`normalised`]: min-max, z-score or distribution-based).
 //!
 //! Reciprocal rank fusion (RRF) gives a candidate at 1-based rank `r` of a leg with weight `w`
 //! the contribution `w / (k + r)`; a candidate's fused score is the sum over the legs that found
@@ -20,8 +21,10 @@
 //! ```
 #![deny(missing_docs)]
 
+mod blend;
 mod normalised;
 mod rrf;
 
+pub use blend::{blend, BlendParams};
 pub use normalised::{normalised, Normalisation};
 pub use rrf::{rrf, rrf_ceiling, Fused, LegList, LegScore};

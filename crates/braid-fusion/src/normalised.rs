@@ -7,7 +7,7 @@ use braid_core::Ord;
 
 use crate::{Fused, LegList, LegScore};
 
-/// How raw scores of one leg are mapped to `[0, 1]` before the weighted average.
+/// How raw scores of one leg are mapped to `[0, 1]` before they are combined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Normalisation {
     /// `(s − min) / (max − min)` over the leg's candidates (all 1 when they tie).
@@ -15,6 +15,23 @@ pub enum Normalisation {
     /// `Φ((s − mean) / std)`: the standard normal CDF of the z-score over the leg's
     /// candidates, a distribution-based normalisation robust to one outlying score.
     ZScore,
+    /// Distribution-based score fusion (DBSF): `(s − (mean − 3σ)) / 6σ`, clipped to `[0, 1]`;
+    /// the leg's score distribution, not its extremes, sets the scale.
+    Dbsf,
+}
+
+impl Normalisation {
+    /// Every normalisation, for fitting.
+    pub const ALL: [Normalisation; 3] = [Normalisation::MinMax, Normalisation::ZScore, Normalisation::Dbsf];
+
+    /// The normalisation's name: `minmax`, `zscore` or `dbsf`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Normalisation::MinMax => "minmax",
+            Normalisation::ZScore => "zscore",
+            Normalisation::Dbsf => "dbsf",
+        }
+    }
 }
 
 /// Weighted average of normalised scores: a candidate's score is
@@ -37,7 +54,7 @@ pub fn normalised(lists: &[LegList], how: Normalisation) -> Vec<Fused> {
     crate::rrf::sorted(by_ord.into_values().collect())
 }
 
-fn weight(w: f32) -> f32 {
+pub(crate) fn weight(w: f32) -> f32 {
     if w.is_finite() {
         w.max(0.0)
     } else {
@@ -45,27 +62,36 @@ fn weight(w: f32) -> f32 {
     }
 }
 
-fn normalise(scores: &[(Ord, f32)], how: Normalisation) -> Vec<f32> {
+/// One leg's raw scores mapped to `[0, 1]`, in the order given (non-finite scores read as 0).
+pub(crate) fn normalise(scores: &[(Ord, f32)], how: Normalisation) -> Vec<f32> {
     let finite: Vec<f32> = scores.iter().map(|(_, s)| if s.is_finite() { *s } else { 0.0 }).collect();
     if finite.is_empty() {
         return Vec::new();
     }
+    let n = finite.len() as f32;
+    let mean = || finite.iter().sum::<f32>() / n;
+    let std = |mean: f32| (finite.iter().map(|s| (s - mean).powi(2)).sum::<f32>() / n).sqrt();
     match how {
         Normalisation::MinMax => {
             let (min, max) = finite.iter().fold((f32::MAX, f32::MIN), |(lo, hi), &s| (lo.min(s), hi.max(s)));
             finite.iter().map(|&s| if max > min { (s - min) / (max - min) } else { 1.0 }).collect()
         }
         Normalisation::ZScore => {
-            let n = finite.len() as f32;
-            let mean = finite.iter().sum::<f32>() / n;
-            let std = (finite.iter().map(|s| (s - mean).powi(2)).sum::<f32>() / n).sqrt();
+            let mean = mean();
+            let std = std(mean);
             finite.iter().map(|&s| if std > 0.0 { normal_cdf((s - mean) / std) } else { 0.5 }).collect()
+        }
+        Normalisation::Dbsf => {
+            let mean = mean();
+            let std = std(mean);
+            let low = mean - 3.0 * std;
+            finite.iter().map(|&s| if std > 0.0 { ((s - low) / (6.0 * std)).clamp(0.0, 1.0) } else { 1.0 }).collect()
         }
     }
 }
 
 /// The standard normal CDF, via erf (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7).
-fn normal_cdf(z: f32) -> f32 {
+pub(crate) fn normal_cdf(z: f32) -> f32 {
     let x = f64::from(z) / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
     let poly =

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Fits the fusion's parameters on training splits only — SciFact `train`, NFCorpus `dev` —
+# each clean and with one real misspelling per query (scripts/misspellings.sh), and writes the
+# whole fit to results/fit.json. The printed best blend is the candidate for `BlendParams::DEFAULT`
+# (crates/braid-fusion/src/blend.rs); the typo blend the candidate for `auto` (src/routing.rs).
+#   bash scripts/fit.sh      # needs the MiniLM indexes scripts/report.sh builds
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/braid-target}"
+ORT_DYLIB_PATH="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"; export ORT_DYLIB_PATH
+profile="${BRAID_PROFILE:-release}"
+if [ "$profile" = release ]; then cargo build -q --release --locked -p braid-cli; else cargo build -q --locked -p braid-cli; fi
+B="$CARGO_TARGET_DIR/$profile/braid"
+shared="$(cd .. && pwd)/shared/datasets"
+idx="${BRAID_EVAL_DIR:-$HOME/.cache/braid/eval}"
+for d in scifact nfcorpus; do
+  [ -f "$idx/$d-minilm/braid.json" ] || "$B" index "$shared/$d" --index "$idx/$d-minilm" --model default
+done
+typos="$(bash scripts/misspellings.sh)"
+mkdir -p results
+"$B" fit --misspellings "$typos" \
+  --set "$shared/scifact,$idx/scifact-minilm,train" \
+  --set "$shared/nfcorpus,$idx/nfcorpus-minilm,dev" \
+  --out results/fit.json
