@@ -145,7 +145,7 @@ fn index(policy: AccessPolicy) -> Index {
 }
 
 const MODES: [Mode; 5] = [Mode::Lexical, Mode::Fuzzy, Mode::Semantic, Mode::Hybrid, Mode::Auto];
-const FUSIONS: [Fusion; 3] = [Fusion::Rrf, Fusion::MinMax, Fusion::ZScore];
+const FUSIONS: [Fusion; 5] = [Fusion::Blend, Fusion::Rrf, Fusion::MinMax, Fusion::ZScore, Fusion::Dbsf];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
@@ -157,7 +157,7 @@ proptest! {
         first_commit in 1usize..40,
         deny in any::<bool>(),
         principal in principal(),
-        queries in proptest::collection::vec((query(), 0usize..3, 1usize..15), 1..5),
+        queries in proptest::collection::vec((query(), 0usize..FUSIONS.len(), 1usize..15), 1..5),
     ) {
         let policy = if deny { AccessPolicy::Deny } else { AccessPolicy::Public };
         // (a): the first writes in two commits, then the changes; `last` keeps each live

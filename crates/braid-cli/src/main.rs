@@ -136,9 +136,9 @@ enum Command {
         /// to override the one `--index` was built with.
         #[arg(long)]
         model: Option<String>,
-        /// Fusion methods to evaluate, comma-separated: rrf (the default), blend, minmax,
+        /// Fusion methods to evaluate, comma-separated: blend (the default), rrf, minmax,
         /// zscore, dbsf.
-        #[arg(long, default_value = "rrf", value_delimiter = ',')]
+        #[arg(long, default_value = "blend", value_delimiter = ',')]
         fusion: Vec<String>,
         /// Per-leg fusion weights, e.g. `lexical=1,fuzzy=0.5,semantic=1` (unnamed legs keep 1).
         #[arg(long)]

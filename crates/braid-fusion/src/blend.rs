@@ -35,8 +35,8 @@ impl BlendParams {
     /// The parameters blend runs with, fitted by `scripts/fit.sh` (`braid fit`, results/fit.json)
     /// on SciFact `train` and NFCorpus `dev`, clean and with real misspellings, never on test
     /// judgements: the best of 315 blends by macro nDCG@10 over those four groups (0.5176,
-    /// against 0.5067 for equal-weight RRF). RRF stays the default fusion until blend is
-    /// measured on every set (docs/ranking.md).
+    /// against 0.5067 for equal-weight RRF). Blend with these is the default fusion
+    /// (docs/ranking.md has the test-set numbers).
     pub const DEFAULT: BlendParams =
         BlendParams { normalisation: Normalisation::MinMax, semantic_share: 0.45, fuzzy_factor: 1.0 };
 }

@@ -101,6 +101,9 @@ mod tests {
             mrr_at_10: 0.25,
             p50_ms: 1.5,
             p95_ms: 12.0,
+            ndcg_ci95: None,
+            vs: None,
+            per_query: Default::default(),
         };
         fs::write(dir.join("tiny.json"), serde_json::to_string(std::slice::from_ref(&report)).unwrap()).unwrap();
         let text = "# T\n\n<!-- results: tiny -->\n| old | table |\n<!-- /results -->\nafter\n";
