@@ -39,6 +39,6 @@ for d in cranfield cacm npl; do
   if [ ! -d "$shared/$d" ]; then echo "report.sh: no $shared/$d; skipped" >&2; continue; fi
   "$B" eval --dataset "$shared/$d" --mode lexical,fuzzy,hybrid --out $out/$d.json
 done
-"$R" readme --results $out --readme README.md
+"$R" readme --results $out --readme docs/results.md
 "$R" plot --results $out --out docs/plots
-echo "results in $out/, tables in README.md, plots in docs/plots/"
+echo "results in $out/, tables in docs/results.md, plots in docs/plots/"
