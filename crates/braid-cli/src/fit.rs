@@ -180,9 +180,13 @@ fn score(candidate: Candidate, samples: &[Sample], groups: usize, keep: impl Fn(
     Scored { candidate, objective, groups: means }
 }
 
-/// The legs' lists for one query text.
-fn leg_lists(index: &Index, text: &str) -> Result<(bool, Vec<(String, f32)>, Vec<(String, f32)>, Vec<(String, f32)>)> {
-    let run = |mode: Mode, suggest: bool| -> Result<(bool, Vec<(String, f32)>)> {
+/// One leg's ranked `(id, raw score)` list.
+type Ranked = Vec<(String, f32)>;
+
+/// The legs' lists for one query text: whether "did you mean" flagged it, then the lexical,
+/// fuzzy and semantic lists.
+fn leg_lists(index: &Index, text: &str) -> Result<(bool, Ranked, Ranked, Ranked)> {
+    let run = |mode: Mode, suggest: bool| -> Result<(bool, Ranked)> {
         let request = SearchRequest::new(text, Principal::public()).mode(mode).k(DEPTH).suggest(suggest).ids_only(true);
         let response = index.search(&request)?;
         let list = response

@@ -527,3 +527,46 @@ impl Snapshot {
         Snippets { generator, max_chars }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use braid_core::OrdSet;
+
+    use super::*;
+
+    fn docs(ords: u64) -> Arc<AllowedDocs> {
+        let mut docs = AllowedDocs::default();
+        docs.ords = (0..ords).collect::<OrdSet>();
+        Arc::new(docs)
+    }
+
+    /// Keys are filters callers choose: however many they send, the cache stays within its
+    /// byte budget, dropping the least recently used first; an entry above the budget is not
+    /// kept at all.
+    #[test]
+    fn allowed_cache_stays_within_its_byte_budget() {
+        let one = docs(64 * 1000);
+        let budget = 10 * (one.heap_bytes() + 16);
+        let mut cache = AllowedCache::default();
+        for i in 0..100 {
+            cache.insert(format!("rule-{i:04}"), one.clone(), budget);
+            if i == 50 {
+                // Touched, an old entry outlives the ones inserted just after it.
+                assert!(cache.get("rule-0045").is_some());
+            }
+            if i == 52 {
+                assert!(cache.get("rule-0041").is_none() && cache.get("rule-0042").is_none());
+                assert!(cache.get("rule-0045").is_some());
+            }
+            assert!(cache.bytes <= budget, "{} > {budget} after {i}", cache.bytes);
+        }
+        assert!(cache.entries.len() <= 10);
+        assert!(cache.get("rule-0099").is_some());
+        assert!(cache.get("rule-0000").is_none());
+        let huge = docs(64 * 100_000);
+        cache.insert("huge".into(), huge, budget);
+        assert!(cache.get("huge").is_none());
+        let total: usize = cache.entries.iter().map(|(k, (d, _))| k.len() + d.heap_bytes()).sum();
+        assert_eq!(total, cache.bytes);
+    }
+}
