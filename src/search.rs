@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use braid_core::{
-    Error, Explain, Fusion, Hit, Language, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Stats,
+    Error, Explain, Fusion, Hit, Language, Leg, LegExplain, Mode, Result, SearchRequest, SearchResponse, Stage, Stats,
     Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES,
 };
 use braid_fusion::{blend, normalised, rrf, rrf_ceiling, BlendParams, LegList, Normalisation};
@@ -97,10 +97,10 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         snapshot.allowed_set(visibility)?
     };
     stats.allowed = allowed.len();
-    stats.micros.insert("visibility", micros(t));
+    stats.micros.insert(Stage::Visibility.name(), micros(t));
     request.check_deadline()?;
     if request.limit() == 0 {
-        stats.micros.insert("total", micros(started));
+        stats.micros.insert(Stage::Total.name(), micros(started));
         return Ok(SearchResponse { hits: Vec::new(), suggestions: Vec::new(), stats });
     }
 
@@ -116,7 +116,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         Mode::Auto => (routing::route(query, &words, request.leg_weights()), BlendParams::DEFAULT),
         _ => (request.leg_weights(), BlendParams::DEFAULT),
     };
-    stats.micros.insert("analyse", micros(t));
+    stats.micros.insert(Stage::Analyse.name(), micros(t));
     request.check_deadline()?;
 
     // 2. Recall: the legs run in parallel, each confined to the allowed set. A single leg's
@@ -169,7 +169,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     for (leg, out, took) in outputs {
         stats.legs.push(leg);
         stats.candidates.insert(leg, out.candidates.len());
-        stats.micros.insert(leg.name(), took);
+        stats.micros.insert(Stage::of(leg).name(), took);
         for (term, w) in out.highlight {
             let h = highlight.entry(term).or_insert(0.0);
             *h = h.max(w);
@@ -200,7 +200,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         }
         (fused, ceiling)
     };
-    stats.micros.insert("fusion", micros(t));
+    stats.micros.insert(Stage::Fusion.name(), micros(t));
     request.check_deadline()?;
 
     // 4. Hits: stored fields for the fused candidates (ids alone when that is all the caller
@@ -208,7 +208,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     let t = Instant::now();
     let ids_only = request.wants_ids_only() && rerank_budget == 0 && !request.collapses();
     let mut hits = build_hits(&snapshot, &fused, ceiling, ids_only)?;
-    stats.micros.insert("hits", micros(t));
+    stats.micros.insert(Stage::Hits.name(), micros(t));
     request.check_deadline()?;
 
     // 5. Rerank: the cross-encoder rescores the top fused candidates, and only those.
@@ -216,7 +216,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         let t = Instant::now();
         let _span = info_span!(target: "braid::rerank", "rerank").entered();
         stats.reranked = rerank::rerank(reranker.as_ref(), query, &mut hits, rerank_budget, request)?;
-        stats.micros.insert("rerank", micros(t));
+        stats.micros.insert(Stage::Rerank.name(), micros(t));
     }
     if request.collapses() {
         // After rerank, so the best section per article is the best by the final order.
@@ -239,7 +239,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
             hit
         })
         .collect();
-    stats.micros.insert("snippets", micros(t));
+    stats.micros.insert(Stage::Snippets.name(), micros(t));
 
     // 6. Suggestions, from records the caller may see only (computed with the query's words).
     let suggestions: Vec<Suggestion> = if request.wants_suggestions() {
@@ -247,7 +247,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     } else {
         Vec::new()
     };
-    stats.micros.insert("total", micros(started));
+    stats.micros.insert(Stage::Total.name(), micros(started));
     Ok(SearchResponse { hits, suggestions, stats })
 }
 

@@ -393,3 +393,23 @@ fn a_create_killed_before_its_manifest_can_be_created_again() {
         std::fs::read_dir(dir.path().join("lexical")).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(before.len(), after.len());
 }
+
+/// `stats.micros` names stages of `braid::Stage` only (the OpenAPI schema's list comes from
+/// it), and every stage a hybrid search with a model runs is timed.
+#[test]
+fn stage_timings_use_the_stage_names() {
+    let index = braid::Index::create_in_ram(braid::IndexConfig::default()).unwrap();
+    index.attach_embedder(std::sync::Arc::new(crate::common::HashEmbedder::new(16))).unwrap();
+    let mut w = index.writer().unwrap();
+    w.upsert(&braid::Record::new("a").title("Return policy").body("Send it back within 30 days.")).unwrap();
+    w.commit().unwrap();
+    let request = braid::SearchRequest::new("retun policy", braid::Principal::public()).mode(braid::Mode::Hybrid);
+    let response = index.search(&request).unwrap();
+    let names: Vec<&str> = braid::Stage::ALL.iter().map(|s| s.name()).collect();
+    for key in response.stats.micros.keys() {
+        assert!(names.contains(key), "{key} is not a stage");
+    }
+    for stage in ["visibility", "analyse", "lexical", "fuzzy", "semantic", "fusion", "hits", "snippets", "total"] {
+        assert!(response.stats.micros.contains_key(stage), "{stage} was not timed: {:?}", response.stats.micros);
+    }
+}

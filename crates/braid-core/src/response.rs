@@ -160,8 +160,8 @@ pub struct Stats {
     pub candidates: BTreeMap<Leg, usize>,
     /// The fusion weight each leg ran with (the request's weights, adjusted by `Auto`).
     pub weights: BTreeMap<Leg, f32>,
-    /// Microseconds per stage: `visibility`, `lexical`, `fuzzy`, `semantic`, `fusion`,
-    /// `hits`, `suggest`, `total`.
+    /// Microseconds per stage that ran, keyed by [`Stage::name`] (`total` for the whole
+    /// request).
     pub micros: BTreeMap<&'static str, u64>,
     /// Which path the semantic leg took (`hnsw` or `exact`), when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -170,4 +170,70 @@ pub struct Stats {
     pub allowed: usize,
     /// Candidates the cross-encoder scored (0 when no reranker ran).
     pub reranked: usize,
+}
+
+/// The stages of one search, in the order they run: the keys of [`Stats::micros`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// The allowed set: principal, policy and filter.
+    Visibility,
+    /// The query's words among the caller's records (routing, "did you mean").
+    Analyse,
+    /// The lexical leg.
+    Lexical,
+    /// The fuzzy leg.
+    Fuzzy,
+    /// The semantic leg (the query's embedding included).
+    Semantic,
+    /// Fusion of the legs' lists.
+    Fusion,
+    /// Stored fields of the fused candidates.
+    Hits,
+    /// The cross-encoder, when one is attached.
+    Rerank,
+    /// Snippets of the final hits.
+    Snippets,
+    /// The whole request.
+    Total,
+}
+
+impl Stage {
+    /// Every stage, in order.
+    pub const ALL: [Stage; 10] = [
+        Stage::Visibility,
+        Stage::Analyse,
+        Stage::Lexical,
+        Stage::Fuzzy,
+        Stage::Semantic,
+        Stage::Fusion,
+        Stage::Hits,
+        Stage::Rerank,
+        Stage::Snippets,
+        Stage::Total,
+    ];
+
+    /// The stage's key in [`Stats::micros`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Visibility => "visibility",
+            Stage::Analyse => "analyse",
+            Stage::Lexical => "lexical",
+            Stage::Fuzzy => "fuzzy",
+            Stage::Semantic => "semantic",
+            Stage::Fusion => "fusion",
+            Stage::Hits => "hits",
+            Stage::Rerank => "rerank",
+            Stage::Snippets => "snippets",
+            Stage::Total => "total",
+        }
+    }
+
+    /// The stage a recall leg runs as.
+    pub fn of(leg: Leg) -> Stage {
+        match leg {
+            Leg::Lexical => Stage::Lexical,
+            Leg::Fuzzy => Stage::Fuzzy,
+            Leg::Semantic => Stage::Semantic,
+        }
+    }
 }

@@ -228,7 +228,7 @@ pub fn search_response() -> Value {
                     "legs": { "type": "array", "items": { "type": "string" } },
                     "candidates": number_map("Candidates per leg, after access control."),
                     "weights": number_map("Fusion weight per leg."),
-                    "micros": number_map("Microseconds per stage: visibility, lexical, fuzzy, semantic, fusion, hits, suggest, total."),
+                    "micros": number_map(&micros_description()),
                     "semantic_path": { "type": "string", "enum": ["hnsw", "exact"] },
                     "allowed": { "type": "integer", "description": "Records the caller may see under the filters." },
                     "reranked": { "type": "integer" }
@@ -260,4 +260,10 @@ pub fn error() -> Value {
         },
         "required": ["error"]
     })
+}
+
+/// The description of `stats.micros`, from the stages the library names.
+fn micros_description() -> String {
+    let names: Vec<&str> = braid::Stage::ALL.iter().map(|s| s.name()).collect();
+    format!("Microseconds per stage that ran: {}.", names.join(", "))
 }
