@@ -6,13 +6,8 @@
 #   bash scripts/fit.sh      # needs the MiniLM indexes scripts/report.sh builds
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/braid-target}"
-ORT_DYLIB_PATH="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"; export ORT_DYLIB_PATH
-profile="${BRAID_PROFILE:-release}"
-if [ "$profile" = release ]; then cargo build -q --release --locked -p braid-cli; else cargo build -q --locked -p braid-cli; fi
-B="$CARGO_TARGET_DIR/$profile/braid"
-shared="$(cd .. && pwd)/shared/datasets"
-idx="${BRAID_EVAL_DIR:-$HOME/.cache/braid/eval}"
+# shellcheck source=scripts/eval-env.sh
+source scripts/eval-env.sh
 for d in scifact nfcorpus; do
   [ -f "$idx/$d-minilm/braid.json" ] || "$B" index "$shared/$d" --index "$idx/$d-minilm" --model default
 done

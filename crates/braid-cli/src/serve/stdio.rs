@@ -59,30 +59,6 @@ fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io
     }
 }
 
-/// Skips input up to and including the next newline, keeping none of it.
-fn skip_line(input: &mut impl BufRead) -> std::io::Result<()> {
-    loop {
-        let available = match input.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            return Ok(());
-        }
-        match available.iter().position(|&b| b == b'\n') {
-            Some(i) => {
-                input.consume(i + 1);
-                return Ok(());
-            }
-            None => {
-                let n = available.len();
-                input.consume(n);
-            }
-        }
-    }
-}
-
 fn write_reply(output: &mut impl Write, reply: Reply) -> Result<()> {
     let text = match reply {
         Reply::Nothing => return Ok(()),
@@ -120,7 +96,8 @@ fn run_bounded(
             Line::TooLong => {
                 let error = mcp::error(Value::Null, mcp::PARSE_ERROR, format!("message over {max} bytes"));
                 write_reply(&mut output, Reply::One(error))?;
-                skip_line(&mut input)?;
+                // The rest of the line, up to and including its newline, is read and dropped.
+                input.skip_until(b'\n')?;
             }
             Line::Complete => {
                 let line = String::from_utf8_lossy(&buf);
@@ -235,7 +212,7 @@ mod tests {
         assert!(buf.is_empty());
         assert_eq!(next_line(&mut input, &mut buf, 4).unwrap(), Line::TooLong);
         assert_eq!(buf, b"cdef");
-        skip_line(&mut input).unwrap();
+        input.skip_until(b'\n').unwrap();
         assert_eq!(next_line(&mut input, &mut buf, 100).unwrap(), Line::Complete);
         assert_eq!(buf, b"last");
         assert_eq!(next_line(&mut input, &mut buf, 100).unwrap(), Line::End);
