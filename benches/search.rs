@@ -72,14 +72,13 @@ fn semantic_index(name: &str) -> Option<Index> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/braid/eval")))?;
     let dir = root.join(format!("{name}-minilm"));
-    let Ok(index) = Index::open(&dir) else {
+    let Ok(index) = Index::builder().embedder(embedder()?).open(&dir) else {
         eprintln!(
             "{name}: semantic benches skipped: no index with embeddings at {} (bash scripts/report.sh)",
             dir.display()
         );
         return None;
     };
-    index.attach_embedder(embedder()?).ok()?;
     Some(index)
 }
 
@@ -189,8 +188,7 @@ fn indexing(c: &mut Criterion) {
         group.throughput(Throughput::Elements(slice.len() as u64));
         group.bench_function("embedded_16_records", |b| {
             b.iter(|| {
-                let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-                index.attach_embedder(model.clone()).unwrap();
+                let index = Index::builder().embedder(model.clone()).create_in_ram().unwrap();
                 let mut w = index.writer().unwrap();
                 for r in slice {
                     w.upsert(r).unwrap();

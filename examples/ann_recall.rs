@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use braid::models::OnnxEmbedder;
-use braid::{AccessPolicy, AllowedSet, Embedder, Principal, Visibility};
-use braid_core::OrdSet;
+use braid::{AccessPolicy, Embedder, Principal, Visibility};
+use braid_core::{AllowedSet, OrdSet};
 use braid_vector::VectorStore;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -39,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         match arg.as_str() {
             "--readers" => readers = args.next().ok_or("--readers N")?.parse()?,
             "--secs" => secs = args.next().ok_or("--secs S")?.parse()?,
-            "--mode" => mode = Mode::parse(&args.next().ok_or("--mode M")?).ok_or("unknown mode")?,
+            "--mode" => mode = args.next().ok_or("--mode M")?.parse::<Mode>()?,
             other => dataset = PathBuf::from(other),
         }
     }
@@ -129,12 +129,12 @@ fn write_loop(index: &Index, corpus: &[Record], stop: &AtomicBool) -> (usize, us
     while !stop.load(Ordering::Relaxed) {
         for i in 0..40 {
             let base = &corpus[(round * 40 + i) % corpus.len()];
-            let copy = Record::new(format!("new-{round}-{i}")).title(base.title_text()).body(base.body_text());
+            let copy = Record::new(format!("new-{round}-{i}")).title(base.title.as_str()).body(base.body.as_str());
             writer.upsert(&copy).expect("upsert");
             let rewritten = &corpus[(round * 40 + i + 1000) % corpus.len()];
             let edit = Record::new(rewritten.id())
-                .title(rewritten.title_text())
-                .body(format!("{} (revision {round})", rewritten.body_text()));
+                .title(rewritten.title.as_str())
+                .body(format!("{} (revision {round})", rewritten.body.as_str()));
             writer.upsert(&edit).expect("upsert");
         }
         if round > 0 {

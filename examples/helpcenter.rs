@@ -72,20 +72,21 @@ fn open_or_build(corpus: &Path, embedder: Option<Arc<dyn Embedder>>) -> Result<I
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("target/helpcenter-index"));
     let dir = if embedder.is_some() { base.with_extension("minilm") } else { base };
-    let index = match Index::open(&dir) {
+    let builder = match embedder {
+        Some(embedder) => Index::builder().embedder(embedder),
+        None => Index::builder(),
+    };
+    let index = match builder.clone().open(&dir) {
         Ok(index) => index,
         Err(_) => {
             if dir.exists() {
                 std::fs::remove_dir_all(&dir)?;
             }
-            Index::create(&dir, IndexConfig::default())?
+            builder.config(IndexConfig::default()).create(&dir)?
         }
     };
-    if let Some(embedder) = embedder {
-        index.attach_embedder(embedder)?;
-        if index.embedding().is_none() {
-            println!("embedding the corpus once (about a minute on 2 cores)…");
-        }
+    if index.has_semantic() && index.embedding().is_none() {
+        println!("embedding the corpus once (about a minute on 2 cores)…");
     }
     let mut writer = index.writer()?;
     for record in Source::detect(corpus)?.records(&index.config().schema) {
@@ -112,11 +113,7 @@ fn print_answers(query: &str, response: &SearchResponse) {
         println!("  no answers visible to you");
     }
     for (rank, hit) in response.hits.iter().enumerate() {
-        let article = hit.parent.as_deref().unwrap_or(&hit.id);
-        let path = if hit.section.is_empty() { String::new() } else { format!(" › {}", hit.section.join(" > ")) };
-        let lines = hit.lines.map(|(s, e)| format!(", lines {s}–{e}")).unwrap_or_default();
-        println!("  {}. {}{}", rank + 1, hit.title, path);
-        println!("     [{article}.md{lines}]");
+        println!("  {}. {}  [{}]", rank + 1, braid::Citation::from(hit), hit.id);
         let snippet = hit.snippet.marked("«", "»").split_whitespace().collect::<Vec<_>>().join(" ");
         if !snippet.is_empty() {
             println!("     {snippet}");

@@ -36,8 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = braid::models::OnnxEmbedder::builder().batch_size(options.embed_batch).build()?;
     println!("model loaded: peak RSS {} MiB", peak_rss_mib());
     let tmp = std::env::temp_dir().join(format!("braid-ingest-memory-{}", std::process::id()));
-    let index = Index::create(&tmp, IndexConfig::default())?;
-    index.attach_embedder(Arc::new(model))?;
+    let index = Index::builder().config(IndexConfig::default()).embedder(Arc::new(model)).create(&tmp)?;
     let started = Instant::now();
     let mut writer = index.writer_with(options)?;
     let source = Source::detect(&dataset)?;

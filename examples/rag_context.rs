@@ -76,11 +76,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("Answer the question using only the sources below. Cite them as [1], [2], ….\n");
     println!("Question: {question}\n");
-    for (i, (article, section)) in sources.iter().enumerate() {
-        let path =
-            if section.section.is_empty() { String::new() } else { format!(" › {}", section.section.join(" > ")) };
-        let lines = section.lines.map(|(s, e)| format!(", lines {s}–{e}")).unwrap_or_default();
-        println!("[{}] {}{} ({article}.md{lines})", i + 1, section.title, path);
+    for (i, (_, section)) in sources.iter().enumerate() {
+        println!("[{}] {}", i + 1, section.citation());
         println!("{}\n", section.body.trim());
     }
     if sources.is_empty() {

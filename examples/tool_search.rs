@@ -42,13 +42,15 @@ fn tool_record(tool: &Value) -> Option<Record> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/tools/tools.json");
     let catalogue: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
-    let index = Index::create_in_ram(IndexConfig::default())?;
     // Descriptions are short natural language: the semantic leg helps most here, when ONNX
     // Runtime and the model are available.
-    match braid::models::OnnxEmbedder::builder().build() {
-        Ok(model) => index.attach_embedder(std::sync::Arc::new(model))?,
-        Err(e) => eprintln!("semantic leg off: {e}"),
-    }
+    let index = match braid::models::OnnxEmbedder::builder().build() {
+        Ok(model) => Index::builder().embedder(std::sync::Arc::new(model)).create_in_ram()?,
+        Err(e) => {
+            eprintln!("semantic leg off: {e}");
+            Index::create_in_ram(IndexConfig::default())?
+        }
+    };
     let mut writer = index.writer()?;
     for tool in &catalogue {
         if let Some(record) = tool_record(tool) {

@@ -1,17 +1,23 @@
-//! An index: the lexical store, its configuration and ordinal counter, on disk or in memory.
+//! An index: its parts on disk or in memory, the models it was built with, and reloading.
+//!
+//! [`Index`] owns what lives as long as the handle: the directory's [`Layout`], the models given
+//! to its [`IndexBuilder`], the ordinal counter and the current [`Parts`] — one opened commit
+//! of the lexical index and the vector store. [`Index::searcher`] takes one snapshot of them;
+//! [`Index::reload`] swaps in a newer commit another process wrote.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use braid_core::{
-    AccessPolicy, Embedder, Error, Principal, Reranker, Result, SearchRequest, SearchResponse, Visibility,
-};
-use braid_lexical::{LexicalIndex, SchemaConfig, StoredRecord};
+use braid_core::{AccessPolicy, Embedder, Error, Principal, Reranker, Result, SearchRequest, SearchResponse};
+use braid_lexical::{LexicalIndex, SchemaConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::{Manifest, FORMAT_VERSION, LEXICAL_DIR, MANIFEST_FILE};
+use crate::layout::Layout;
+use crate::manifest::{Manifest, FORMAT_VERSION};
+use crate::searcher::Searcher;
 use crate::semantic::{EmbeddingInfo, Semantic};
-use crate::writer::{Writer, WriterOptions};
+use crate::stored::StoredRecord;
+use crate::writer::{Ordinals, Writer, WriterOptions};
 
 /// How an index is built; fixed at creation and stored with the index.
 ///
@@ -26,66 +32,319 @@ pub struct IndexConfig {
 
 /// A Braid index. Cheap to clone; every clone sees the same data.
 ///
-/// Searches run on the latest committed snapshot and never block on writing; there is one
-/// writer at a time (see [`Index::writer`]).
+/// Build one with [`Index::builder`] (models are given up front and kept for the index's
+/// life), or with the shorthands [`Index::create`], [`Index::open`] and
+/// [`Index::create_in_ram`] for an index without models. Searches run on the latest committed
+/// snapshot and never block on writing; there is one writer at a time (see [`Index::writer`]).
 #[derive(Clone)]
 pub struct Index {
-    pub(crate) inner: Arc<Inner>,
+    shared: Arc<Shared>,
 }
 
-pub(crate) struct Inner {
-    pub dir: Option<PathBuf>,
-    pub config: IndexConfig,
+/// What an [`Index`] keeps for its whole life.
+struct Shared {
+    /// Where it lives; `None` in memory.
+    layout: Option<Layout>,
+    config: IndexConfig,
+    models: Models,
+    ordinals: Ordinals,
+    /// The commit served: replaced by [`Index::reload`], never while a writer is open.
+    current: RwLock<Arc<Parts>>,
+    /// Whether this handle has a writer open (held while a reload decides to swap, so that a
+    /// writer never writes to parts that are no longer served).
+    writing: Mutex<bool>,
+}
+
+/// The models an index was built with.
+#[derive(Clone, Default)]
+struct Models {
+    embedder: Option<Arc<dyn Embedder>>,
+    reranker: Option<Arc<dyn Reranker>>,
+    /// Vectors without a model (records and queries supply them), named or as recorded.
+    vectors: Option<Option<EmbeddingInfo>>,
+}
+
+/// One opened commit: the lexical index and, once there are vectors, the semantic leg.
+pub(crate) struct Parts {
     pub lexical: LexicalIndex,
-    /// The next ordinal to hand out; persisted in the manifest at each commit.
-    pub next_ord: Mutex<u64>,
-    /// The model recorded in the manifest (vectors on disk were made with it).
+    /// Set once: at open or create when the index has (or is built for) vectors, else by the
+    /// writer when it meets the first record with a vector. Never replaced.
+    pub semantic: OnceLock<Arc<Semantic>>,
+    /// The model recorded in the manifest (the vectors on disk were made with it).
     pub embedding: Mutex<Option<EmbeddingInfo>>,
-    /// The semantic leg, once an embedder is attached.
-    pub semantic: RwLock<Option<Arc<Semantic>>>,
-    /// The cross-encoder of the rerank stage, once attached.
-    pub reranker: RwLock<Option<Arc<dyn Reranker>>>,
+    /// The commit point these parts were opened at (`None` in memory).
+    pub commit_point: Mutex<Option<Vec<u8>>>,
 }
 
-impl Index {
+/// Builds an [`Index`] with its models: an embedder (the semantic leg embeds records and
+/// queries), vectors without a model (records and queries bring their own), a cross-encoder
+/// for the rerank stage.
+///
+/// ```
+/// # use braid::{EmbeddingInfo, Index, Mode, Principal, Record, SearchRequest};
+/// # fn main() -> braid::Result<()> {
+/// let index = Index::builder().vectors(EmbeddingInfo { model_id: "my-model".into(), dim: 2 }).create_in_ram()?;
+/// let mut w = index.writer()?;
+/// w.upsert(&Record::new("north").body("up").vector(vec![0.0, 1.0]))?;
+/// w.upsert(&Record::new("east").body("right").vector(vec![1.0, 0.0]))?;
+/// w.commit()?;
+/// let request = SearchRequest::new("", Principal::public()).vector(vec![0.9, 0.1]).mode(Mode::Semantic);
+/// assert_eq!(index.search(&request)?.hits[0].id, "east");
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Default)]
+#[must_use]
+pub struct IndexBuilder {
+    config: IndexConfig,
+    models: Models,
+}
+
+impl IndexBuilder {
+    /// The configuration of a new index (ignored by [`IndexBuilder::open`], which reads the
+    /// stored one).
+    pub fn config(mut self, config: IndexConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The embedding model: the writer embeds records with it and searches embed queries.
+    /// An index that already holds vectors must have been made with the same model.
+    pub fn embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.models.embedder = Some(embedder);
+        self
+    }
+
+    /// The semantic leg without a model, on vectors of the model `info` names (any name the
+    /// caller uses for it): records carry their own vectors ([`braid_core::Record::vector`])
+    /// and requests their query vector ([`SearchRequest::vector`]). An index that already
+    /// holds vectors must have been made with the same model.
+    pub fn vectors(mut self, info: EmbeddingInfo) -> Self {
+        self.models.vectors = Some(Some(info));
+        self
+    }
+
+    /// As [`IndexBuilder::vectors`], with whatever model the index records: its stored vectors
+    /// are loaded (none yet: the writer starts a store with the first record that has one).
+    pub fn stored_vectors(mut self) -> Self {
+        self.models.vectors = Some(None);
+        self
+    }
+
+    /// The cross-encoder of the rerank stage: searches then rescore their top fused
+    /// candidates with it (see [`SearchRequest::rerank`]).
+    pub fn reranker(mut self, reranker: Arc<dyn Reranker>) -> Self {
+        self.models.reranker = Some(reranker);
+        self
+    }
+
     /// Creates a new index in `dir` (created if needed; it must not hold an index already).
     ///
     /// # Errors
     /// [`Error::InvalidRequest`] when `dir` already holds an index, [`Error::Io`] when it cannot
     /// be written.
-    pub fn create(dir: &Path, config: IndexConfig) -> Result<Index> {
-        if Manifest::path(dir).exists() {
+    pub fn create(self, dir: &Path) -> Result<Index> {
+        let layout = Layout::new(dir);
+        if layout.holds_index() {
             return Err(Error::invalid_request(format!("{} already holds an index", dir.display())));
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        clear_interrupted_create(&dir.join(LEXICAL_DIR))?;
-        let lexical = LexicalIndex::create(Some(&dir.join(LEXICAL_DIR)), config.schema.clone())?;
-        let manifest = Manifest { format: FORMAT_VERSION, config: config.clone(), next_ord: 0, embedding: None };
-        manifest.write(dir)?;
-        Ok(Self::assemble(Some(dir.to_path_buf()), config, lexical, 0, None))
+        clear_interrupted_create(&layout.lexical())?;
+        let lexical = LexicalIndex::create(Some(&layout.lexical()), self.config.schema.clone())?;
+        let semantic = self.models.new_semantic(&lexical)?;
+        let manifest = Manifest { format: FORMAT_VERSION, config: self.config.clone(), next_ord: 0, embedding: None };
+        manifest.write(&layout)?;
+        let parts = Parts::new(lexical, semantic, None, layout.commit_point());
+        Ok(Index::assemble(Some(layout), self.config, self.models, parts, 0))
     }
 
     /// Creates an index held in memory only.
     ///
     /// # Errors
     /// [`Error::InvalidRequest`] for a bad configuration.
-    pub fn create_in_ram(config: IndexConfig) -> Result<Index> {
-        let lexical = LexicalIndex::create(None, config.schema.clone())?;
-        Ok(Self::assemble(None, config, lexical, 0, None))
+    pub fn create_in_ram(self) -> Result<Index> {
+        let lexical = LexicalIndex::create(None, self.config.schema.clone())?;
+        let semantic = self.models.new_semantic(&lexical)?;
+        let parts = Parts::new(lexical, semantic, None, None);
+        Ok(Index::assemble(None, self.config, self.models, parts, 0))
     }
 
     /// Opens the index in `dir`. Every file of the lexical index is checked against its
-    /// checksum first (one read of the index), so a damaged file is an error, never a panic.
+    /// checksum first (one read of the index), so a damaged file is an error, never a panic;
+    /// the vector store is loaded when the builder asks for the semantic leg.
     ///
     /// # Errors
     /// [`Error::Corrupt`] naming the file when the index is missing or damaged,
-    /// [`Error::FormatVersion`] when another version of Braid wrote it.
+    /// [`Error::FormatVersion`] when another version of Braid wrote it,
+    /// [`Error::InvalidRequest`] when its vectors were made by another model than the one given.
+    pub fn open(self, dir: &Path) -> Result<Index> {
+        let layout = Layout::new(dir);
+        let point = layout.commit_point();
+        let (manifest, parts, next_ord) = Parts::open(&layout, &self.models, point)?;
+        Ok(Index::assemble(Some(layout), manifest.config, self.models, parts, next_ord))
+    }
+
+    /// Opens the index in `dir`, or creates it when there is none.
+    ///
+    /// # Errors
+    /// As [`IndexBuilder::open`] and [`IndexBuilder::create`].
+    pub fn open_or_create(self, dir: &Path) -> Result<Index> {
+        if Layout::new(dir).holds_index() {
+            self.open(dir)
+        } else {
+            self.create(dir)
+        }
+    }
+}
+
+impl Models {
+    /// The model's name and dimension, when the builder named one.
+    fn info(&self) -> Option<EmbeddingInfo> {
+        match (&self.embedder, &self.vectors) {
+            (Some(e), _) => Some(EmbeddingInfo { model_id: e.model_id().to_string(), dim: e.dim() }),
+            (None, Some(Some(info))) => Some(info.clone()),
+            _ => None,
+        }
+    }
+
+    /// The semantic leg of a new index, when the builder asked for one with a known model.
+    fn new_semantic(&self, lexical: &LexicalIndex) -> Result<Option<Semantic>> {
+        let Some(info) = self.info() else { return Ok(None) };
+        let (semantic, _) = open_semantic(None, info, self.embedder.clone(), None, &lexical.snapshot())?;
+        Ok(Some(semantic))
+    }
+}
+
+impl Parts {
+    fn new(
+        lexical: LexicalIndex,
+        semantic: Option<Semantic>,
+        embedding: Option<EmbeddingInfo>,
+        commit_point: Option<Vec<u8>>,
+    ) -> Parts {
+        let cell = OnceLock::new();
+        if let Some(semantic) = semantic {
+            let _ = cell.set(Arc::new(semantic));
+        }
+        Parts { lexical, semantic: cell, embedding: Mutex::new(embedding), commit_point: Mutex::new(commit_point) }
+    }
+
+    /// Opens the commit on disk, as of the commit point `point` read before (a commit landing
+    /// meanwhile is then opened once more by the next reload, never missed). Returns the
+    /// manifest, the parts and the next free ordinal.
+    fn open(layout: &Layout, models: &Models, point: Option<Vec<u8>>) -> Result<(Manifest, Parts, u64)> {
+        let manifest = Manifest::read(layout)?;
+        let lexical = LexicalIndex::open(&layout.lexical(), manifest.config.schema.clone())?;
+        let snapshot = lexical.snapshot();
+        let mut next_ord = manifest.next_ord.max(snapshot.max_ord()?.map_or(0, |m| m + 1));
+        let recorded = manifest.embedding.clone();
+        let wanted = match (models.info(), &models.vectors) {
+            (Some(info), _) => Some(info),
+            (None, Some(None)) => recorded.clone(),
+            (None, _) => None,
+        };
+        let semantic = match wanted {
+            Some(info) => {
+                let (semantic, after_orphans) =
+                    open_semantic(Some(layout), info, models.embedder.clone(), recorded.as_ref(), &snapshot)?;
+                next_ord = next_ord.max(after_orphans);
+                Some(semantic)
+            }
+            None => None,
+        };
+        let parts = Parts::new(lexical, semantic, recorded, point);
+        Ok((manifest, parts, next_ord))
+    }
+}
+
+/// The semantic leg for vectors of `info`, with the store saved in `layout` when the manifest
+/// records one (`recorded`, which `info` must match). Returns it with the smallest ordinal the
+/// writer may hand out after it: a crash between saving vectors and committing their records
+/// leaves vectors of records that never committed, which are dropped here, and their ordinals
+/// never reused.
+pub(crate) fn open_semantic(
+    layout: Option<&Layout>,
+    info: EmbeddingInfo,
+    embedder: Option<Arc<dyn Embedder>>,
+    recorded: Option<&EmbeddingInfo>,
+    snapshot: &braid_lexical::Snapshot,
+) -> Result<(Semantic, u64)> {
+    if info.dim == 0 {
+        return Err(Error::invalid_request("vectors need at least one dimension"));
+    }
+    if let Some(recorded) = recorded {
+        if recorded.model_id != info.model_id || recorded.dim != info.dim {
+            return Err(Error::invalid_request(format!(
+                "this index holds vectors of {} ({} dimensions); the model given is {} ({} dimensions)",
+                recorded.model_id, recorded.dim, info.model_id, info.dim
+            )));
+        }
+    }
+    let mut store = match layout {
+        Some(layout) => Semantic::open_store(layout, recorded.is_some())?,
+        None => None,
+    };
+    let mut next_ord = 0;
+    if let Some(store) = store.as_mut() {
+        let live: std::collections::HashSet<u64> = snapshot.ids()?.into_iter().map(|(_, ord, _)| ord).collect();
+        let orphans: Vec<u64> = store.ords().filter(|o| !live.contains(o)).collect();
+        for ord in orphans {
+            next_ord = next_ord.max(ord + 1);
+            store.delete(ord);
+        }
+    }
+    Ok((Semantic::new(info, embedder, store)?, next_ord))
+}
+
+impl Index {
+    /// A builder, to give the index its models before it opens or is created.
+    pub fn builder() -> IndexBuilder {
+        IndexBuilder::default()
+    }
+
+    /// Creates a new index in `dir` without models (see [`IndexBuilder::create`]).
+    ///
+    /// # Errors
+    /// As [`IndexBuilder::create`].
+    pub fn create(dir: &Path, config: IndexConfig) -> Result<Index> {
+        Index::builder().config(config).create(dir)
+    }
+
+    /// Creates an index held in memory only, without models.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRequest`] for a bad configuration.
+    pub fn create_in_ram(config: IndexConfig) -> Result<Index> {
+        Index::builder().config(config).create_in_ram()
+    }
+
+    /// Opens the index in `dir` without models (see [`IndexBuilder::open`]).
+    ///
+    /// # Errors
+    /// As [`IndexBuilder::open`].
     pub fn open(dir: &Path) -> Result<Index> {
-        let manifest = Manifest::read(dir)?;
-        let lexical = LexicalIndex::open(&dir.join(LEXICAL_DIR), manifest.config.schema.clone())?;
-        let after_max = lexical.snapshot().max_ord()?.map_or(0, |m| m + 1);
-        let next_ord = manifest.next_ord.max(after_max);
-        Ok(Self::assemble(Some(dir.to_path_buf()), manifest.config, lexical, next_ord, manifest.embedding))
+        Index::builder().open(dir)
+    }
+
+    /// Opens the index in `dir`, or creates it with `config` when there is none.
+    ///
+    /// # Errors
+    /// As [`Index::open`] and [`Index::create`].
+    pub fn open_or_create(dir: &Path, config: IndexConfig) -> Result<Index> {
+        Index::builder().config(config).open_or_create(dir)
+    }
+
+    /// Whether `dir` holds an index (its manifest, the last file a create writes, is there).
+    pub fn exists(dir: &Path) -> bool {
+        Layout::new(dir).holds_index()
+    }
+
+    /// The model whose vectors the index in `dir` holds, read from its manifest alone (to pick
+    /// the embedder before [`IndexBuilder::open`]).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] or [`Error::FormatVersion`] for a missing or foreign manifest.
+    pub fn recorded_embedding(dir: &Path) -> Result<Option<EmbeddingInfo>> {
+        Ok(Manifest::read(&Layout::new(dir))?.embedding)
     }
 
     /// Verifies an index on disk without changing it: the manifest parses and has this build's
@@ -96,170 +355,146 @@ impl Index {
     /// # Errors
     /// [`Error::Corrupt`] or [`Error::FormatVersion`] naming the damaged file.
     pub fn check(dir: &Path) -> Result<u64> {
-        let index = Self::open(dir)?;
-        if let Some(store) = Semantic::open_store(dir, index.embedding().is_some())? {
+        let index = Index::builder().stored_vectors().open(dir)?;
+        if let Some(semantic) = index.semantic() {
             let live: std::collections::HashSet<u64> =
-                index.inner.lexical.snapshot().ids()?.into_iter().map(|(_, ord, _)| ord).collect();
+                index.parts().lexical.snapshot().ids()?.into_iter().map(|(_, ord, _)| ord).collect();
+            let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
             let orphans = store.ords().filter(|o| !live.contains(o)).count();
             if orphans > 0 {
-                tracing::warn!(target: "braid::check", orphans, "vectors without a committed record (dropped on next attach)");
+                tracing::warn!(target: "braid::check", orphans, "vectors without a committed record (dropped on next open)");
             }
         }
         Ok(index.num_records())
     }
 
-    /// Opens the index in `dir`, or creates it with `config` when there is none.
-    ///
-    /// # Errors
-    /// As [`Index::open`] and [`Index::create`].
-    pub fn open_or_create(dir: &Path, config: IndexConfig) -> Result<Index> {
-        if Manifest::path(dir).exists() {
-            Self::open(dir)
-        } else {
-            Self::create(dir, config)
-        }
-    }
-
-    fn assemble(
-        dir: Option<PathBuf>,
-        config: IndexConfig,
-        lexical: LexicalIndex,
-        next_ord: u64,
-        embedding: Option<EmbeddingInfo>,
-    ) -> Index {
+    fn assemble(layout: Option<Layout>, config: IndexConfig, models: Models, parts: Parts, next_ord: u64) -> Index {
         Index {
-            inner: Arc::new(Inner {
-                dir,
+            shared: Arc::new(Shared {
+                layout,
                 config,
-                lexical,
-                next_ord: Mutex::new(next_ord),
-                embedding: Mutex::new(embedding),
-                semantic: RwLock::new(None),
-                reranker: RwLock::new(None),
+                models,
+                ordinals: Ordinals::starting_at(next_ord),
+                current: RwLock::new(Arc::new(parts)),
+                writing: Mutex::new(false),
             }),
         }
     }
 
-    /// Attaches an embedding model: from now on the writer embeds records and searches can run
-    /// the semantic leg. On an index that already holds vectors, the model must be the one
-    /// that made them, and its vectors are loaded.
+    /// The commit served now.
+    pub(crate) fn parts(&self) -> Arc<Parts> {
+        self.shared.current.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn ordinals(&self) -> &Ordinals {
+        &self.shared.ordinals
+    }
+
+    pub(crate) fn layout(&self) -> Option<&Layout> {
+        self.shared.layout.as_ref()
+    }
+
+    /// Opens a writer with `open`, which gets the parts the writer is bound to, and marks this
+    /// handle as writing until [`Index::close_writer`] (so no reload swaps those parts).
+    pub(crate) fn open_writer<T>(&self, open: impl FnOnce(Arc<Parts>) -> Result<T>) -> Result<T> {
+        let mut writing = self.shared.writing.lock().unwrap_or_else(|p| p.into_inner());
+        let out = open(self.parts())?;
+        *writing = true;
+        Ok(out)
+    }
+
+    /// Called by the writer when it closes.
+    pub(crate) fn close_writer(&self) {
+        *self.shared.writing.lock().unwrap_or_else(|p| p.into_inner()) = false;
+    }
+
+    /// Picks up a commit another process wrote (a re-index with `braid index`, a writer of its
+    /// own): when the commit point on disk changed since these parts were opened, opens the
+    /// new commit (checksums verified, as on every open, the models this index was built with
+    /// attached) and serves it from the next [`Index::searcher`] on; searchers taken before keep
+    /// their commit. Returns whether it swapped. A no-op in memory and while this handle has a
+    /// writer open (whose commits are served as they land).
     ///
     /// # Errors
-    /// [`Error::InvalidRequest`] when the index's vectors were made by another model,
-    /// [`Error::Corrupt`] when its vector file is damaged.
-    pub fn attach_embedder(&self, embedder: Arc<dyn Embedder>) -> Result<()> {
-        let info = EmbeddingInfo { model_id: embedder.model_id().to_string(), dim: embedder.dim() };
-        self.attach_semantic(info, Some(embedder))
-    }
-
-    /// Turns the semantic leg on without a model: records carry their own vectors
-    /// ([`braid_core::Record::vector`]) and requests their query vector
-    /// ([`SearchRequest::vector`]). `info` names the model that made the vectors (any name the
-    /// caller uses for it) and their dimension; on an index that already holds vectors it
-    /// must be the one recorded, and its vectors are loaded. A writer does this on its own
-    /// when it meets the first record with a vector (named `supplied` on an index without
-    /// one recorded), so this is needed only to search such an index after [`Index::open`].
-    ///
-    /// # Errors
-    /// As [`Index::attach_embedder`].
-    ///
-    /// ```
-    /// # use braid::{EmbeddingInfo, Index, IndexConfig, Mode, Principal, Record, SearchRequest};
-    /// # fn main() -> braid::Result<()> {
-    /// let index = Index::create_in_ram(IndexConfig::default())?;
-    /// index.attach_vectors(EmbeddingInfo { model_id: "my-model".into(), dim: 2 })?;
-    /// let mut w = index.writer()?;
-    /// w.upsert(&Record::new("north").body("up").vector(vec![0.0, 1.0]))?;
-    /// w.upsert(&Record::new("east").body("right").vector(vec![1.0, 0.0]))?;
-    /// w.commit()?;
-    /// let request = SearchRequest::new("", Principal::public()).vector(vec![0.9, 0.1]).mode(Mode::Semantic);
-    /// assert_eq!(index.search(&request)?.hits[0].id, "east");
-    /// # Ok(()) }
-    /// ```
-    pub fn attach_vectors(&self, info: EmbeddingInfo) -> Result<()> {
-        self.attach_semantic(info, None)
-    }
-
-    fn attach_semantic(&self, info: EmbeddingInfo, embedder: Option<Arc<dyn Embedder>>) -> Result<()> {
-        let inner = &self.inner;
-        if info.dim == 0 {
-            return Err(Error::invalid_request("vectors need at least one dimension"));
+    /// As [`IndexBuilder::open`], and [`Error::InvalidRequest`] when the index was re-created
+    /// with another configuration; the commit served stays as it was.
+    pub fn reload(&self) -> Result<bool> {
+        let Some(layout) = &self.shared.layout else { return Ok(false) };
+        let writing = self.shared.writing.lock().unwrap_or_else(|p| p.into_inner());
+        if *writing {
+            return Ok(false);
         }
-        if let Some(recorded) = inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-            if recorded.model_id != info.model_id || recorded.dim != info.dim {
-                return Err(Error::invalid_request(format!(
-                    "this index holds vectors of {} ({} dimensions); the model given is {} ({} dimensions)",
-                    recorded.model_id, recorded.dim, info.model_id, info.dim
-                )));
-            }
+        let point = layout.commit_point();
+        let current = self.parts();
+        if point.is_none() || *current.commit_point.lock().unwrap_or_else(|p| p.into_inner()) == point {
+            return Ok(false);
         }
-        let recorded = inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).is_some();
-        let mut store = match &inner.dir {
-            Some(dir) => Semantic::open_store(dir, recorded)?,
-            None => None,
-        };
-        if let Some(store) = store.as_mut() {
-            // A crash between saving vectors and committing the records leaves vectors of
-            // records that never committed: drop them, and never reuse their ordinals.
-            let live: std::collections::HashSet<u64> =
-                inner.lexical.snapshot().ids()?.into_iter().map(|(_, ord, _)| ord).collect();
-            let orphans: Vec<u64> = store.ords().filter(|o| !live.contains(o)).collect();
-            let mut next = inner.next_ord.lock().unwrap_or_else(|p| p.into_inner());
-            for ord in orphans {
-                *next = (*next).max(ord + 1);
-                store.delete(ord);
-            }
+        let (manifest, parts, next_ord) = Parts::open(layout, &self.shared.models, point)?;
+        if manifest.config != self.shared.config {
+            return Err(Error::invalid_request(format!(
+                "{} was re-created with another configuration: open it afresh",
+                layout.root().display()
+            )));
         }
-        let semantic = Semantic::new(info, embedder, store)?;
-        *inner.semantic.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(semantic));
-        Ok(())
+        self.shared.ordinals.raise_to(next_ord);
+        *self.shared.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(parts);
+        drop(writing);
+        Ok(true)
     }
 
-    /// Attaches a cross-encoder: searches then rescore their top fused candidates with it
-    /// (see [`SearchRequest::rerank`]). Any BERT-style cross-encoder exported to ONNX works
-    /// through `braid::models::CrossEncoder`.
-    pub fn attach_reranker(&self, reranker: Arc<dyn Reranker>) {
-        *self.inner.reranker.write().unwrap_or_else(|p| p.into_inner()) = Some(reranker);
+    /// A short, opaque name of the commit served: the first 16 hex digits of the SHA-256 of its
+    /// commit point (`None` in memory). It tells two commits apart and carries no count.
+    pub fn commit_id(&self) -> Option<String> {
+        use sha2::{Digest, Sha256};
+        let parts = self.parts();
+        let point = parts.commit_point.lock().unwrap_or_else(|p| p.into_inner());
+        point.as_deref().map(|p| Sha256::digest(p).iter().take(8).map(|b| format!("{b:02x}")).collect())
     }
 
-    /// The attached cross-encoder, if any (to attach the same model to a reopened index).
+    /// One snapshot of every part of the latest commit, to search and read from; cheap to take
+    /// and to clone. A searcher never sees a later commit.
+    pub fn searcher(&self) -> Searcher {
+        Searcher::new(self.parts(), self.shared.config.policy, self.shared.models.reranker.clone())
+    }
+
+    /// The cross-encoder the index was built with, if any.
     pub fn reranker(&self) -> Option<Arc<dyn Reranker>> {
-        self.inner.reranker.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.shared.models.reranker.clone()
     }
 
     /// The embedding model whose vectors this index holds, if any.
     pub fn embedding(&self) -> Option<EmbeddingInfo> {
-        self.inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.parts().embedding.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Whether the semantic leg can run (an embedder or a store of supplied vectors is
-    /// attached; without an embedder, only requests with a query vector use it).
+    /// Whether the semantic leg can run (the index was built with an embedder, or holds
+    /// supplied vectors; without an embedder, only requests with a query vector use it).
     pub fn has_semantic(&self) -> bool {
-        self.inner.semantic.read().unwrap_or_else(|p| p.into_inner()).is_some()
+        self.semantic().is_some()
     }
 
-    /// The attached embedder, if any (to attach the same model to a reopened index).
+    /// The embedder the index was built with, if any.
     pub fn embedder(&self) -> Option<Arc<dyn Embedder>> {
-        self.semantic().and_then(|s| s.embedder.clone())
+        self.shared.models.embedder.clone()
     }
 
     pub(crate) fn semantic(&self) -> Option<Arc<Semantic>> {
-        self.inner.semantic.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.parts().semantic.get().cloned()
     }
 
     /// The index's configuration.
     pub fn config(&self) -> &IndexConfig {
-        &self.inner.config
+        &self.shared.config
     }
 
     /// The directory, for on-disk indexes.
     pub fn dir(&self) -> Option<&Path> {
-        self.inner.dir.as_deref()
+        self.shared.layout.as_ref().map(Layout::root)
     }
 
     /// The number of committed, live records.
     pub fn num_records(&self) -> u64 {
-        self.inner.lexical.snapshot().num_records()
+        self.parts().lexical.snapshot().num_records()
     }
 
     /// The ids of every committed, live record, in no particular order: what a sync compares
@@ -269,7 +504,7 @@ impl Index {
     /// # Errors
     /// [`Error::Lexical`] when the document store cannot be read.
     pub fn record_ids(&self) -> Result<Vec<String>> {
-        Ok(self.inner.lexical.snapshot().ids()?.into_iter().map(|(id, _, _)| id).collect())
+        Ok(self.parts().lexical.snapshot().ids()?.into_iter().map(|(id, _, _)| id).collect())
     }
 
     /// Opens the single writer.
@@ -289,64 +524,34 @@ impl Index {
         Writer::new(self.clone(), options)
     }
 
-    /// Searches the latest commit. See [`SearchRequest`] for the knobs and defaults.
+    /// Searches the latest commit (see [`Searcher::search`]).
     ///
     /// # Errors
-    /// [`Error::QueryTooLong`], [`Error::InvalidRequest`] (`k` above [`braid_core::MAX_K`]),
-    /// [`Error::UnknownField`] (a filter on an undeclared field), [`Error::LegUnavailable`]
-    /// (semantic mode without a model). An empty or unanalysable query gives no hits, not an
-    /// error.
+    /// As [`Searcher::search`].
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
-        crate::search::search(self, request)
+        self.searcher().search(request)
     }
 
-    /// Reads one record by id on behalf of `principal`: `None` when it does not exist or the
-    /// principal may not see it (the two are indistinguishable on purpose).
+    /// Reads one record of the latest commit (see [`Searcher::record`]).
     ///
     /// # Errors
-    /// [`Error::Lexical`] when the store cannot be read.
+    /// As [`Searcher::record`].
     pub fn record(&self, id: &str, principal: &Principal) -> Result<Option<StoredRecord>> {
-        let snapshot = self.inner.lexical.snapshot();
-        let Some(record) = snapshot.record_by_id(id)? else { return Ok(None) };
-        let allowed = snapshot.allowed_set(Visibility::new(principal.clone(), self.inner.config.policy, None))?;
-        Ok(allowed.contains(record.ord).then_some(record))
+        self.searcher().record(id, principal)
     }
 
-    /// The stored embedding of record `id` on behalf of `principal` (for exporting vectors to
-    /// another engine, or checking them): `None` when the record does not exist, the principal
-    /// may not see it, or no embedder is attached (vectors load with [`Index::attach_embedder`]).
+    /// The stored vector of one record of the latest commit (see [`Searcher::vector`]).
     ///
     /// # Errors
-    /// [`Error::Lexical`] when the store cannot be read.
+    /// As [`Searcher::vector`].
     pub fn vector(&self, id: &str, principal: &Principal) -> Result<Option<Vec<f32>>> {
-        let Some(record) = self.record(id, principal)? else { return Ok(None) };
-        let Some(semantic) = self.semantic() else { return Ok(None) };
-        let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
-        Ok(store.vector(record.ord).map(<[f32]>::to_vec))
+        self.searcher().vector(id, principal)
     }
 
-    /// A section with its neighbours, for a RAG prompt: the chunk `id` plus up to `before`
-    /// preceding and `after` following chunks of the same parent, in line order, as
-    /// `principal` may see them (hidden neighbours are skipped, never returned). A record
-    /// without a parent comes back alone. Empty when `id` does not exist or is not visible.
+    /// A section with its neighbours in the latest commit (see [`Searcher::neighbours`]).
     ///
     /// # Errors
-    /// [`Error::Lexical`] when the store cannot be read.
-    ///
-    /// ```
-    /// # use braid::{Index, IndexConfig, Principal, Record};
-    /// # fn main() -> braid::Result<()> {
-    /// let index = Index::create_in_ram(IndexConfig::default())?;
-    /// let mut w = index.writer()?;
-    /// for (i, text) in ["Intro.", "Refunds take 5 days.", "Contact us."].iter().enumerate() {
-    ///     let n = i as u32 * 10;
-    ///     w.upsert(&Record::new(format!("guide#{i}")).body(*text).parent("guide").lines(n + 1, n + 9))?;
-    /// }
-    /// w.commit()?;
-    /// let window = index.neighbours("guide#1", &Principal::public(), 1, 1)?;
-    /// assert_eq!(window.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["guide#0", "guide#1", "guide#2"]);
-    /// # Ok(()) }
-    /// ```
+    /// As [`Searcher::neighbours`].
     pub fn neighbours(
         &self,
         id: &str,
@@ -354,18 +559,7 @@ impl Index {
         before: usize,
         after: usize,
     ) -> Result<Vec<StoredRecord>> {
-        let snapshot = self.inner.lexical.snapshot();
-        let Some(record) = snapshot.record_by_id(id)? else { return Ok(Vec::new()) };
-        let allowed = snapshot.allowed_set(Visibility::new(principal.clone(), self.inner.config.policy, None))?;
-        if !allowed.contains(record.ord) {
-            return Ok(Vec::new());
-        }
-        let Some(parent) = record.parent.clone() else { return Ok(vec![record]) };
-        let siblings = snapshot.children(&parent, &allowed)?;
-        let Some(at) = siblings.iter().position(|r| r.id == id) else { return Ok(vec![record]) };
-        let start = at.saturating_sub(before);
-        let end = (at + after + 1).min(siblings.len());
-        Ok(siblings[start..end].to_vec())
+        self.searcher().neighbours(id, principal, before, after)
     }
 }
 
@@ -382,10 +576,11 @@ fn clear_interrupted_create(lexical: &Path) -> Result<()> {
     for entry in entries {
         let name = entry.map_err(|e| Error::io(lexical, e))?.file_name();
         let name = name.to_string_lossy();
-        if !(name == "meta.json" || name.starts_with('.')) {
+        if !Layout::is_create_leftover(&name) {
             return Err(Error::invalid_request(format!(
-                "{} holds index files but no {MANIFEST_FILE}: not a Braid index this build can create over",
-                lexical.display()
+                "{} holds index files but no {}: not a Braid index this build can create over",
+                lexical.display(),
+                crate::layout::MANIFEST_FILE
             )));
         }
     }

@@ -28,21 +28,26 @@
 
 mod index;
 pub mod ingest;
+mod layout;
 mod manifest;
 mod rerank;
 mod routing;
 mod search;
+mod searcher;
 mod semantic;
+mod stored;
 mod writer;
 
 pub use braid_core::{
-    AccessPolicy, AllowedSet, Embedder, Error, Explain, Filter, Fusion, Hit, Language, Leg, LegExplain, LegWeights,
-    Mode, Principal, QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stage, Stats,
-    Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES, RESERVED_PREFIX,
+    AccessPolicy, Citation, Embedder, Error, Explain, Filter, Fusion, Hit, Language, Leg, LegExplain, LegWeights, Mode,
+    Principal, QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stage, Stats, Suggestion,
+    UnknownName, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES, RESERVED_PREFIX,
 };
-pub use braid_lexical::{Analyzer, Merges, SchemaConfig, StoredRecord, DEFAULT_WRITER_HEAP};
-pub use index::{Index, IndexConfig};
+pub use braid_lexical::{Analyzer, Merges, SchemaConfig, DEFAULT_WRITER_HEAP};
+pub use index::{Index, IndexBuilder, IndexConfig};
+pub use searcher::Searcher;
 pub use semantic::EmbeddingInfo;
+pub use stored::StoredRecord;
 
 /// The ONNX models (with the `models` feature): the bundled embedder and cross-encoder.
 #[cfg(feature = "models")]

@@ -1,20 +1,19 @@
-//! `braid.json`: the index's format version, configuration and ordinal counter, replaced
+//! The manifest (`braid.json`, see [`crate::layout`]): the index's format version, configuration and ordinal counter, replaced
 //! atomically (write a temporary file, fsync, rename, fsync the directory).
 
 use std::fs::{self, File};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use braid_core::{Error, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::layout::Layout;
 use crate::semantic::EmbeddingInfo;
 use crate::IndexConfig;
 
 /// The on-disk format this build reads and writes.
 pub(crate) const FORMAT_VERSION: u32 = 1;
-pub(crate) const MANIFEST_FILE: &str = "braid.json";
-pub(crate) const LEXICAL_DIR: &str = "lexical";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Manifest {
@@ -27,12 +26,8 @@ pub(crate) struct Manifest {
 }
 
 impl Manifest {
-    pub fn path(dir: &Path) -> PathBuf {
-        dir.join(MANIFEST_FILE)
-    }
-
-    pub fn read(dir: &Path) -> Result<Manifest> {
-        let path = Self::path(dir);
+    pub fn read(layout: &Layout) -> Result<Manifest> {
+        let path = layout.manifest();
         let bytes = fs::read(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
                 Error::Corrupt { path: path.clone(), reason: "missing (not a Braid index?)".into() }
@@ -51,9 +46,8 @@ impl Manifest {
         serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt { path, reason: e.to_string() })
     }
 
-    pub fn write(&self, dir: &Path) -> Result<()> {
-        let path = Self::path(dir);
-        let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
+    pub fn write(&self, layout: &Layout) -> Result<()> {
+        let (path, tmp, dir) = (layout.manifest(), layout.manifest_tmp(), layout.root());
         let json = serde_json::to_vec_pretty(self).map_err(|e| Error::Lexical(e.to_string()))?;
         let io = |e| Error::io(&tmp, e);
         let mut file = File::create(&tmp).map_err(io)?;

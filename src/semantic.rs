@@ -1,15 +1,13 @@
 //! The semantic leg's state: the embedder, the vector store, and how both persist beside the
 //! lexical index.
 
-use std::path::Path;
 use std::sync::{Arc, RwLock};
 
-use braid_core::{AllowedSet, Embedder, Error, Ord, Result, SearchRequest};
+use braid_core::{AllowedSet, Embedder, Error, Ordinal, Result, SearchRequest};
 use braid_vector::{HnswParams, SearchPath, VectorStore};
 use serde::{Deserialize, Serialize};
 
-/// Where the vector store lives inside an index directory.
-pub(crate) const VECTORS_DIR: &str = "vectors";
+use crate::layout::Layout;
 
 /// Which model wrote an index's vectors; recorded in the manifest so that vectors of two
 /// models are never mixed.
@@ -21,7 +19,7 @@ pub struct EmbeddingInfo {
     pub dim: usize,
 }
 
-/// The vectors of an index and, when attached, the embedder that makes them. Without one,
+/// The vectors of an index and, when it was built with one, the embedder that makes them. Without one,
 /// records and requests supply their own vectors.
 pub(crate) struct Semantic {
     pub info: EmbeddingInfo,
@@ -45,18 +43,17 @@ impl Semantic {
         Ok(Semantic { info, embedder, store: RwLock::new(store) })
     }
 
-    /// The vector store saved in the index `dir`, if any. `expected`: the manifest records an
+    /// The vector store saved in the index, if any. `expected`: the manifest records an
     /// embedding model, so the store was saved before that commit and must be there.
-    pub fn open_store(dir: &Path, expected: bool) -> Result<Option<VectorStore>> {
-        let dir = dir.join(VECTORS_DIR);
-        let file = dir.join(braid_vector::VECTORS_FILE);
+    pub fn open_store(layout: &Layout, expected: bool) -> Result<Option<VectorStore>> {
+        let file = layout.vector_file();
         if !file.exists() {
             if expected {
                 return Err(Error::Corrupt { path: file, reason: "missing, but the manifest records vectors".into() });
             }
             return Ok(None);
         }
-        VectorStore::open(&dir).map(Some)
+        VectorStore::open(&layout.vectors()).map(Some)
     }
 
     /// Whether the attached embedder (if any) embeds text in `language`.
@@ -74,7 +71,7 @@ impl Semantic {
         depth: usize,
         allowed: &AllowedSet,
         request: &SearchRequest,
-    ) -> Result<(Vec<(Ord, f32)>, SearchPath)> {
+    ) -> Result<(Vec<(Ordinal, f32)>, SearchPath)> {
         if (supplied.is_none() && query.trim().is_empty()) || allowed.is_empty() {
             return Ok((Vec::new(), SearchPath::Exact));
         }
@@ -115,12 +112,12 @@ pub(crate) fn check_query_vector<'r>(
     semantic: Option<&Semantic>,
     request: &'r braid_core::SearchRequest,
 ) -> Result<Option<&'r [f32]>> {
-    let Some(vector) = request.query_vector() else { return Ok(None) };
+    let Some(vector) = request.vector.as_deref() else { return Ok(None) };
     let Some(semantic) = semantic else {
         return Err(Error::LegUnavailable {
             leg: "semantic",
             reason: "the request has a query vector but this index has no vectors (supply them with \
-                     `Record::vector`, or attach them with `Index::attach_vectors`)"
+                     `Record::vector`, or open the index with `IndexBuilder::stored_vectors`)"
                 .into(),
         });
     };
@@ -133,7 +130,7 @@ pub(crate) fn no_model() -> Error {
     Error::LegUnavailable {
         leg: "semantic",
         reason: "this index has no embedding model attached: give the request a query vector \
-                 (`SearchRequest::vector`), or attach the model with `Index::attach_embedder`"
+                 (`SearchRequest::vector`), or open the index with its model (`IndexBuilder::embedder`)"
             .into(),
     }
 }

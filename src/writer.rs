@@ -1,14 +1,48 @@
 //! The single writer: upserts and deletes, made durable and visible by `commit()`.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use braid_core::{Ord, Record, Result};
+use braid_core::{Ordinal, Record, Result};
 use braid_lexical::{LexicalWriter, Merges, DEFAULT_WRITER_HEAP};
 
-use crate::index::Index;
-use crate::manifest::{sync_dir, Manifest, FORMAT_VERSION, LEXICAL_DIR};
-use crate::semantic::{EmbeddingInfo, Semantic, VECTORS_DIR};
+use crate::index::{open_semantic, Index, Parts};
+use crate::manifest::{sync_dir, Manifest, FORMAT_VERSION};
+use crate::semantic::{EmbeddingInfo, Semantic};
+
+/// The ordinal counter of an index: every upsert gets a fresh ordinal, never one handed out
+/// before (not even one of a record that never committed). Persisted in the manifest at each
+/// commit; only the writer takes from it.
+pub(crate) struct Ordinals(Mutex<u64>);
+
+impl Ordinals {
+    pub fn starting_at(next: u64) -> Ordinals {
+        Ordinals(Mutex::new(next))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The next ordinal to hand out.
+    pub fn peek(&self) -> u64 {
+        *self.lock()
+    }
+
+    /// Never hand out an ordinal below `next` (after a reload, or past dropped orphans).
+    pub fn raise_to(&self, next: u64) {
+        let mut current = self.lock();
+        *current = (*current).max(next);
+    }
+
+    /// Runs `use_it` with the next ordinal and takes it only when `use_it` succeeds.
+    fn take<T>(&self, use_it: impl FnOnce(Ordinal) -> Result<T>) -> Result<T> {
+        let mut next = self.lock();
+        let out = use_it(*next)?;
+        *next += 1;
+        Ok(out)
+    }
+}
 
 /// The smallest indexing buffer tantivy accepts.
 pub const MIN_WRITER_HEAP: usize = 15_000_000;
@@ -45,23 +79,24 @@ impl Default for WriterOptions {
 /// [`braid_core::Error::LockBusy`].
 ///
 /// Changes are invisible to searches until [`Writer::commit`]. Dropping a writer without
-/// committing discards its changes. When the index has an embedder attached, records are
+/// committing discards its changes. When the index was built with an embedder, records are
 /// embedded in batches as they arrive; re-upserting a record whose content did not change is
 /// a no-op, so re-indexing a corpus never recomputes its embeddings.
 pub struct Writer {
     index: Index,
+    /// The commit this writer writes on (no reload swaps it while the writer is open).
+    parts: Arc<Parts>,
     options: WriterOptions,
     lexical: LexicalWriter,
-    semantic: Option<Arc<Semantic>>,
     pending: usize,
     /// Records upserted since the last commit: id → ordinal.
-    pending_ids: HashMap<String, Ord>,
+    pending_ids: HashMap<String, Ordinal>,
     /// Texts waiting to be embedded, with their ordinals.
-    to_embed: Vec<(Ord, String)>,
+    to_embed: Vec<(Ordinal, String)>,
     /// Vectors ready to insert at commit.
-    vectors: Vec<(Ord, Vec<f32>)>,
+    vectors: Vec<(Ordinal, Vec<f32>)>,
     /// Ordinals whose vectors go at commit (replaced or deleted records).
-    superseded: Vec<Ord>,
+    superseded: Vec<Ordinal>,
     /// Ids upserted or deleted since the last commit.
     touched: HashSet<String>,
     /// Upserts skipped because the committed record was identical.
@@ -69,7 +104,7 @@ pub struct Writer {
 }
 
 /// The model id an index records for vectors supplied with records when none was named
-/// (see [`Index::attach_vectors`]).
+/// (see [`crate::IndexBuilder::vectors`]).
 pub const SUPPLIED_MODEL: &str = "supplied";
 
 impl Writer {
@@ -83,14 +118,16 @@ impl Writer {
         if options.embed_batch == 0 {
             return Err(braid_core::Error::invalid_request("embed_batch must be at least 1"));
         }
-        let mut lexical = index.inner.lexical.writer(options.heap_bytes)?;
-        lexical.set_merges(options.merges)?;
-        let semantic = index.semantic();
+        let (lexical, parts) = index.open_writer(|parts| {
+            let mut lexical = parts.lexical.writer(options.heap_bytes)?;
+            lexical.set_merges(options.merges)?;
+            Ok((lexical, parts))
+        })?;
         Ok(Writer {
             index,
+            parts,
             options,
             lexical,
-            semantic,
             pending: 0,
             pending_ids: HashMap::new(),
             to_embed: Vec::new(),
@@ -105,19 +142,18 @@ impl Writer {
     ///
     /// # Errors
     /// [`braid_core::Error::InvalidRecord`] or [`braid_core::Error::UnknownField`]; the
-    /// record is then not written. With an embedder attached, [`braid_core::Error::Model`]
+    /// record is then not written. With an embedder, [`braid_core::Error::Model`]
     /// when a batch cannot be embedded.
     pub fn upsert(&mut self, record: &Record) -> Result<()> {
         record.validate()?;
-        if let Some(vector) = record.supplied_vector() {
+        if let Some(vector) = record.vector.as_deref() {
             self.semantic_for(vector.len())?.check(vector, "record")?;
         }
         let hash = content_hash(record)?;
-        let committed = self.index.inner.lexical.snapshot().record_by_id(record.id())?;
+        let committed = self.parts.lexical.snapshot().record_by_id(record.id())?;
         if let Some(old) = &committed {
             let has_vector = self
-                .semantic
-                .as_ref()
+                .semantic()
                 .is_none_or(|s| !self.wants_vector(s, record) || s.store.read().is_ok_and(|v| v.contains(old.ord)));
             // An old record with no SHA-256 digest (a 64-bit hash from an earlier Braid) never
             // matches: it is rewritten once.
@@ -127,19 +163,14 @@ impl Writer {
             }
         }
         self.touched.insert(record.id().to_string());
-        let ord = {
-            let mut next = self.index.inner.next_ord.lock().unwrap_or_else(|p| p.into_inner());
-            let ord = *next;
-            self.lexical.upsert(ord, record, hash)?;
-            *next += 1;
-            ord
-        };
+        let lexical = &mut self.lexical;
+        let ord = self.index.ordinals().take(|ord| lexical.upsert(ord, record, hash).map(|()| ord))?;
         self.pending += 1;
         self.supersede(record.id(), committed.map(|r| r.ord));
         self.pending_ids.insert(record.id().to_string(), ord);
-        if let Some(vector) = record.supplied_vector() {
+        if let Some(vector) = record.vector.as_deref() {
             self.vectors.push((ord, vector.to_vec()));
-        } else if self.semantic.as_ref().is_some_and(|s| s.embeds(record.language())) {
+        } else if self.semantic().is_some_and(|s| s.embeds(record.language())) {
             // Records in a language the model does not cover get no vector (an English
             // model's vector of Chinese text is noise); the lexical legs still find them.
             self.to_embed.push((ord, record.passage()));
@@ -153,23 +184,30 @@ impl Writer {
     /// Whether `record` should have a vector in `semantic`'s store: it supplies one, or the
     /// embedder covers its language.
     fn wants_vector(&self, semantic: &Semantic, record: &Record) -> bool {
-        record.supplied_vector().is_some() || semantic.embeds(record.language())
+        record.vector.as_deref().is_some() || semantic.embeds(record.language())
     }
 
-    /// The semantic state a supplied vector of `dim` dimensions goes to: the attached one, or,
-    /// on an index without, a store of supplied vectors attached now (under the model the
-    /// manifest records, else `supplied`).
+    /// The semantic leg of the commit this writer writes on, if it has one.
+    fn semantic(&self) -> Option<&Arc<Semantic>> {
+        self.parts.semantic.get()
+    }
+
+    /// The semantic state a supplied vector of `dim` dimensions goes to: the index's, or, on an
+    /// index opened without one, one started now for supplied vectors (under the model the
+    /// manifest records — its saved vectors loaded — else [`SUPPLIED_MODEL`]). Set once, never
+    /// replaced.
     fn semantic_for(&mut self, dim: usize) -> Result<Arc<Semantic>> {
-        if let Some(semantic) = self.semantic.clone().or_else(|| self.index.semantic()) {
-            self.semantic = Some(semantic.clone());
-            return Ok(semantic);
+        if let Some(semantic) = self.semantic() {
+            return Ok(semantic.clone());
         }
-        let info = self.index.embedding().unwrap_or(EmbeddingInfo { model_id: SUPPLIED_MODEL.into(), dim });
-        self.index.attach_vectors(info)?;
-        let semantic =
-            self.index.semantic().ok_or_else(|| braid_core::Error::Vector("vectors failed to attach".into()))?;
-        self.semantic = Some(semantic.clone());
-        Ok(semantic)
+        let recorded = self.parts.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let info = recorded.clone().unwrap_or(EmbeddingInfo { model_id: SUPPLIED_MODEL.into(), dim });
+        let snapshot = self.parts.lexical.snapshot();
+        let (semantic, next_ord) = open_semantic(self.index.layout(), info, None, recorded.as_ref(), &snapshot)?;
+        self.index.ordinals().raise_to(next_ord);
+        // The cell is set only here and at open, and this writer is the index's only one.
+        let _ = self.parts.semantic.set(Arc::new(semantic));
+        self.semantic().cloned().ok_or_else(|| braid_core::Error::Vector("vectors failed to attach".into()))
     }
 
     /// The number of upserts skipped since this writer opened because the committed record
@@ -184,7 +222,7 @@ impl Writer {
     /// [`braid_core::Error::Lexical`] when the committed record cannot be looked up.
     pub fn delete(&mut self, id: &str) -> Result<()> {
         self.lexical.delete(id);
-        let committed = self.index.inner.lexical.snapshot().record_by_id(id)?;
+        let committed = self.parts.lexical.snapshot().record_by_id(id)?;
         self.supersede(id, committed.map(|r| r.ord));
         self.pending_ids.remove(id);
         self.touched.insert(id.to_string());
@@ -192,7 +230,7 @@ impl Writer {
         Ok(())
     }
 
-    fn supersede(&mut self, id: &str, committed: Option<Ord>) {
+    fn supersede(&mut self, id: &str, committed: Option<Ordinal>) {
         self.superseded.extend(committed);
         if let Some(ord) = self.pending_ids.get(id) {
             self.superseded.push(*ord);
@@ -200,7 +238,7 @@ impl Writer {
     }
 
     fn embed_pending(&mut self) -> Result<()> {
-        let Some(embedder) = self.semantic.as_ref().and_then(|s| s.embedder.clone()) else { return Ok(()) };
+        let Some(embedder) = self.semantic().and_then(|s| s.embedder.clone()) else { return Ok(()) };
         if self.to_embed.is_empty() {
             return Ok(());
         }
@@ -223,7 +261,7 @@ impl Writer {
     /// `meta.json` rename is the commit point — and the lexical directory is fsynced. Vectors
     /// of replaced or deleted records leave the store only after that point. So a crash
     /// before the commit point leaves vectors without a committed record, which
-    /// [`Index::attach_embedder`] drops on open; never a committed record without its vector.
+    /// the next open drops; never a committed record without its vector.
     ///
     /// # Errors
     /// [`braid_core::Error::Lexical`], [`braid_core::Error::Io`] or
@@ -231,28 +269,25 @@ impl Writer {
     /// stays intact on disk.
     pub fn commit(&mut self) -> Result<()> {
         self.embed_pending()?;
-        let inner = &self.index.inner;
-        if let Some(semantic) = &self.semantic {
+        let layout = self.index.layout().cloned();
+        let parts = self.parts.clone();
+        if let Some(semantic) = parts.semantic.get() {
             let mut store = semantic.store.write().unwrap_or_else(|p| p.into_inner());
             store.insert_batch(&self.vectors)?;
-            if let Some(dir) = &inner.dir {
-                store.save(&dir.join(VECTORS_DIR))?;
+            if let Some(layout) = &layout {
+                store.save(&layout.vectors())?;
             }
-            *inner.embedding.lock().unwrap_or_else(|p| p.into_inner()) = Some(semantic.info.clone());
+            *parts.embedding.lock().unwrap_or_else(|p| p.into_inner()) = Some(semantic.info.clone());
         }
-        if let Some(dir) = &inner.dir {
-            let next_ord = *inner.next_ord.lock().unwrap_or_else(|p| p.into_inner());
-            let embedding = inner.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            Manifest { format: FORMAT_VERSION, config: inner.config.clone(), next_ord, embedding }.write(dir)?;
+        if let Some(layout) = &layout {
+            let next_ord = self.index.ordinals().peek();
+            let embedding = parts.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let config = self.index.config().clone();
+            Manifest { format: FORMAT_VERSION, config, next_ord, embedding }.write(layout)?;
         }
         self.lexical.commit()?;
-        if let Some(dir) = &inner.dir {
-            // tantivy renames meta.json without syncing the directory: make the rename durable.
-            let lexical = dir.join(LEXICAL_DIR);
-            sync_dir(&lexical).map_err(|e| braid_core::Error::io(&lexical, e))?;
-        }
-        inner.lexical.reload()?;
-        if let Some(semantic) = &self.semantic {
+        self.after_commit()?;
+        if let Some(semantic) = parts.semantic.get() {
             let mut store = semantic.store.write().unwrap_or_else(|p| p.into_inner());
             for ord in &self.superseded {
                 store.delete(*ord);
@@ -266,6 +301,18 @@ impl Writer {
         Ok(())
     }
 
+    /// After tantivy wrote a commit: makes its rename durable (tantivy renames meta.json without
+    /// syncing the directory), serves it, and notes its commit point (so that
+    /// [`Index::reload`] does not open it again).
+    fn after_commit(&self) -> Result<()> {
+        if let Some(layout) = self.index.layout() {
+            let lexical = layout.lexical();
+            sync_dir(&lexical).map_err(|e| braid_core::Error::io(&lexical, e))?;
+            *self.parts.commit_point.lock().unwrap_or_else(|p| p.into_inner()) = layout.commit_point();
+        }
+        self.parts.lexical.reload()
+    }
+
     /// Commits, then merges the index's segments into one (see
     /// [`LexicalWriter::merge_segments`]): searches get faster, and deleted records leave the
     /// disk. Worth it after a bulk load or many updates; it rewrites the whole lexical index,
@@ -276,12 +323,13 @@ impl Writer {
     pub fn optimize(&mut self) -> Result<()> {
         self.commit()?;
         self.lexical.merge_segments()?;
-        let inner = &self.index.inner;
-        if let Some(dir) = &inner.dir {
-            let lexical = dir.join(LEXICAL_DIR);
-            sync_dir(&lexical).map_err(|e| braid_core::Error::io(&lexical, e))?;
-        }
-        inner.lexical.reload()
+        self.after_commit()
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.index.close_writer();
     }
 }
 
@@ -325,18 +373,19 @@ mod tests {
         let record = Record::new("doc").body("quarterly roadmap").acl(["group:staff"]);
         {
             // As an earlier Braid wrote it: one 64-bit hash value.
-            let mut lexical = index.inner.lexical.writer(DEFAULT_WRITER_HEAP).unwrap();
+            let parts = index.parts();
+            let mut lexical = parts.lexical.writer(DEFAULT_WRITER_HEAP).unwrap();
             lexical.upsert(0, &record, 0x1234_u64).unwrap();
             lexical.commit().unwrap();
-            index.inner.lexical.reload().unwrap();
+            parts.lexical.reload().unwrap();
         }
-        let old = index.inner.lexical.snapshot().record_by_id("doc").unwrap().unwrap();
+        let old = index.parts().lexical.snapshot().record_by_id("doc").unwrap().unwrap();
         assert_eq!(old.digest, None);
         let mut w = index.writer().unwrap();
         w.upsert(&record).unwrap();
         assert_eq!(w.pending(), 1, "an old hash never counts as unchanged");
         w.commit().unwrap();
-        let new = index.inner.lexical.snapshot().record_by_id("doc").unwrap().unwrap();
+        let new = index.parts().lexical.snapshot().record_by_id("doc").unwrap().unwrap();
         assert_eq!(new.digest, Some(content_hash(&record).unwrap()));
         drop(w);
         // From then on the same content is skipped.

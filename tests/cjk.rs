@@ -151,8 +151,7 @@ fn model(languages: Option<&[Language]>) -> Arc<OnnxEmbedder> {
 }
 
 fn semantic_index(embedder: Arc<OnnxEmbedder>) -> Index {
-    let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-    index.attach_embedder(embedder).unwrap();
+    let index = Index::builder().embedder(embedder).create_in_ram().unwrap();
     let mut w = index.writer().unwrap();
     for r in corpus().into_iter().filter(|r| ["sync-failed", "refunds", "en"].contains(&r.id())) {
         w.upsert(&r).unwrap();

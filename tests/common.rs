@@ -63,7 +63,12 @@ pub fn corpus() -> Vec<Record> {
 
 /// An in-memory index holding [`corpus`].
 pub fn index() -> Index {
-    let index = Index::create_in_ram(IndexConfig::default()).expect("index");
+    index_built(Index::builder())
+}
+
+/// [`index`], built by `builder` (with its models).
+pub fn index_built(builder: braid::IndexBuilder) -> Index {
+    let index = builder.create_in_ram().expect("index");
     let mut writer = index.writer().expect("writer");
     for record in corpus() {
         writer.upsert(&record).expect("upsert");

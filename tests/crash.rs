@@ -116,8 +116,7 @@ fn env_u64(name: &str) -> Option<u64> {
 /// it is killed.
 fn child(dir: &Path) {
     let from = env_u64(CHILD_FROM).expect("BRAID_CRASH_FROM");
-    let index = Index::open_or_create(dir, IndexConfig::default()).expect("open");
-    index.attach_embedder(embedder()).expect("attach");
+    let index = Index::builder().embedder(embedder()).open_or_create(dir).expect("open");
     let mut writer = index.writer().expect("writer");
     // libtest may have printed "test <name> ... " without a newline: mark our lines.
     println!("\n{MARK}ready");
@@ -139,8 +138,7 @@ fn hit_ids(index: &Index, query: &str, mode: Mode, k: usize) -> Vec<String> {
 /// sample in every leg.
 fn verify(dir: &Path, acked: Option<u64>, full_from: u64, rng: &mut SplitMix) -> (Option<u64>, usize) {
     let records = Index::check(dir).unwrap_or_else(|e| panic!("check after a crash: {e}"));
-    let index = Index::open(dir).expect("reopen");
-    index.attach_embedder(embedder()).expect("attach");
+    let index = Index::builder().embedder(embedder()).open(dir).expect("reopen");
     let public = Principal::public();
     // The batch being committed at the kill is either wholly in or wholly out.
     let next = acked.map_or(0, |a| a + 1);
@@ -154,8 +152,8 @@ fn verify(dir: &Path, acked: Option<u64>, full_from: u64, rng: &mut SplitMix) ->
         let rid = want.id().to_string();
         let batch: u64 = rid[1..rid.find('-').unwrap()].parse().unwrap();
         let stored = index.record(&rid, &public).expect("read").unwrap_or_else(|| panic!("{rid} lost"));
-        assert_eq!(stored.body, want.body_text(), "{rid} is not at its committed version");
-        let unique = want.body_text().rsplit(' ').next().unwrap();
+        assert_eq!(stored.body, want.body.as_str(), "{rid} is not at its committed version");
+        let unique = want.body.as_str().rsplit(' ').next().unwrap();
         assert_eq!(hit_ids(&index, unique, Mode::Lexical, 3), [rid.as_str()], "lexical leg lost {rid}");
         if batch >= full_from || rng.below(50) == 0 {
             assert!(hit_ids(&index, unique, Mode::Fuzzy, 10).contains(&rid), "fuzzy leg lost {rid}");

@@ -60,7 +60,8 @@ fn a_passed_deadline_cancels_the_search() {
 /// A cross-encoder whose every call lasts until the request's deadline has passed: the
 /// search must stop before the next batch instead of scoring the rest.
 struct UntilDeadline {
-    deadline: Instant,
+    /// Set just before the search (the reranker is given when the index is built).
+    deadline: std::sync::OnceLock<Instant>,
     calls: AtomicUsize,
 }
 
@@ -70,7 +71,8 @@ impl Reranker for UntilDeadline {
     }
     fn score(&self, _: &str, passages: &[&str]) -> braid::Result<Vec<f32>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
-        while Instant::now() <= self.deadline {
+        let deadline = *self.deadline.get().expect("the test sets the deadline before searching");
+        while Instant::now() <= deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
         Ok(passages.iter().map(|p| p.len() as f32).collect())
@@ -79,15 +81,15 @@ impl Reranker for UntilDeadline {
 
 #[test]
 fn a_deadline_passing_during_rerank_stops_at_the_next_batch() {
-    let idx = Index::create_in_ram(IndexConfig::default()).unwrap();
+    let reranker = Arc::new(UntilDeadline { deadline: std::sync::OnceLock::new(), calls: AtomicUsize::new(0) });
+    let idx = Index::builder().reranker(Arc::clone(&reranker) as Arc<dyn Reranker>).create_in_ram().unwrap();
     let mut w = idx.writer().unwrap();
     for i in 0..40 {
         w.upsert(&Record::new(format!("r{i}")).title("Refunds").body(format!("refund request number {i}"))).unwrap();
     }
     w.commit().unwrap();
     let deadline = Instant::now() + Duration::from_millis(200);
-    let reranker = Arc::new(UntilDeadline { deadline, calls: AtomicUsize::new(0) });
-    idx.attach_reranker(Arc::clone(&reranker) as Arc<dyn Reranker>);
+    reranker.deadline.set(deadline).unwrap();
     let request = SearchRequest::new("refund", Principal::public()).mode(Mode::Lexical).rerank(30).deadline(deadline);
     assert!(matches!(idx.search(&request), Err(Error::DeadlineExceeded)));
     // 30 candidates are four batches; the deadline passed during the first.

@@ -149,9 +149,8 @@ fn no_leaks_in_semantic_modes() {
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
     let docs = proptest::collection::vec(doc(), 40).new_tree(&mut runner).unwrap().current();
-    let index = Index::create_in_ram(IndexConfig::default()).unwrap();
     let model = braid::models::OnnxEmbedder::builder().intra_threads(1).build().expect("model");
-    index.attach_embedder(std::sync::Arc::new(model)).unwrap();
+    let index = Index::builder().embedder(std::sync::Arc::new(model)).create_in_ram().unwrap();
     let mut w = index.writer().unwrap();
     for (i, d) in docs.iter().enumerate() {
         w.upsert(&record(i, d)).unwrap();

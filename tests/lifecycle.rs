@@ -227,8 +227,7 @@ fn every_damaged_file_is_a_typed_error_naming_it() {
     let pristine = tempfile::tempdir().unwrap();
     let embedder = crate::crash::embedder();
     {
-        let idx = Index::create(pristine.path(), IndexConfig::default()).unwrap();
-        idx.attach_embedder(embedder.clone()).unwrap();
+        let idx = Index::builder().embedder(embedder.clone()).create(pristine.path()).unwrap();
         let mut w = idx.writer().unwrap();
         for batch in 0..2 {
             for i in 0..15 {
@@ -270,14 +269,11 @@ fn every_damaged_file_is_a_typed_error_naming_it() {
             let damaged = work.path().join(file);
             damage.apply(&damaged);
             let outcome = std::panic::catch_unwind(|| {
-                Index::check(work.path()).and_then(|_| {
-                    let idx = Index::open(work.path())?;
-                    idx.attach_embedder(embedder.clone())
-                })
+                Index::check(work.path()).and_then(|_| Index::builder().embedder(embedder.clone()).open(work.path()))
             });
             match outcome {
                 Err(_) => failures.push(format!("{}: {damage:?}: panic", file.display())),
-                Ok(Ok(())) => failures.push(format!("{}: {damage:?}: not detected", file.display())),
+                Ok(Ok(_)) => failures.push(format!("{}: {damage:?}: not detected", file.display())),
                 Ok(Err(Error::Corrupt { path, .. } | Error::FormatVersion { path, .. })) if path == damaged => {}
                 Ok(Err(e)) => failures.push(format!("{}: {damage:?}: {e:?}", file.display())),
             }
@@ -398,8 +394,10 @@ fn a_create_killed_before_its_manifest_can_be_created_again() {
 /// it), and every stage a hybrid search with a model runs is timed.
 #[test]
 fn stage_timings_use_the_stage_names() {
-    let index = braid::Index::create_in_ram(braid::IndexConfig::default()).unwrap();
-    index.attach_embedder(std::sync::Arc::new(crate::common::HashEmbedder::new(16))).unwrap();
+    let index = braid::Index::builder()
+        .embedder(std::sync::Arc::new(crate::common::HashEmbedder::new(16)))
+        .create_in_ram()
+        .unwrap();
     let mut w = index.writer().unwrap();
     w.upsert(&braid::Record::new("a").title("Return policy").body("Send it back within 30 days.")).unwrap();
     w.commit().unwrap();

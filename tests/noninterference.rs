@@ -139,9 +139,11 @@ fn cases() -> u32 {
 }
 
 fn index(policy: AccessPolicy) -> Index {
-    let index = Index::create_in_ram(IndexConfig { policy, ..IndexConfig::default() }).unwrap();
-    index.attach_embedder(Arc::new(HashEmbedder::new(32))).unwrap();
-    index
+    Index::builder()
+        .config(IndexConfig { policy, ..IndexConfig::default() })
+        .embedder(Arc::new(HashEmbedder::new(32)))
+        .create_in_ram()
+        .unwrap()
 }
 
 const MODES: [Mode; 5] = [Mode::Lexical, Mode::Fuzzy, Mode::Semantic, Mode::Hybrid, Mode::Auto];

@@ -20,7 +20,7 @@ fn principals() -> Vec<Principal> {
 /// The oracle: a record is visible iff the reference rule admits its ACL.
 fn visible(principal: &Principal, id: &str) -> bool {
     let record = corpus().into_iter().find(|r| r.id() == id).expect("known id");
-    braid::Visibility::new(principal.clone(), AccessPolicy::Public, None).admits_acl(record.acl_tokens())
+    braid::Visibility::new(principal.clone(), AccessPolicy::Public, None).admits_acl(record.acl.as_slice())
 }
 
 #[test]

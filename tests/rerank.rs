@@ -8,7 +8,7 @@ use std::sync::Arc;
 use braid::models::CrossEncoder;
 use braid::{Mode, Principal, Reranker, SearchRequest};
 
-use crate::common::{index, unfetchable};
+use crate::common::{index, index_built, unfetchable};
 
 struct Counting {
     inner: CrossEncoder,
@@ -36,13 +36,12 @@ fn fixture(test: &str) -> Option<Arc<Counting>> {
 
 #[test]
 fn reranking_stays_within_fusion_and_the_budget() {
-    let idx = index();
     let Some(reranker) = fixture("reranking_stays_within_fusion_and_the_budget") else { return };
+    let idx = index_built(braid::Index::builder().reranker(reranker.clone()));
     for q in ["refund policy 30 days", "sso setup saml", "kubernetes relay", "zzz", ""] {
         for budget in [1, 3, 50] {
             for mode in [Mode::Lexical, Mode::Hybrid] {
                 let plain = index().search(&SearchRequest::new(q, Principal::public()).mode(mode).k(50)).unwrap();
-                idx.attach_reranker(reranker.clone());
                 let r =
                     idx.search(&SearchRequest::new(q, Principal::public()).mode(mode).k(50).rerank(budget)).unwrap();
                 let fused: HashSet<&str> = plain.hits.iter().map(|h| h.id.as_str()).collect();
@@ -71,9 +70,8 @@ fn reranking_stays_within_fusion_and_the_budget() {
 
 #[test]
 fn reranking_never_sees_hidden_records() {
-    let idx = index();
     let Some(reranker) = fixture("reranking_never_sees_hidden_records") else { return };
-    idx.attach_reranker(reranker);
+    let idx = index_built(braid::Index::builder().reranker(reranker));
     let r = idx
         .search(
             &SearchRequest::new("sso setup frobnicator escalation", Principal::from_verified_tokens(["tenant:acme"]))

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use braid::models::OnnxEmbedder;
-use braid::{Embedder, Error, Index, IndexConfig, Leg, Mode, Principal, Record, SearchRequest};
+use braid::{Embedder, Error, Index, Leg, Mode, Principal, Record, SearchRequest};
 
 use crate::common::{corpus, ids};
 
@@ -38,8 +38,7 @@ fn counting() -> Arc<Counting> {
 }
 
 fn semantic_index() -> Index {
-    let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-    index.attach_embedder(model()).unwrap();
+    let index = Index::builder().embedder(model()).create_in_ram().unwrap();
     let mut w = index.writer().unwrap();
     for r in corpus() {
         w.upsert(&r).unwrap();
@@ -79,7 +78,7 @@ fn the_semantic_leg_respects_permissions() {
                 for hit in &r.hits {
                     let record = corpus().into_iter().find(|c| c.id() == hit.id).unwrap();
                     let v = braid::Visibility::new(p.clone(), braid::AccessPolicy::Public, None);
-                    assert!(v.admits_acl(record.acl_tokens()), "{p:?} {mode:?} {q:?} leaked {}", hit.id);
+                    assert!(v.admits_acl(record.acl.as_slice()), "{p:?} {mode:?} {q:?} leaked {}", hit.id);
                 }
             }
         }
@@ -89,9 +88,8 @@ fn the_semantic_leg_respects_permissions() {
 #[test]
 fn unchanged_records_are_not_embedded_again() {
     let dir = tempfile::tempdir().unwrap();
-    let idx = Index::create(dir.path(), IndexConfig::default()).unwrap();
     let embedder = counting();
-    idx.attach_embedder(embedder.clone()).unwrap();
+    let idx = Index::builder().embedder(embedder.clone()).create(dir.path()).unwrap();
     let mut w = idx.writer().unwrap();
     for r in corpus() {
         w.upsert(&r).unwrap();
@@ -109,9 +107,8 @@ fn unchanged_records_are_not_embedded_again() {
     drop(w);
 
     // Reopen with the same model: the vectors come back; another model is refused.
-    let reopened = Index::open(dir.path()).unwrap();
-    assert_eq!(reopened.embedding().unwrap().dim, 384);
-    reopened.attach_embedder(counting()).unwrap();
+    assert_eq!(Index::recorded_embedding(dir.path()).unwrap().unwrap().dim, 384);
+    let reopened = Index::builder().embedder(counting()).open(dir.path()).unwrap();
     let r = reopened
         .search(
             &SearchRequest::new("how many days do I have to return an item", Principal::public()).mode(Mode::Semantic),
@@ -132,10 +129,7 @@ fn unchanged_records_are_not_embedded_again() {
             Ok(texts.iter().map(|_| vec![1.0; 384]).collect())
         }
     }
-    assert!(matches!(
-        Index::open(dir.path()).unwrap().attach_embedder(Arc::new(Other)),
-        Err(Error::InvalidRequest { .. })
-    ));
+    assert!(matches!(Index::builder().embedder(Arc::new(Other)).open(dir.path()), Err(Error::InvalidRequest { .. })));
 }
 
 #[test]
@@ -163,9 +157,9 @@ fn stored_vectors_are_the_models_and_respect_permissions() {
     assert_eq!(stored.len(), 384);
     assert!(cosine > 0.999, "the stored vector is the model's embedding of the passage (cosine {cosine})");
     // A record the caller may not see has no vector for them, exactly like a missing one.
-    let hidden = corpus().into_iter().find(|r| r.acl_tokens() == ["group:support"]).unwrap();
+    let hidden = corpus().into_iter().find(|r| r.acl.as_slice() == ["group:support"]).unwrap();
     assert_eq!(idx.vector(hidden.id(), &Principal::public()).unwrap(), None);
     assert_eq!(idx.vector("no-such-record", &Principal::public()).unwrap(), None);
-    let insider = Principal::from_verified_tokens(hidden.acl_tokens().iter().cloned());
+    let insider = Principal::from_verified_tokens(hidden.acl.as_slice().iter().cloned());
     assert!(idx.vector(hidden.id(), &insider).unwrap().is_some());
 }

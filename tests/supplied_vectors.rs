@@ -54,9 +54,8 @@ fn an_index_without_a_model_runs_the_semantic_leg_on_supplied_vectors() {
     let found0 = ids(&index, &q0);
     assert!(!found0.is_empty() && found0.iter().all(|id| id[1..].parse::<u64>().unwrap() % 2 == 0), "{found0:?}");
 
-    // Reopened: no rebuild from a model; the vectors come back with attach_vectors.
-    let reopened = Index::open(dir.path()).unwrap();
-    reopened.attach_vectors(reopened.embedding().unwrap()).unwrap();
+    // Reopened: no rebuild from a model; the stored vectors come back.
+    let reopened = Index::builder().stored_vectors().open(dir.path()).unwrap();
     assert_eq!(ids(&reopened, &q), found);
     // Hybrid: text drives the lexical legs, the vector the semantic one.
     let hybrid = SearchRequest::new("document 17", g1).vector(vector(17, 8)).mode(Mode::Hybrid);

@@ -4,6 +4,7 @@ mod bulk;
 mod cjk;
 mod common;
 mod crash;
+mod engine_shape;
 mod fail_closed;
 mod helpcenter;
 mod hostile_input;

@@ -18,9 +18,9 @@ use serde_json::Value;
 ///     metadata: metadata.as_object().unwrap().clone(),
 /// };
 /// let record = record_from(doc, &SchemaConfig::default());
-/// assert_eq!(record.keywords()["category"], ["billing"]);
-/// assert_eq!(record.acl_tokens(), ["group:support"]);
-/// assert!(record.numbers().contains_key("updated"));
+/// assert_eq!(record.keywords["category"], ["billing"]);
+/// assert_eq!(record.acl.as_slice(), ["group:support"]);
+/// assert!(record.numbers.contains_key("updated"));
 /// ```
 pub fn record_from(doc: CorpusDoc, schema: &SchemaConfig) -> Record {
     let mut record = Record::new(doc.id).title(doc.title).body(doc.text).acl(doc.acl);

@@ -102,8 +102,8 @@ pub struct Section {
 ///
 /// let records = article.records()?;
 /// assert_eq!(records[1].id(), "billing/refund-policy#annual-plans");
-/// assert_eq!(records[1].section_path(), ["Annual plans"]);
-/// assert_eq!(records[1].keywords()["category"], ["billing"]);
+/// assert_eq!(records[1].section.as_slice(), ["Annual plans"]);
+/// assert_eq!(records[1].keywords["category"], ["billing"]);
 /// # Ok(()) }
 /// ```
 ///
@@ -854,8 +854,8 @@ Child text.
         assert_eq!(a.sections[1].heading_path, ["Details"]);
         let records = a.records().unwrap();
         assert_eq!(records[0].id(), "billing/refunds#intro");
-        assert!(records[0].section_path().is_empty());
-        assert_eq!(records[1].section_path(), ["Details"]);
+        assert!(records[0].section.as_slice().is_empty());
+        assert_eq!(records[1].section.as_slice(), ["Details"]);
     }
 
     #[test]
@@ -974,22 +974,22 @@ Child text.
             ]
         );
         let r = &records[2];
-        assert_eq!(r.title_text(), "Refund policy");
-        assert_eq!(r.body_text(), "Pro rata.");
-        assert_eq!(r.parent_id(), Some("billing/refunds"));
-        assert_eq!(r.section_path(), ["Annual plans", "Partial refunds"]);
-        assert_eq!(r.line_range(), Some((18, 18)));
-        assert_eq!(r.acl_tokens(), ["public", "group:support"]);
-        assert_eq!(r.keywords()["tags"], ["billing", "refunds"]);
-        assert_eq!(r.keywords()["audience"], ["customer"]);
-        assert_eq!(r.keywords()["category"], ["billing"]);
-        assert_eq!(r.numbers()["updated"], 1_789_344_000.0);
+        assert_eq!(r.title.as_str(), "Refund policy");
+        assert_eq!(r.body.as_str(), "Pro rata.");
+        assert_eq!(r.parent.as_deref(), Some("billing/refunds"));
+        assert_eq!(r.section.as_slice(), ["Annual plans", "Partial refunds"]);
+        assert_eq!(r.lines, Some((18, 18)));
+        assert_eq!(r.acl.as_slice(), ["public", "group:support"]);
+        assert_eq!(r.keywords["tags"], ["billing", "refunds"]);
+        assert_eq!(r.keywords["audience"], ["customer"]);
+        assert_eq!(r.keywords["category"], ["billing"]);
+        assert_eq!(r.numbers["updated"], 1_789_344_000.0);
 
         let no_acl = parse("# T\n\ntext\n").records().unwrap();
-        assert!(no_acl[0].acl_tokens().is_empty());
-        assert!(!no_acl[0].keywords().contains_key("tags"));
+        assert!(no_acl[0].acl.as_slice().is_empty());
+        assert!(!no_acl[0].keywords.contains_key("tags"));
         let top = parse_article("top", "text", &ChunkOptions::default()).unwrap().records().unwrap();
-        assert!(!top[0].keywords().contains_key("category"));
+        assert!(!top[0].keywords.contains_key("category"));
     }
 
     #[test]
@@ -998,8 +998,8 @@ Child text.
         assert_eq!(a.front_matter.acl, ["group:support"]);
         assert_eq!(a.title, "Late");
         let records = a.records().unwrap();
-        assert_eq!(records[0].acl_tokens(), ["group:support"]);
-        assert!(records.iter().all(|r| !r.body_text().contains("acl")));
+        assert_eq!(records[0].acl.as_slice(), ["group:support"]);
+        assert!(records.iter().all(|r| !r.body.as_str().contains("acl")));
         // An unclosed block after blank lines is an error naming its line.
         let err = parse_article("doc", "\n---\nacl: [x]\n# Body\n", &ChunkOptions::default()).unwrap_err();
         assert!(err.to_string().contains("line 2"), "{err}");
@@ -1012,9 +1012,9 @@ Child text.
             assert!(err.to_string().contains("`acl` is empty"), "{src:?}: {err}");
         }
         let a = parse("---\ntenant: globex\n---\ntext\n");
-        assert_eq!(a.records().unwrap()[0].acl_tokens(), ["tenant:globex"]);
+        assert_eq!(a.records().unwrap()[0].acl.as_slice(), ["tenant:globex"]);
         let b = parse("---\ntenant: tenant:globex\n---\ntext\n");
-        assert_eq!(b.records().unwrap()[0].acl_tokens(), ["tenant:globex"]);
+        assert_eq!(b.records().unwrap()[0].acl.as_slice(), ["tenant:globex"]);
         for src in [
             "---\ntenant: globex\nacl: [group:support]\n---\ntext\n",
             "---\ntenant: [a, b]\n---\ntext\n",
@@ -1058,7 +1058,7 @@ Child text.
         assert_eq!(a.sections[0].lines, (3, 5));
         let records = a.records().unwrap();
         assert_eq!(records[0].id(), "notes/faq#intro");
-        assert_eq!(records[0].keywords()["category"], ["notes"]);
+        assert_eq!(records[0].keywords["category"], ["notes"]);
         assert!(parse_text("e", "", &ChunkOptions::default()).unwrap().sections.is_empty());
     }
 

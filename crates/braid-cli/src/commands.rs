@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use braid::ingest::Source;
-use braid::{AccessPolicy, Fusion, Index, IndexConfig, LegWeights, Mode, Principal, SearchRequest};
+use braid::{
+    AccessPolicy, EmbeddingInfo, Fusion, Index, IndexBuilder, IndexConfig, LegWeights, Mode, Principal, SearchRequest,
+};
 use braid_eval::{evaluate, misspell_query, Dataset, Misspellings, Report};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -161,11 +163,11 @@ fn load(
 
 /// Loads an embedding model: `spec` is a model directory, `default` for all-MiniLM-L6-v2
 /// found by discovery, or `hf:<owner>/<name>` to download one from the Hugging Face hub into
-/// the model cache; `None` means the model the index was built with, if any.
-fn embedder(spec: Option<&str>, index: &Index) -> Result<Option<Arc<dyn braid::Embedder>>> {
+/// the model cache; `None` means the model the index records (`recorded`), if any.
+fn embedder(spec: Option<&str>, recorded: Option<&EmbeddingInfo>) -> Result<Option<Arc<dyn braid::Embedder>>> {
     use braid::models::{OnnxEmbedder, DEFAULT_EMBEDDING_MODEL};
     let mut builder = OnnxEmbedder::builder();
-    match (spec, index.embedding()) {
+    match (spec, recorded) {
         (Some("default"), _) => builder.model_name(DEFAULT_EMBEDDING_MODEL),
         (Some(spec), _) if spec.starts_with("hf:") => builder.model_dir(braid::models::fetch_model(&spec[3..])?),
         (Some(dir), _) => builder.model_dir(dir),
@@ -179,27 +181,38 @@ fn embedder(spec: Option<&str>, index: &Index) -> Result<Option<Arc<dyn braid::E
     Ok(Some(Arc::new(builder.build()?)))
 }
 
-/// Attaches the embedding model when one is asked for or recorded in the index. A recorded
-/// model that cannot be loaded is a warning: lexical and fuzzy search still work.
-pub(crate) fn attach(index: &Index, spec: Option<&str>) -> Result<()> {
+/// A builder for the index in `dir` with the embedding model asked for (`spec`) or recorded in
+/// the index, and whether it has a semantic leg. A recorded model that cannot be loaded is a
+/// warning: lexical and fuzzy search still work, and the semantic leg runs on queries that
+/// supply a vector.
+pub(crate) fn builder_for(dir: &Path, spec: Option<&str>) -> Result<(IndexBuilder, bool)> {
+    let recorded = if Index::exists(dir) {
+        Index::recorded_embedding(dir).with_context(|| format!("opening index {}", dir.display()))?
+    } else {
+        None
+    };
+    let builder = Index::builder();
     if spec.is_none() {
-        if let Some(info) = index.embedding().filter(|i| i.model_id == braid::SUPPLIED_MODEL) {
+        if let Some(info) = recorded.clone().filter(|i| i.model_id == braid::SUPPLIED_MODEL) {
             // Vectors supplied with the records, no model: queries bring their own vector.
-            return Ok(index.attach_vectors(info)?);
+            return Ok((builder.vectors(info), true));
         }
     }
-    match embedder(spec, index) {
-        Ok(Some(e)) => index.attach_embedder(e)?,
-        Ok(None) => {}
+    Ok(match embedder(spec, recorded.as_ref()) {
+        Ok(Some(e)) => (builder.embedder(e), true),
+        Ok(None) => (builder, false),
         Err(e) if spec.is_none() => {
             eprintln!("warning: the index's model is unavailable ({e:#}); the semantic leg runs only for queries that supply a vector");
-            if let Some(info) = index.embedding() {
-                index.attach_vectors(info)?;
-            }
+            (builder.stored_vectors(), true)
         }
         Err(e) => return Err(e),
-    }
-    Ok(())
+    })
+}
+
+/// Opens the index in `dir` with its embedding model (see [`builder_for`]).
+pub(crate) fn open_with_model(dir: &Path, spec: Option<&str>) -> Result<Index> {
+    let (builder, _) = builder_for(dir, spec)?;
+    builder.open(dir).with_context(|| format!("opening index {}", dir.display()))
 }
 
 /// `braid index`: a sync of `dir` to `input` — afterwards the index holds exactly the records
@@ -214,7 +227,13 @@ pub fn index(args: IndexArgs<'_>) -> Result<()> {
     }
     let source = Source::detect(input).with_context(|| format!("reading {}", input.display()))?;
     let config = IndexConfig { policy: policy.unwrap_or_default(), ..IndexConfig::default() };
-    let index = Index::open_or_create(dir, config).with_context(|| format!("opening index {}", dir.display()))?;
+    let (mut builder, semantic) = builder_for(dir, model)?;
+    if let (Some(VectorSource::Sidecar(sidecar)), false) = (&vectors, semantic) {
+        let model_id = vector_model.unwrap_or(braid::SUPPLIED_MODEL).to_string();
+        builder = builder.vectors(EmbeddingInfo { model_id, dim: sidecar.dim() });
+    }
+    let index =
+        builder.config(config).open_or_create(dir).with_context(|| format!("opening index {}", dir.display()))?;
     let existing = index.config().policy;
     if let Some(asked) = policy.filter(|p| *p != existing) {
         bail!(
@@ -225,12 +244,8 @@ pub fn index(args: IndexArgs<'_>) -> Result<()> {
             policy_name(asked)
         );
     }
-    attach(&index, model)?;
     match (&vectors, vector_model) {
-        (Some(VectorSource::Sidecar(sidecar)), name) if !index.has_semantic() => {
-            let model_id = name.unwrap_or(braid::SUPPLIED_MODEL).to_string();
-            index.attach_vectors(braid::EmbeddingInfo { model_id, dim: sidecar.dim() })?;
-        }
+        (Some(VectorSource::Sidecar(_)), _) if !semantic => {}
         (Some(VectorSource::Sidecar(_)), Some(name)) => {
             let has = index.embedding().map_or_else(|| "a model attached".to_string(), |i| i.model_id);
             bail!("--vector-model {name:?} names the model of vectors on a new index; this one holds {has}")
@@ -276,17 +291,10 @@ pub fn check(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn parse_mode(text: &str) -> Result<Mode> {
-    match Mode::parse(text) {
-        Some(m) => Ok(m),
-        None => bail!("unknown mode {text:?} (expected auto, lexical, fuzzy, semantic or hybrid)"),
-    }
-}
-
 /// What `braid search` runs.
 pub struct SearchArgs<'a> {
     pub dir: &'a Path,
-    pub mode: &'a str,
+    pub mode: Mode,
     pub k: usize,
     pub json: bool,
     pub principal: &'a [String],
@@ -298,17 +306,19 @@ pub struct SearchArgs<'a> {
 
 pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
     let SearchArgs { dir, mode, k, json, principal, model, rerank, .. } = *args;
-    let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
-    attach(&index, model)?;
+    let (mut builder, _) = builder_for(dir, model)?;
+    if let Some((dir, _)) = rerank {
+        let model = braid::models::CrossEncoder::builder().model_dir(dir).max_len(256).build()?;
+        builder = builder.reranker(Arc::new(model));
+    }
+    let index = builder.open(dir).with_context(|| format!("opening index {}", dir.display()))?;
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::try_from_verified_tokens(principal).context("--principal")?;
-    let mut request = SearchRequest::new(query, principal).k(k).mode(parse_mode(mode)?);
+    let mut request = SearchRequest::new(query, principal).k(k).mode(mode);
     if let Some(vector) = &args.vector {
         request = request.vector(vector.clone());
     }
-    if let Some((dir, candidates)) = rerank {
-        let model = braid::models::CrossEncoder::builder().model_dir(dir).max_len(256).build()?;
-        index.attach_reranker(Arc::new(model));
+    if let Some((_, candidates)) = rerank {
         request = request.rerank(candidates);
     }
     let response = index.search(&request)?;
@@ -352,7 +362,7 @@ fn parse_weights(text: &str) -> Result<LegWeights> {
     Ok(w)
 }
 
-pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Option<&Path>) -> Result<()> {
+pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option<&Path>) -> Result<()> {
     let EvalArgs { dataset: dataset_dir, index: index_dir, split, json, typos, model, weights, misspellings, baseline } =
         *args;
     let weights = weights.map(parse_weights).transpose()?;
@@ -369,14 +379,12 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Opti
     let saved_baseline =
         baseline.and_then(|b| b.split_once('#')).map(|(file, label)| load_run(file, label)).transpose()?;
     let index = match index_dir {
-        Some(dir) => {
-            let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
-            attach(&index, model)?;
-            index
-        }
+        Some(dir) => open_with_model(dir, model)?,
         None => {
-            let index = Index::create_in_ram(IndexConfig::default())?;
-            attach(&index, model)?;
+            let index = match embedder(model, None)? {
+                Some(e) => Index::builder().embedder(e).create_in_ram()?,
+                None => Index::create_in_ram(IndexConfig::default())?,
+            };
             let source = Source::detect(dataset_dir)?;
             let started = Instant::now();
             validate(&index, &source)?;
@@ -387,18 +395,7 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[String], fusions: &[String], out: Opti
     };
     let chunked = dataset.articles_dir().is_some();
     let mut reports: Vec<Report> = Vec::new();
-    let runs: Vec<(Mode, Fusion)> = modes
-        .iter()
-        .map(|m| parse_mode(m))
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .flat_map(|m| fusions.iter().map(move |f| (m, f)))
-        .map(|(m, f)| {
-            Fusion::parse(f)
-                .map(|f| (m, f))
-                .with_context(|| format!("unknown fusion {f:?} (blend, rrf, minmax, zscore, dbsf)"))
-        })
-        .collect::<Result<_>>()?;
+    let runs: Vec<(Mode, Fusion)> = modes.iter().flat_map(|&m| fusions.iter().map(move |&f| (m, f))).collect();
     for (mode, fusion) in runs {
         let mut label = mode.name().to_string();
         if fusion != Fusion::default() {

@@ -237,8 +237,7 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>) -> Result<(
     for set in &sets {
         let dataset = Dataset::load(&set.dataset, &set.split)
             .with_context(|| format!("loading {} ({})", set.dataset.display(), set.split))?;
-        let index = Index::open(&set.index).with_context(|| format!("opening index {}", set.index.display()))?;
-        crate::commands::attach(&index, None)?;
+        let index = crate::commands::open_with_model(&set.index, None)?;
         if !index.has_semantic() {
             bail!("index {} has no embeddings: fitting needs the semantic leg", set.index.display());
         }

@@ -76,7 +76,7 @@ enum Command {
         index: PathBuf,
         /// auto, lexical, fuzzy, semantic or hybrid.
         #[arg(long, default_value = "auto")]
-        mode: String,
+        mode: braid::Mode,
         /// Number of hits.
         #[arg(short, default_value_t = 10)]
         k: usize,
@@ -119,7 +119,7 @@ enum Command {
         index: Option<PathBuf>,
         /// Modes to evaluate, comma-separated.
         #[arg(long, default_value = "lexical", value_delimiter = ',')]
-        mode: Vec<String>,
+        mode: Vec<braid::Mode>,
         /// The qrels split.
         #[arg(long, default_value = "test")]
         split: String,
@@ -139,7 +139,7 @@ enum Command {
         /// Fusion methods to evaluate, comma-separated: blend (the default), rrf, minmax,
         /// zscore, dbsf.
         #[arg(long, default_value = "blend", value_delimiter = ',')]
-        fusion: Vec<String>,
+        fusion: Vec<braid::Fusion>,
         /// Per-leg fusion weights, e.g. `lexical=1,fuzzy=0.5,semantic=1` (unnamed legs keep 1).
         #[arg(long)]
         weights: Option<String>,
@@ -281,7 +281,7 @@ fn main() -> ExitCode {
             let args = commands::SearchArgs {
                 vector,
                 dir: &index,
-                mode: &mode,
+                mode,
                 k,
                 json,
                 principal: &principal,

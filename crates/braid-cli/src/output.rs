@@ -16,14 +16,7 @@ pub fn print_response(response: &SearchResponse) {
         println!("no results");
     }
     for (i, hit) in response.hits.iter().enumerate() {
-        let mut cite = hit.parent.clone().unwrap_or_else(|| hit.id.clone());
-        if !hit.section.is_empty() {
-            cite.push_str(&format!(" › {}", hit.section.join(" > ")));
-        }
-        if let Some((s, e)) = hit.lines {
-            cite.push_str(&format!(" (lines {s}–{e})"));
-        }
-        println!("{:>2}. {}  [{}]  score {:.4}", i + 1, hit.title, cite, hit.score);
+        println!("{:>2}. {}  [{}]  score {:.4}", i + 1, braid::Citation::from(hit), hit.id, hit.score);
         let snippet = hit.snippet.marked(open, close).replace('\n', " ");
         if !snippet.trim().is_empty() {
             println!("    {}", snippet.trim());

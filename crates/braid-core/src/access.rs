@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::{Filter, Ord};
+use crate::{Filter, Ordinal};
 
 /// The ACL token every principal holds and every public record may carry.
 pub const PUBLIC_TOKEN: &str = "public";
@@ -195,7 +195,7 @@ impl OrdSet {
     }
 
     /// Adds `ord`; returns whether it was new.
-    pub fn insert(&mut self, ord: Ord) -> bool {
+    pub fn insert(&mut self, ord: Ordinal) -> bool {
         let (w, b) = ((ord / 64) as usize, ord % 64);
         if w >= self.words.len() {
             self.words.resize(w + 1, 0);
@@ -208,7 +208,7 @@ impl OrdSet {
     }
 
     /// Whether `ord` is in the set.
-    pub fn contains(&self, ord: Ord) -> bool {
+    pub fn contains(&self, ord: Ordinal) -> bool {
         let w = (ord / 64) as usize;
         w < self.words.len() && self.words[w] & (1u64 << (ord % 64)) != 0
     }
@@ -229,7 +229,7 @@ impl OrdSet {
     }
 
     /// The ordinals in increasing order.
-    pub fn iter(&self) -> impl Iterator<Item = Ord> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = Ordinal> + '_ {
         self.words.iter().enumerate().flat_map(|(w, &word)| {
             let mut bits = word;
             std::iter::from_fn(move || {
@@ -244,8 +244,8 @@ impl OrdSet {
     }
 }
 
-impl FromIterator<Ord> for OrdSet {
-    fn from_iter<T: IntoIterator<Item = Ord>>(iter: T) -> Self {
+impl FromIterator<Ordinal> for OrdSet {
+    fn from_iter<T: IntoIterator<Item = Ordinal>>(iter: T) -> Self {
         let mut set = OrdSet::new();
         for ord in iter {
             set.insert(ord);
@@ -266,7 +266,9 @@ pub struct AllowedSet {
 }
 
 impl AllowedSet {
-    /// Made by the visibility stage from the rule and the ordinals it admits.
+    /// Made by the visibility stage from the rule and the ordinals it admits. Only the engine's
+    /// leaf crates build one: the `braid` facade never takes an allowed set from a caller (every
+    /// search and read takes a [`Principal`]), so a set made by hand cannot widen a search.
     pub fn new(visibility: Visibility, ords: OrdSet) -> Self {
         AllowedSet { visibility, ords }
     }
@@ -282,7 +284,7 @@ impl AllowedSet {
     }
 
     /// Whether `ord` is admitted.
-    pub fn contains(&self, ord: Ord) -> bool {
+    pub fn contains(&self, ord: Ordinal) -> bool {
         self.ords.contains(ord)
     }
 

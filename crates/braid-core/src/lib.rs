@@ -17,11 +17,12 @@
 //!
 //! let alice = Principal::from_verified_tokens(["user:alice", "public"]);
 //! let request = SearchRequest::new("refund annual", alice).k(5).mode(Mode::Lexical);
-//! assert_eq!(request.limit(), 5);
+//! assert_eq!(request.k, 5);
 //! ```
 #![deny(missing_docs)]
 
 mod access;
+mod citation;
 mod error;
 mod filter;
 mod lang;
@@ -34,17 +35,18 @@ pub use access::{
     is_reserved_token, AccessPolicy, AllowedSet, OrdSet, Principal, Visibility, NO_ACL_TOKEN, NO_TENANT_TOKEN,
     PUBLIC_TOKEN, RESERVED_PREFIX, TENANT_PREFIX,
 };
+pub use citation::Citation;
 pub use error::{Error, Result};
 pub use filter::Filter;
 pub use lang::{is_cjk, is_han, is_hangul, is_kana, Language};
 pub use models::{Embedder, Reranker};
 pub use record::{check_vector, parse_date, Record};
 pub use request::{
-    Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K,
-    MAX_QUERY_BYTES,
+    Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, UnknownName, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH,
+    MAX_K, MAX_QUERY_BYTES,
 };
 pub use response::{Explain, Hit, LegExplain, SearchResponse, Snippet, Stage, Stats, Suggestion};
 
 /// The internal ordinal of a record: shared by the lexical and vector indexes, assigned at
 /// write time, never reused. Fusion and explain speak ordinals; hits map back to ids.
-pub type Ord = u64;
+pub type Ordinal = u64;

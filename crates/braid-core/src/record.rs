@@ -18,29 +18,39 @@ use crate::{Error, Language, Result};
 ///     .parent("billing/refunds")
 ///     .section(["Refunds", "Annual plans"])
 ///     .lines(12, 20);
-/// assert_eq!(chunk.section_path(), ["Refunds", "Annual plans"]);
+/// assert_eq!(chunk.section, ["Refunds", "Annual plans"]);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Record {
-    id: String,
-    title: String,
-    body: String,
+    /// The external id, unique in the index (set by [`Record::new`]).
+    pub id: String,
+    /// See [`Record::title`].
+    pub title: String,
+    /// See [`Record::body`].
+    pub body: String,
+    /// Keyword fields: field → values (see [`Record::keyword`]).
     #[serde(default)]
-    keywords: BTreeMap<String, Vec<String>>,
+    pub keywords: BTreeMap<String, Vec<String>>,
+    /// Numeric and date fields: field → value (see [`Record::number`], [`Record::date`]).
     #[serde(default)]
-    numbers: BTreeMap<String, f64>,
+    pub numbers: BTreeMap<String, f64>,
+    /// ACL tokens (see [`Record::acl`]).
     #[serde(default)]
-    acl: Vec<String>,
+    pub acl: Vec<String>,
+    /// See [`Record::parent`].
     #[serde(default)]
-    parent: Option<String>,
+    pub parent: Option<String>,
+    /// The heading path (see [`Record::section`]).
     #[serde(default)]
-    section: Vec<String>,
+    pub section: Vec<String>,
+    /// See [`Record::lines`].
     #[serde(default)]
-    lines: Option<(u32, u32)>,
+    pub lines: Option<(u32, u32)>,
     /// A vector the caller computed (skipped when absent, so the content hash of a record
     /// without one is what it was before vectors could be supplied).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    vector: Option<Vec<f32>>,
+    pub vector: Option<Vec<f32>>,
 }
 
 impl Record {
@@ -122,7 +132,7 @@ impl Record {
     /// ```
     /// use braid_core::Record;
     /// let r = Record::new("a").body("text").vector(vec![0.6, 0.8]);
-    /// assert_eq!(r.supplied_vector(), Some(&[0.6, 0.8][..]));
+    /// assert_eq!(r.vector.as_deref(), Some(&[0.6, 0.8][..]));
     /// assert!(Record::new("b").vector(vec![f32::NAN, 1.0]).validate().is_err());
     /// ```
     pub fn vector(mut self, vector: impl Into<Vec<f32>>) -> Self {
@@ -130,34 +140,9 @@ impl Record {
         self
     }
 
-    /// The vector the caller supplied, if any.
-    pub fn supplied_vector(&self) -> Option<&[f32]> {
-        self.vector.as_deref()
-    }
-
     /// The external id.
     pub fn id(&self) -> &str {
         &self.id
-    }
-    /// The title.
-    pub fn title_text(&self) -> &str {
-        &self.title
-    }
-    /// The body.
-    pub fn body_text(&self) -> &str {
-        &self.body
-    }
-    /// Keyword fields.
-    pub fn keywords(&self) -> &BTreeMap<String, Vec<String>> {
-        &self.keywords
-    }
-    /// Numeric and date fields.
-    pub fn numbers(&self) -> &BTreeMap<String, f64> {
-        &self.numbers
-    }
-    /// ACL tokens.
-    pub fn acl_tokens(&self) -> &[String] {
-        &self.acl
     }
     /// The record's language: its `lang` keyword when it has one (`zh`, `zh-CN`, `en`, …),
     /// else detected from title and body by script (see [`Language::detect`]).
@@ -173,19 +158,6 @@ impl Record {
             Some(tag) => Language::from_tag(tag),
             None => Language::detect(&format!("{} {}", self.title, self.body)),
         }
-    }
-
-    /// The parent record, for chunks.
-    pub fn parent_id(&self) -> Option<&str> {
-        self.parent.as_deref()
-    }
-    /// The heading path.
-    pub fn section_path(&self) -> &[String] {
-        &self.section
-    }
-    /// The line range.
-    pub fn line_range(&self) -> Option<(u32, u32)> {
-        self.lines
     }
 
     /// The text the semantic leg embeds and a reranker reads: title, section path, body.

@@ -69,19 +69,43 @@ pub enum Mode {
     Hybrid,
 }
 
-impl Mode {
-    /// Parses `auto`, `lexical`, `fuzzy`, `semantic` or `hybrid`.
-    pub fn parse(text: &str) -> Option<Mode> {
-        Some(match text.trim().to_ascii_lowercase().as_str() {
+/// A name that is none of a type's values (see the [`std::str::FromStr`] impls of [`Mode`]
+/// and [`Fusion`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {got:?} (expected {expected})")]
+pub struct UnknownName {
+    /// What was named: `mode`, `fusion`.
+    pub what: &'static str,
+    /// The name given.
+    pub got: String,
+    /// The names accepted.
+    pub expected: &'static str,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = UnknownName;
+
+    /// Parses `auto`, `lexical` (or `bm25`), `fuzzy`, `semantic` (or `dense`, `vector`) or
+    /// `hybrid`, in any case.
+    fn from_str(text: &str) -> Result<Mode, UnknownName> {
+        Ok(match text.trim().to_ascii_lowercase().as_str() {
             "auto" => Mode::Auto,
             "lexical" | "bm25" => Mode::Lexical,
             "fuzzy" => Mode::Fuzzy,
             "semantic" | "dense" | "vector" => Mode::Semantic,
             "hybrid" => Mode::Hybrid,
-            _ => return None,
+            _ => {
+                return Err(UnknownName {
+                    what: "mode",
+                    got: text.to_string(),
+                    expected: "auto, lexical, fuzzy, semantic or hybrid",
+                })
+            }
         })
     }
+}
 
+impl Mode {
     /// The mode's name.
     pub fn name(self) -> &'static str {
         match self {
@@ -126,19 +150,29 @@ pub enum Fusion {
     Dbsf,
 }
 
-impl Fusion {
-    /// Parses `blend`, `rrf`, `minmax`, `zscore` or `dbsf`.
-    pub fn parse(text: &str) -> Option<Fusion> {
-        Some(match text.trim().to_ascii_lowercase().replace(['-', '_'], "").as_str() {
+impl std::str::FromStr for Fusion {
+    type Err = UnknownName;
+
+    /// Parses `blend`, `rrf`, `minmax`, `zscore` or `dbsf`, in any case, `-` and `_` ignored.
+    fn from_str(text: &str) -> Result<Fusion, UnknownName> {
+        Ok(match text.trim().to_ascii_lowercase().replace(['-', '_'], "").as_str() {
             "blend" => Fusion::Blend,
             "rrf" => Fusion::Rrf,
             "minmax" => Fusion::MinMax,
             "zscore" => Fusion::ZScore,
             "dbsf" => Fusion::Dbsf,
-            _ => return None,
+            _ => {
+                return Err(UnknownName {
+                    what: "fusion",
+                    got: text.to_string(),
+                    expected: "blend, rrf, minmax, zscore or dbsf",
+                })
+            }
         })
     }
+}
 
+impl Fusion {
     /// The method's name.
     pub fn name(self) -> &'static str {
         match self {
@@ -181,7 +215,8 @@ impl LegWeights {
 
 /// One search: the query, who asks, and how.
 ///
-/// Built with chained setters; every knob has a stated default. Validation happens in
+/// Built with chained setters, one per field, named as the field it sets (read the field to
+/// get it back); every knob has a stated default. Validation happens in
 /// `search()`, which answers `k = 0` with an empty result and rejects `k > MAX_K`,
 /// `depth > MAX_DEPTH` and queries over [`MAX_QUERY_BYTES`] with typed errors.
 ///
@@ -191,28 +226,48 @@ impl LegWeights {
 ///     .k(3)
 ///     .mode(Mode::Fuzzy)
 ///     .filter(Filter::keyword("category", "billing"));
-/// assert_eq!(req.query(), "retun policy");
+/// assert_eq!(req.query, "retun policy");
+/// assert_eq!(req.k, 3);
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SearchRequest {
-    query: String,
-    principal: Principal,
-    filter: Option<Filter>,
-    k: usize,
-    mode: Mode,
-    syntax: QuerySyntax,
-    depth: usize,
-    rrf_k: f32,
-    weights: LegWeights,
-    suggest: bool,
-    snippet_chars: usize,
-    rerank: Option<usize>,
-    fusion: Fusion,
-    min_score: f32,
-    collapse: bool,
-    ids_only: bool,
-    deadline: Option<Instant>,
-    vector: Option<Vec<f32>>,
+    /// The query text.
+    pub query: String,
+    /// On whose behalf the search runs: it sees only what this principal may see.
+    pub principal: Principal,
+    /// See [`SearchRequest::filter`].
+    pub filter: Option<Filter>,
+    /// See [`SearchRequest::k`].
+    pub k: usize,
+    /// See [`SearchRequest::mode`].
+    pub mode: Mode,
+    /// See [`SearchRequest::syntax`].
+    pub syntax: QuerySyntax,
+    /// See [`SearchRequest::depth`].
+    pub depth: usize,
+    /// See [`SearchRequest::rrf_k`].
+    pub rrf_k: f32,
+    /// See [`SearchRequest::weights`].
+    pub weights: LegWeights,
+    /// See [`SearchRequest::suggest`].
+    pub suggest: bool,
+    /// See [`SearchRequest::snippet_chars`].
+    pub snippet_chars: usize,
+    /// See [`SearchRequest::rerank`].
+    pub rerank: Option<usize>,
+    /// See [`SearchRequest::fusion`].
+    pub fusion: Fusion,
+    /// See [`SearchRequest::min_score`].
+    pub min_score: f32,
+    /// See [`SearchRequest::collapse`].
+    pub collapse: bool,
+    /// See [`SearchRequest::ids_only`].
+    pub ids_only: bool,
+    /// See [`SearchRequest::deadline`].
+    pub deadline: Option<Instant>,
+    /// See [`SearchRequest::vector`].
+    pub vector: Option<Vec<f32>>,
 }
 
 impl SearchRequest {
@@ -251,16 +306,11 @@ impl SearchRequest {
     /// ```
     /// use braid_core::{Mode, Principal, SearchRequest};
     /// let req = SearchRequest::new("", Principal::public()).vector(vec![0.1, 0.9]).mode(Mode::Semantic);
-    /// assert_eq!(req.query_vector(), Some(&[0.1, 0.9][..]));
+    /// assert_eq!(req.vector.as_deref(), Some(&[0.1, 0.9][..]));
     /// ```
     pub fn vector(mut self, vector: impl Into<Vec<f32>>) -> Self {
         self.vector = Some(vector.into());
         self
-    }
-
-    /// The query vector the caller supplied, if any.
-    pub fn query_vector(&self) -> Option<&[f32]> {
-        self.vector.as_deref()
     }
 
     /// How many hits to return. By default, 10.
@@ -352,7 +402,7 @@ impl SearchRequest {
     /// ```
     /// use braid_core::{Principal, SearchRequest};
     /// let req = SearchRequest::new("refund policy", Principal::public()).ids_only(true);
-    /// assert!(req.wants_ids_only());
+    /// assert!(req.ids_only);
     /// ```
     pub fn ids_only(mut self, ids_only: bool) -> Self {
         self.ids_only = ids_only;
@@ -380,11 +430,6 @@ impl SearchRequest {
         self
     }
 
-    /// The deadline, if any (see [`SearchRequest::deadline`]).
-    pub fn deadline_at(&self) -> Option<Instant> {
-        self.deadline
-    }
-
     /// `Ok` while the deadline, if any, has not passed.
     ///
     /// # Errors
@@ -396,77 +441,8 @@ impl SearchRequest {
         }
     }
 
-    /// Whether hits carry ids only.
-    pub fn wants_ids_only(&self) -> bool {
-        self.ids_only
-    }
-
-    /// Whether hits are collapsed to one per parent.
-    pub fn collapses(&self) -> bool {
-        self.collapse
-    }
-
-    /// The fusion method.
-    pub fn fusion_method(&self) -> Fusion {
-        self.fusion
-    }
-
-    /// The score threshold.
-    pub fn score_threshold(&self) -> f32 {
-        self.min_score
-    }
-
-    /// The rerank budget asked for, if any.
-    pub fn rerank_budget(&self) -> Option<usize> {
-        self.rerank
-    }
-
-    /// The query text.
-    pub fn query(&self) -> &str {
-        &self.query
-    }
-    /// The principal.
-    pub fn principal(&self) -> &Principal {
-        &self.principal
-    }
-    /// The structured filter.
-    pub fn filter_ref(&self) -> Option<&Filter> {
-        self.filter.as_ref()
-    }
-    /// The number of hits asked for.
-    pub fn limit(&self) -> usize {
-        self.k
-    }
-    /// The mode.
-    pub fn mode_ref(&self) -> Mode {
-        self.mode
-    }
-    /// The query syntax.
-    pub fn syntax_ref(&self) -> QuerySyntax {
-        self.syntax
-    }
     /// Candidates per leg: `max(depth, k)`.
-    pub fn leg_depth(&self) -> usize {
+    pub fn candidates_per_leg(&self) -> usize {
         self.depth.max(self.k)
-    }
-    /// The depth as set (see [`SearchRequest::depth`]).
-    pub fn depth_ref(&self) -> usize {
-        self.depth
-    }
-    /// The RRF constant.
-    pub fn rrf_constant(&self) -> f32 {
-        self.rrf_k
-    }
-    /// Per-leg fusion weights.
-    pub fn leg_weights(&self) -> LegWeights {
-        self.weights
-    }
-    /// Whether suggestions are wanted.
-    pub fn wants_suggestions(&self) -> bool {
-        self.suggest
-    }
-    /// Longest snippet in characters.
-    pub fn snippet_len(&self) -> usize {
-        self.snippet_chars
     }
 }

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use braid_core::{Leg, Ord};
+use braid_core::{Leg, Ordinal};
 
 use crate::normalised::{normalise, weight};
 use crate::{Fused, LegList, LegScore, Normalisation};
@@ -67,7 +67,7 @@ pub fn blend(lists: &[LegList], params: &BlendParams) -> (Vec<Fused>, f32) {
             Leg::Semantic => alpha * w,
         }
     };
-    let mut by_ord: HashMap<Ord, (Fused, f32, f32)> = HashMap::new();
+    let mut by_ord: HashMap<Ordinal, (Fused, f32, f32)> = HashMap::new();
     let (mut lexical_top, mut semantic_top) = (0.0f32, 0.0f32);
     for list in lists {
         let f = factor(list);
@@ -76,7 +76,7 @@ pub fn blend(lists: &[LegList], params: &BlendParams) -> (Vec<Fused>, f32) {
             _ => lexical_top = lexical_top.max(f),
         }
         let mut seen = std::collections::HashSet::new();
-        let firsts: Vec<(Ord, f32)> = list.candidates.iter().copied().filter(|(o, _)| seen.insert(*o)).collect();
+        let firsts: Vec<(Ordinal, f32)> = list.candidates.iter().copied().filter(|(o, _)| seen.insert(*o)).collect();
         let norms = normalise(&firsts, params.normalisation);
         for (rank, ((ord, raw), norm)) in firsts.iter().zip(norms).enumerate() {
             let value = f * norm;
@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn normalisations() {
-        let s: Vec<(Ord, f32)> = vec![(1, 4.0), (2, 2.0), (3, 0.0)];
+        let s: Vec<(Ordinal, f32)> = vec![(1, 4.0), (2, 2.0), (3, 0.0)];
         assert_eq!(normalise(&s, Normalisation::MinMax), vec![1.0, 0.5, 0.0]);
         let z = normalise(&s, Normalisation::ZScore);
         assert!((z[1] - 0.5).abs() < 1e-6 && z[0] > 0.8 && z[2] < 0.2);

@@ -1,4 +1,5 @@
-//! Braid's fusion stage: braids the ranked lists of the recall legs into one, by reciprocal
+//! Braid's fusion stage: braids the ranked lists of the recall legs into one — [`fuse`] for
+//! every method, scores on `[0, 1]` — by reciprocal
 //! rank fusion ([`rrf`], the default), by [`blend`] (lexical evidence counted once, then a
 //! convex combination with the semantic leg's normalised score) or by a weighted average of
 //! normalised scores ([`normalised`]: min-max, z-score or distribution-based).
@@ -22,9 +23,11 @@
 #![deny(missing_docs)]
 
 mod blend;
+mod fuse;
 mod normalised;
 mod rrf;
 
 pub use blend::{blend, BlendParams};
+pub use fuse::{fuse, FuseParams};
 pub use normalised::{normalised, Normalisation};
 pub use rrf::{rrf, rrf_ceiling, Fused, LegList, LegScore};

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use braid_core::Ord;
+use braid_core::Ordinal;
 
 use crate::{Fused, LegList, LegScore};
 
@@ -39,10 +39,10 @@ impl Normalisation {
 /// candidate contributes 0. Scores lie in `[0, 1]`: 1 means the top score of every leg.
 pub fn normalised(lists: &[LegList], how: Normalisation) -> Vec<Fused> {
     let total_weight: f32 = lists.iter().map(|l| weight(l.weight)).sum();
-    let mut by_ord: HashMap<Ord, Fused> = HashMap::new();
+    let mut by_ord: HashMap<Ordinal, Fused> = HashMap::new();
     for list in lists {
         let mut seen = std::collections::HashSet::new();
-        let firsts: Vec<(Ord, f32)> = list.candidates.iter().copied().filter(|(o, _)| seen.insert(*o)).collect();
+        let firsts: Vec<(Ordinal, f32)> = list.candidates.iter().copied().filter(|(o, _)| seen.insert(*o)).collect();
         let norms = normalise(&firsts, how);
         for (rank, ((ord, raw), norm)) in firsts.iter().zip(norms).enumerate() {
             let contribution = if total_weight > 0.0 { weight(list.weight) * norm / total_weight } else { 0.0 };
@@ -63,7 +63,7 @@ pub(crate) fn weight(w: f32) -> f32 {
 }
 
 /// One leg's raw scores mapped to `[0, 1]`, in the order given (non-finite scores read as 0).
-pub(crate) fn normalise(scores: &[(Ord, f32)], how: Normalisation) -> Vec<f32> {
+pub(crate) fn normalise(scores: &[(Ordinal, f32)], how: Normalisation) -> Vec<f32> {
     let finite: Vec<f32> = scores.iter().map(|(_, s)| if s.is_finite() { *s } else { 0.0 }).collect();
     if finite.is_empty() {
         return Vec::new();

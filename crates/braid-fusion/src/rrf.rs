@@ -1,6 +1,6 @@
 use std::collections::HashMap;
 
-use braid_core::{Leg, Ord};
+use braid_core::{Leg, Ordinal};
 
 /// One leg's ranked candidates, best first, with the leg's fusion weight.
 #[derive(Debug, Clone)]
@@ -10,12 +10,12 @@ pub struct LegList {
     /// The leg's fusion weight.
     pub weight: f32,
     /// `(ordinal, raw score)`, best first.
-    pub candidates: Vec<(Ord, f32)>,
+    pub candidates: Vec<(Ordinal, f32)>,
 }
 
 impl LegList {
     /// A leg's ranked list.
-    pub fn new(leg: Leg, weight: f32, candidates: Vec<(Ord, f32)>) -> Self {
+    pub fn new(leg: Leg, weight: f32, candidates: Vec<(Ordinal, f32)>) -> Self {
         LegList { leg, weight, candidates }
     }
 }
@@ -37,7 +37,7 @@ pub struct LegScore {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fused {
     /// The record's ordinal.
-    pub ord: Ord,
+    pub ord: Ordinal,
     /// The fused score: the sum of the contributions.
     pub score: f32,
     /// The legs that found the candidate, in the order the lists were given.
@@ -58,7 +58,7 @@ impl Fused {
 /// nothing.
 pub fn rrf(lists: &[LegList], k: f32) -> Vec<Fused> {
     let k = if k.is_finite() && k >= 0.0 { k } else { 60.0 };
-    let mut by_ord: HashMap<Ord, Fused> = HashMap::new();
+    let mut by_ord: HashMap<Ordinal, Fused> = HashMap::new();
     for list in lists {
         let weight = if list.weight.is_finite() { list.weight.max(0.0) } else { 0.0 };
         let mut rank = 0;
@@ -127,7 +127,7 @@ mod tests {
     }
 
     /// The naive oracle: sum of weight/(k+rank) over legs, using first occurrences.
-    fn oracle(lists: &[(Vec<Ord>, f32)], k: f32) -> HashMap<Ord, f32> {
+    fn oracle(lists: &[(Vec<Ordinal>, f32)], k: f32) -> HashMap<Ordinal, f32> {
         let mut out = HashMap::new();
         for (ords, w) in lists {
             let mut seen = Vec::new();

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use braid_core::{AllowedSet, Error, Ord, OrdSet, Result, Snippet, Suggestion, Visibility};
+use braid_core::{AllowedSet, Error, OrdSet, Ordinal, Result, Snippet, Suggestion, Visibility};
 use tantivy::collector::TopDocs;
 use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
@@ -68,7 +68,7 @@ const DOC_STORE_CACHE_BLOCKS: usize = 1024;
 #[derive(Debug, Clone, Default)]
 pub struct LegOutput {
     /// `(ordinal, raw score)`, best first; only ordinals of the allowed set.
-    pub candidates: Vec<(Ord, f32)>,
+    pub candidates: Vec<(Ordinal, f32)>,
     /// Analysed terms that matched or were expanded, with weights, for highlighting.
     pub highlight: BTreeMap<String, f32>,
 }
@@ -359,7 +359,7 @@ impl Snapshot {
     ///
     /// # Errors
     /// [`Error::Lexical`] on a damaged index.
-    pub fn max_ord(&self) -> Result<Option<Ord>> {
+    pub fn max_ord(&self) -> Result<Option<Ordinal>> {
         let mut max = None;
         for segment in self.searcher.segment_readers() {
             let column = segment.fast_fields().u64("ord").map_err(lexical)?;
@@ -406,7 +406,7 @@ impl Snapshot {
     }
 
     /// The live document holding `ord`, read straight from the `ord` field's postings.
-    fn address_of_ord(&self, ord: Ord) -> Result<Option<DocAddress>> {
+    fn address_of_ord(&self, ord: Ordinal) -> Result<Option<DocAddress>> {
         let term = Term::from_field_u64(self.fields.ord, ord);
         for (segment_ord, segment) in self.searcher.segment_readers().iter().enumerate() {
             let inverted = segment.inverted_index(self.fields.ord).map_err(lexical)?;
@@ -429,7 +429,7 @@ impl Snapshot {
     ///
     /// # Errors
     /// [`Error::Lexical`] when the document store cannot be read.
-    pub fn records(&self, ords: &[Ord]) -> Result<Vec<StoredRecord>> {
+    pub fn records(&self, ords: &[Ordinal]) -> Result<Vec<StoredRecord>> {
         let mut out = Vec::with_capacity(ords.len());
         for &ord in ords {
             if let Some(address) = self.address_of_ord(ord)? {
@@ -445,7 +445,7 @@ impl Snapshot {
     ///
     /// # Errors
     /// [`Error::Lexical`] when the index cannot be read.
-    pub fn ids_of(&self, ords: &[Ord]) -> Result<Vec<Option<String>>> {
+    pub fn ids_of(&self, ords: &[Ordinal]) -> Result<Vec<Option<String>>> {
         let mut out = Vec::with_capacity(ords.len());
         for &ord in ords {
             let Some(address) = self.address_of_ord(ord)? else {
@@ -475,7 +475,7 @@ impl Snapshot {
     pub fn children(&self, parent: &str, allowed: &AllowedSet) -> Result<Vec<StoredRecord>> {
         let query = TermQuery::new(Term::from_field_text(self.fields.parent, parent), IndexRecordOption::Basic);
         let ords: OrdSet = self.searcher.search(&query, &OrdCollector).map_err(lexical)?;
-        let visible: Vec<Ord> = ords.iter().filter(|o| allowed.contains(*o)).collect();
+        let visible: Vec<Ordinal> = ords.iter().filter(|o| allowed.contains(*o)).collect();
         let mut records = self.records(&visible)?;
         records.sort_by(|a, b| {
             let key = |r: &StoredRecord| r.lines.map_or((u32::MAX, u32::MAX), |l| l);
@@ -504,7 +504,7 @@ impl Snapshot {
     ///
     /// # Errors
     /// [`Error::Lexical`] when the document store cannot be read.
-    pub fn ids(&self) -> Result<Vec<(String, Ord, u64)>> {
+    pub fn ids(&self) -> Result<Vec<(String, Ordinal, u64)>> {
         let mut out = Vec::with_capacity(self.searcher.num_docs() as usize);
         for segment in self.searcher.segment_readers() {
             let store = segment.get_store_reader(64).map_err(lexical)?;

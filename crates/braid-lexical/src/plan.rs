@@ -20,7 +20,7 @@
 
 use std::collections::BinaryHeap;
 
-use braid_core::Ord;
+use braid_core::Ordinal;
 use tantivy::columnar::Column;
 use tantivy::query::Bm25Weight;
 use tantivy::schema::{Field, IndexRecordOption};
@@ -114,7 +114,7 @@ pub(crate) fn top_k(
     stats: &dyn Statistics,
     allowed: &AllowedDocs,
     k: usize,
-) -> tantivy::Result<Vec<(Ord, Score)>> {
+) -> tantivy::Result<Vec<(Ordinal, Score)>> {
     // Weights first, in plan order: one per term.
     let weights: Vec<Option<Bm25Weight>> = plan.terms().map(|t| weight_of(stats, t)).collect::<Result<_, _>>()?;
     let mut top = TopK::new(k);
@@ -299,7 +299,7 @@ fn offer_segment(
 
 /// A candidate, ordered worst first: lower score, then (on equal scores) higher ordinal.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Candidate(Score, Ord);
+struct Candidate(Score, Ordinal);
 
 impl Eq for Candidate {}
 
@@ -334,7 +334,7 @@ impl TopK {
         score > 0.0 && (self.heap.len() < self.k || self.heap.peek().is_some_and(|worst| score >= worst.0))
     }
 
-    pub fn offer(&mut self, score: Score, ord: Ord) {
+    pub fn offer(&mut self, score: Score, ord: Ordinal) {
         if self.k == 0 || score <= 0.0 {
             return;
         }
@@ -348,7 +348,7 @@ impl TopK {
     }
 
     /// Best first.
-    pub fn into_sorted(self) -> Vec<(Ord, Score)> {
+    pub fn into_sorted(self) -> Vec<(Ordinal, Score)> {
         self.heap.into_sorted_vec().into_iter().map(|Candidate(s, o)| (o, s)).collect()
     }
 }
@@ -360,7 +360,7 @@ mod tests {
     #[test]
     fn top_k_breaks_ties_by_ordinal_whatever_the_offer_order() {
         let offers = [(1.0, 9), (2.0, 5), (1.0, 3), (1.0, 7), (0.5, 1), (2.0, 4), (0.0, 0)];
-        let mut expected: Vec<(Ord, Score)> = offers.iter().filter(|o| o.0 > 0.0).map(|&(s, o)| (o, s)).collect();
+        let mut expected: Vec<(Ordinal, Score)> = offers.iter().filter(|o| o.0 > 0.0).map(|&(s, o)| (o, s)).collect();
         expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         for rotation in 0..offers.len() {
             let mut shuffled = offers.to_vec();

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use braid_core::Ord;
+use braid_core::Ordinal;
 use tantivy::schema::Value;
 use tantivy::TantivyDocument;
 
@@ -12,7 +12,7 @@ use crate::schema::Fields;
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredRecord {
     /// Internal ordinal.
-    pub ord: Ord,
+    pub ord: Ordinal,
     /// External id.
     pub id: String,
     /// Title.

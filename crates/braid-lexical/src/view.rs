@@ -316,7 +316,7 @@ struct OrdTopSegment {
 }
 
 impl Collector for OrdTop {
-    type Fruit = Vec<(braid_core::Ord, Score)>;
+    type Fruit = Vec<(braid_core::Ordinal, Score)>;
     type Child = OrdTopSegment;
 
     fn for_segment(&self, _: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<OrdTopSegment> {
@@ -337,7 +337,7 @@ impl Collector for OrdTop {
 }
 
 impl SegmentCollector for OrdTopSegment {
-    type Fruit = Vec<(braid_core::Ord, Score)>;
+    type Fruit = Vec<(braid_core::Ordinal, Score)>;
 
     fn collect(&mut self, doc: DocId, score: Score) {
         if self.top.admits(score) {
@@ -470,7 +470,7 @@ mod tests {
                             (Occur::Should, Box::new(BoostQuery::new(q, t.boost)) as Box<dyn Query>)
                         })
                         .collect();
-                    let reference: Vec<(braid_core::Ord, f32)> = if clauses.is_empty() {
+                    let reference: Vec<(braid_core::Ordinal, f32)> = if clauses.is_empty() {
                         Vec::new()
                     } else {
                         let query = restrict(&view.docs, Box::new(BooleanQuery::new(clauses)));

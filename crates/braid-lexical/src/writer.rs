@@ -1,6 +1,6 @@
 //! Adding, replacing and deleting records in the inverted index.
 
-use braid_core::{Error, Ord, Record, Result, NO_ACL_TOKEN, NO_TENANT_TOKEN, TENANT_PREFIX};
+use braid_core::{Error, Ordinal, Record, Result, NO_ACL_TOKEN, NO_TENANT_TOKEN, TENANT_PREFIX};
 use tantivy::indexer::{LogMergePolicy, NoMergePolicy};
 use tantivy::schema::Field;
 use tantivy::tokenizer::{PreTokenizedString, TextAnalyzer};
@@ -88,7 +88,7 @@ impl LexicalWriter {
     /// [`Error::InvalidRecord`] for a bad record, [`Error::UnknownField`] for keyword or
     /// numeric fields the schema does not declare.
     /// `digest` is the record's content digest (see `braid::content_hash`), stored with it.
-    pub fn upsert(&mut self, ord: Ord, record: &Record, digest: impl Into<ContentDigest>) -> Result<()> {
+    pub fn upsert(&mut self, ord: Ordinal, record: &Record, digest: impl Into<ContentDigest>) -> Result<()> {
         let digest = digest.into();
         record.validate()?;
         let doc = self.document(ord, record, &digest)?;
@@ -167,7 +167,7 @@ impl LexicalWriter {
         Ok(())
     }
 
-    fn document(&self, ord: Ord, record: &Record, digest: &ContentDigest) -> Result<TantivyDocument> {
+    fn document(&self, ord: Ordinal, record: &Record, digest: &ContentDigest) -> Result<TantivyDocument> {
         let f = &self.fields;
         let mut doc = TantivyDocument::default();
         doc.add_text(f.id, record.id());
@@ -180,26 +180,26 @@ impl LexicalWriter {
             }
             ContentDigest::Legacy(hash) => doc.add_u64(f.hash, *hash),
         }
-        doc.add_text(f.body, record.body_text());
-        let flat = format!("{} {}", record.title_text(), record.body_text());
+        doc.add_text(f.body, record.body.as_str());
+        let flat = format!("{} {}", record.title.as_str(), record.body.as_str());
         // A CJK record's language (its `lang`, else detected) says how its Han characters are
         // cut; the index's tokenizers would decide by script alone, so such records arrive
         // tokenized. Everything else takes the index's analyzers, as before.
         match HanMode::of(record.language()) {
             None => {
-                doc.add_text(f.title, record.title_text());
+                doc.add_text(f.title, record.title.as_str());
                 doc.add_text(f.text, &flat);
                 doc.add_text(f.words, &flat);
             }
             Some(mode) => {
                 let a = for_mode(&self.by_mode, mode);
-                add_tokenized(&mut doc, f.title, &a.text, record.title_text());
+                add_tokenized(&mut doc, f.title, &a.text, record.title.as_str());
                 add_tokenized(&mut doc, f.text, &a.text, &flat);
                 add_tokenized(&mut doc, f.words, &a.words, &flat);
             }
         }
         doc.add_text(f.grams, &flat);
-        let acl: Vec<&str> = record.acl_tokens().iter().map(|t| t.trim()).filter(|t| !t.is_empty()).collect();
+        let acl: Vec<&str> = record.acl.as_slice().iter().map(|t| t.trim()).filter(|t| !t.is_empty()).collect();
         if acl.is_empty() {
             doc.add_text(f.acl, NO_ACL_TOKEN);
         }
@@ -213,27 +213,27 @@ impl LexicalWriter {
         for t in tenants {
             doc.add_text(f.tenant, t);
         }
-        if let Some(parent) = record.parent_id() {
+        if let Some(parent) = record.parent.as_deref() {
             doc.add_text(f.parent, parent);
         }
-        let section = record.section_path();
+        let section = record.section.as_slice();
         for heading in section {
             doc.add_text(f.section, heading);
         }
         for depth in 1..=section.len() {
             doc.add_text(f.section_path, section_key(&section[..depth]));
         }
-        if let Some((s, e)) = record.line_range() {
+        if let Some((s, e)) = record.lines {
             doc.add_u64(f.lines, u64::from(s));
             doc.add_u64(f.lines, u64::from(e));
         }
-        for (name, values) in record.keywords() {
+        for (name, values) in &record.keywords {
             let field = f.keyword(name)?;
             for v in values {
                 doc.add_text(field, v);
             }
         }
-        for (name, value) in record.numbers() {
+        for (name, value) in &record.numbers {
             doc.add_f64(f.number(name)?, *value);
         }
         Ok(doc)

@@ -109,8 +109,9 @@ impl Embedder for Precomputed {
 }
 
 /// The embedding model an index was built with (ids are "<model dir name>/<onnx file>").
-fn index_model(index: &Index) -> Result<OnnxEmbedder> {
-    let info = index.embedding().context("the index holds no vectors: build it with `braid index --model default`")?;
+fn index_model(index_dir: &Path) -> Result<OnnxEmbedder> {
+    let info = Index::recorded_embedding(index_dir)?
+        .context("the index holds no vectors: build it with `braid index --model default`")?;
     let (name, file) = info.model_id.split_once('/').unwrap_or((info.model_id.as_str(), "model.onnx"));
     Ok(OnnxEmbedder::builder().model_name(name).onnx_file(file).build()?)
 }
@@ -146,9 +147,11 @@ fn read_meta(path: &Path) -> Result<VectorsMeta> {
 /// `queries.json`/`queries.f32` (the judged test queries, embedded by the index's model).
 pub fn export(dataset_dir: &Path, index_dir: &Path, out: &Path) -> Result<()> {
     let dataset = Dataset::load(dataset_dir, "test").with_context(|| format!("loading {}", dataset_dir.display()))?;
-    let index = Index::open(index_dir).with_context(|| format!("opening {}", index_dir.display()))?;
-    let model = Arc::new(index_model(&index)?);
-    index.attach_embedder(model.clone())?;
+    let model = Arc::new(index_model(index_dir)?);
+    let index = Index::builder()
+        .embedder(model.clone())
+        .open(index_dir)
+        .with_context(|| format!("opening {}", index_dir.display()))?;
     let operator = Principal::public();
     let (mut ids, mut vectors) = (Vec::new(), Vec::new());
     for doc in read_corpus(&dataset.corpus_path()) {
@@ -211,15 +214,16 @@ pub struct RunArgs<'a> {
 pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
     rayon::ThreadPoolBuilder::new().num_threads(args.threads.max(1)).build_global()?;
     let dataset = Dataset::load(args.dataset, "test").with_context(|| format!("loading {}", args.dataset.display()))?;
-    let index = Index::open(args.index).with_context(|| format!("opening {}", args.index.display()))?;
     let modes: Vec<Mode> =
-        modes.iter().map(|m| Mode::parse(m).with_context(|| format!("unknown mode {m:?}"))).collect::<Result<_>>()?;
+        modes.iter().map(|m| m.parse::<Mode>().map_err(anyhow::Error::from)).collect::<Result<_>>()?;
+    let mut builder = Index::builder();
     if modes.iter().any(|m| *m != Mode::Lexical && *m != Mode::Fuzzy) {
         let meta = read_meta(&args.vectors.join("queries.json"))?;
         let vectors = read_f32(&args.vectors.join("queries.f32"), meta.dim, meta.ids.len())?;
         let vectors = meta.texts.into_iter().zip(vectors).collect();
-        index.attach_embedder(Arc::new(Precomputed { model_id: meta.model_id, dim: meta.dim, vectors }))?;
+        builder = builder.embedder(Arc::new(Precomputed { model_id: meta.model_id, dim: meta.dim, vectors }));
     }
+    let index = builder.open(args.index).with_context(|| format!("opening {}", args.index.display()))?;
     let mut runs = Vec::new();
     for parsed in modes {
         // "braid" returns ids, as every peer here does (they select `id` only); "braid-hits"

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use braid_core::{AccessPolicy, AllowedSet, Ord, OrdSet, Principal, Visibility};
+use braid_core::{AccessPolicy, AllowedSet, OrdSet, Ordinal, Principal, Visibility};
 use braid_vector::{HnswParams, SearchPath, VectorStore};
 
 /// A small seeded generator (xorshift64*), so runs are repeatable without extra crates.
@@ -38,7 +38,7 @@ impl Rng {
     }
 }
 
-fn allowed(ords: impl IntoIterator<Item = Ord>) -> AllowedSet {
+fn allowed(ords: impl IntoIterator<Item = Ordinal>) -> AllowedSet {
     let everyone = Visibility::new(Principal::public(), AccessPolicy::Public, None);
     AllowedSet::new(everyone, ords.into_iter().collect::<OrdSet>())
 }
@@ -80,7 +80,7 @@ fn main() {
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.into_iter().map(|x| x / n).collect()
     };
-    let data: Vec<(Ord, Vec<f32>)> = (0..n as Ord).map(|o| (o, draw(&mut rng))).collect();
+    let data: Vec<(Ordinal, Vec<f32>)> = (0..n as Ordinal).map(|o| (o, draw(&mut rng))).collect();
     let random_queries: Vec<Vec<f32>> = (0..nq).map(|_| draw(&mut rng)).collect();
     println!("data: {}", if lowrank { "low-rank (24-d latent) + noise" } else { "uniform random unit vectors" });
     // Queries near a stored vector, as real queries near their answers tend to be.
@@ -97,7 +97,7 @@ fn main() {
     store.insert_batch(&data).unwrap();
     println!("build {n} x {dim}: {:.2?} ({} threads)", t.elapsed(), rayon_threads());
 
-    let everything = allowed(0..n as Ord);
+    let everything = allowed(0..n as Ordinal);
     store.set_exact_threshold(0);
     println!("\nunfiltered, recall@10 vs exact, time per query (graph | exact scan)");
     for ef in [16, 32, 64, 96, 128, 160, 200, 300] {
@@ -111,7 +111,7 @@ fn main() {
     println!("\nfiltered at default ef_search, graph forced vs exact scan (random queries)");
     for pct in [0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0] {
         let every = (100.0 / pct) as u64;
-        let subset = allowed((0..n as Ord).filter(|o| (o.wrapping_mul(2_654_435_761) >> 7) % (every.max(1)) == 0));
+        let subset = allowed((0..n as Ordinal).filter(|o| (o.wrapping_mul(2_654_435_761) >> 7) % (every.max(1)) == 0));
         store.set_exact_threshold(0);
         let (r, ts, te, runs) = recall(&store, &random_queries, &subset);
         println!(

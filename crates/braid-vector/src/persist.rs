@@ -28,7 +28,7 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use braid_core::{Error, Ord, Result};
+use braid_core::{Error, Ordinal, Result};
 
 use crate::params::HnswParams;
 
@@ -62,7 +62,7 @@ pub(crate) struct Saved {
     pub(crate) slots: usize,
     /// `(slot, ord)` of each live vector, in file order; `arena` holds their vectors in the
     /// same order.
-    pub(crate) live: Vec<(usize, Ord)>,
+    pub(crate) live: Vec<(usize, Ordinal)>,
     pub(crate) arena: Vec<f32>,
     /// The graph dump, when one was saved.
     pub(crate) graph: Option<SavedGraph>,
@@ -144,7 +144,7 @@ pub(crate) fn write<'a>(
     count: usize,
     slots: usize,
     graph: Option<&SavedGraph>,
-    records: impl Iterator<Item = (usize, Ord, &'a [f32])>,
+    records: impl Iterator<Item = (usize, Ordinal, &'a [f32])>,
 ) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let name = graph.map_or("", |g| g.basename.as_str());

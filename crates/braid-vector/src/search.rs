@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use braid_core::Ord;
+use braid_core::Ordinal;
 
 /// Which path answered a vector search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,14 +29,14 @@ impl SearchPath {
 pub struct VectorSearch {
     /// `(ordinal, score)` pairs, best first; the score is the dot product of the normalised
     /// query and the stored vector (cosine similarity). Ties go to the smaller ordinal.
-    pub hits: Vec<(Ord, f32)>,
+    pub hits: Vec<(Ordinal, f32)>,
     /// Which path produced the hits.
     pub path: SearchPath,
 }
 
 /// A hit ordered so that the *worst* hit is the greatest (for a bounded max-heap).
 #[derive(Debug, Clone, Copy)]
-struct Worst(Ord, f32);
+struct Worst(Ordinal, f32);
 
 impl PartialEq for Worst {
     fn eq(&self, other: &Self) -> bool {
@@ -56,7 +56,7 @@ impl std::cmp::Ord for Worst {
 }
 
 /// Ranking order: higher score first, then smaller ordinal. `Less` means `a` ranks first.
-pub(crate) fn better(a: &(Ord, f32), b: &(Ord, f32)) -> Ordering {
+pub(crate) fn better(a: &(Ordinal, f32), b: &(Ordinal, f32)) -> Ordering {
     b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
 }
 
@@ -71,7 +71,7 @@ impl TopK {
         TopK { k, heap: BinaryHeap::with_capacity(k.saturating_add(1).min(4096)) }
     }
 
-    pub(crate) fn push(&mut self, ord: Ord, score: f32) {
+    pub(crate) fn push(&mut self, ord: Ordinal, score: f32) {
         if self.k == 0 {
             return;
         }
@@ -86,7 +86,7 @@ impl TopK {
         }
     }
 
-    pub(crate) fn into_sorted(self) -> Vec<(Ord, f32)> {
+    pub(crate) fn into_sorted(self) -> Vec<(Ordinal, f32)> {
         // `into_sorted_vec` is ascending, and ascending `Worst` is best first.
         self.heap.into_sorted_vec().into_iter().map(|Worst(o, s)| (o, s)).collect()
     }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
-use braid_core::{AllowedSet, Error, Ord, Result};
+use braid_core::{AllowedSet, Error, Ordinal, Result};
 
 use crate::distance::{dot, normalised, BadVector};
 use crate::graph::Graph;
@@ -54,11 +54,11 @@ pub struct VectorStore {
     /// Slot-major vectors, `dim` floats per slot, unit length.
     arena: Vec<f32>,
     /// The ordinal each slot was written for.
-    slot_ord: Vec<Ord>,
+    slot_ord: Vec<Ordinal>,
     /// Whether each slot is live (not deleted or replaced).
     live: Vec<bool>,
     /// Live ordinals to their slot.
-    slots: HashMap<Ord, usize>,
+    slots: HashMap<Ordinal, usize>,
     /// Number of tombstoned slots.
     dead: usize,
     /// Indexes the live slots that existed when it was (re)built or since inserted; kept
@@ -150,17 +150,17 @@ impl VectorStore {
     }
 
     /// The live ordinals, in no particular order.
-    pub fn ords(&self) -> impl Iterator<Item = Ord> + '_ {
+    pub fn ords(&self) -> impl Iterator<Item = Ordinal> + '_ {
         self.slots.keys().copied()
     }
 
     /// Whether `ord` has a live vector.
-    pub fn contains(&self, ord: Ord) -> bool {
+    pub fn contains(&self, ord: Ordinal) -> bool {
         self.slots.contains_key(&ord)
     }
 
     /// The stored (normalised) vector of `ord`, if live.
-    pub fn vector(&self, ord: Ord) -> Option<&[f32]> {
+    pub fn vector(&self, ord: Ordinal) -> Option<&[f32]> {
         self.slots.get(&ord).map(|&slot| self.slot_vector(slot))
     }
 
@@ -170,7 +170,7 @@ impl VectorStore {
     ///
     /// [`Error::DimensionMismatch`] when `vector.len() != self.dim()`;
     /// [`Error::InvalidRecord`] when it has a NaN or infinite component or is all zeros.
-    pub fn insert(&mut self, ord: Ord, vector: &[f32]) -> Result<()> {
+    pub fn insert(&mut self, ord: Ordinal, vector: &[f32]) -> Result<()> {
         let unit = self.check_record(vector)?;
         let slot = self.push_slot(ord, &unit);
         if let Some(graph) = &mut self.graph {
@@ -187,7 +187,7 @@ impl VectorStore {
     /// # Errors
     ///
     /// As [`VectorStore::insert`], for the first bad item.
-    pub fn insert_batch(&mut self, items: &[(Ord, Vec<f32>)]) -> Result<()> {
+    pub fn insert_batch(&mut self, items: &[(Ordinal, Vec<f32>)]) -> Result<()> {
         let units = items.iter().map(|(_, v)| self.check_record(v)).collect::<Result<Vec<_>>>()?;
         let mut new_slots = Vec::with_capacity(items.len());
         for ((ord, _), unit) in items.iter().zip(&units) {
@@ -208,7 +208,7 @@ impl VectorStore {
 
     /// Deletes `ord`'s vector; returns whether it had one. The slot is tombstoned and the
     /// graph rebuilt once tombstones pass the configured fraction.
-    pub fn delete(&mut self, ord: Ord) -> bool {
+    pub fn delete(&mut self, ord: Ordinal) -> bool {
         match self.slots.remove(&ord) {
             Some(slot) => {
                 self.live[slot] = false;
@@ -262,7 +262,7 @@ impl VectorStore {
     /// # Errors
     ///
     /// As [`VectorStore::search`].
-    pub fn search_exact(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Result<Vec<(Ord, f32)>> {
+    pub fn search_exact(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Result<Vec<(Ordinal, f32)>> {
         let query = self.check_query(query)?;
         Ok(self.scan(&query, k, allowed))
     }
@@ -357,7 +357,7 @@ impl VectorStore {
     }
 
     /// Appends a live slot for `ord`, tombstoning the slot it replaces.
-    fn push_slot(&mut self, ord: Ord, unit: &[f32]) -> usize {
+    fn push_slot(&mut self, ord: Ordinal, unit: &[f32]) -> usize {
         let slot = self.slot_ord.len();
         self.arena.extend_from_slice(unit);
         self.slot_ord.push(ord);
@@ -369,10 +369,10 @@ impl VectorStore {
         slot
     }
 
-    fn graph_search(&self, graph: &Graph, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ord, f32)> {
+    fn graph_search(&self, graph: &Graph, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
         let ef = self.params.ef_search.max(k);
         let keep = |slot: usize| self.live.get(slot).copied().unwrap_or(false) && allowed.contains(self.slot_ord[slot]);
-        let mut hits: Vec<(Ord, f32)> = graph
+        let mut hits: Vec<(Ordinal, f32)> = graph
             .search(query, ef, &keep)
             .into_iter()
             .map(|slot| (self.slot_ord[slot], dot(query, self.slot_vector(slot))))
@@ -383,7 +383,7 @@ impl VectorStore {
         hits
     }
 
-    fn scan(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ord, f32)> {
+    fn scan(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
         let mut top = TopK::new(k);
         if k == 0 {
             return Vec::new();

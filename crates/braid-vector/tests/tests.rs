@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use braid_core::{AccessPolicy, AllowedSet, Error, Ord, OrdSet, Principal, Visibility};
+use braid_core::{AccessPolicy, AllowedSet, Error, OrdSet, Ordinal, Principal, Visibility};
 use braid_vector::{HnswParams, SearchPath, VectorStore, FORMAT_VERSION, VECTORS_FILE};
 use proptest::prelude::*;
 
@@ -34,17 +34,17 @@ impl Rng {
     }
 }
 
-fn allowed(ords: impl IntoIterator<Item = Ord>) -> AllowedSet {
+fn allowed(ords: impl IntoIterator<Item = Ordinal>) -> AllowedSet {
     let everyone = Visibility::new(Principal::public(), AccessPolicy::Public, None);
     AllowedSet::new(everyone, ords.into_iter().collect::<OrdSet>())
 }
 
-fn dataset(n: usize, dim: usize, seed: u64) -> Vec<(Ord, Vec<f32>)> {
+fn dataset(n: usize, dim: usize, seed: u64) -> Vec<(Ordinal, Vec<f32>)> {
     let mut rng = Rng::new(seed);
-    (0..n as Ord).map(|o| (o, rng.unit_vector(dim))).collect()
+    (0..n as Ordinal).map(|o| (o, rng.unit_vector(dim))).collect()
 }
 
-fn store_of(data: &[(Ord, Vec<f32>)], dim: usize, params: HnswParams) -> VectorStore {
+fn store_of(data: &[(Ordinal, Vec<f32>)], dim: usize, params: HnswParams) -> VectorStore {
     let mut store = VectorStore::new(dim, params);
     store.insert_batch(data).unwrap();
     store
@@ -85,16 +85,16 @@ fn recall_against_exact_search() {
     // Unfiltered, at the default ef_search, forced onto the graph (3,000 records are below
     // the default exact threshold, where the scan would answer).
     store.set_exact_threshold(0);
-    let recall = recall_at(&store, &queries, 10, &allowed(0..N as Ord), SearchPath::Hnsw);
+    let recall = recall_at(&store, &queries, 10, &allowed(0..N as Ordinal), SearchPath::Hnsw);
     assert!(recall >= 0.98, "unfiltered recall@10 = {recall}");
 
     // Some deleted records inside every allowed set: they must never come back.
-    for ord in (0..N as Ord).filter(|o| o % 17 == 0) {
+    for ord in (0..N as Ordinal).filter(|o| o % 17 == 0) {
         assert!(store.delete(ord));
     }
     let queries = &queries[..30];
     for pct in [1u64, 10, 50] {
-        let subset = allowed((0..N as Ord).filter(|o| (o.wrapping_mul(2_654_435_761) >> 5) % 100 < pct));
+        let subset = allowed((0..N as Ordinal).filter(|o| (o.wrapping_mul(2_654_435_761) >> 5) % 100 < pct));
         // With the default threshold, small allowed sets take the exact path.
         store.set_exact_threshold(HnswParams::default().exact_threshold);
         let expected = if subset.len() < store.params().exact_threshold { SearchPath::Exact } else { SearchPath::Hnsw };
@@ -165,12 +165,12 @@ fn tombstones_are_skipped_and_rebuild_keeps_results_correct() {
     let data = dataset(n, dim, 5);
     let mut rng = Rng::new(6);
     let queries: Vec<Vec<f32>> = (0..30).map(|_| rng.unit_vector(dim)).collect();
-    let everything = allowed(0..n as Ord);
+    let everything = allowed(0..n as Ordinal);
 
     // No rebuild: half the records become tombstones in the graph, and are skipped.
     let never = HnswParams { exact_threshold: 0, rebuild_tombstone_fraction: 1.0, ..HnswParams::default() };
     let mut store = store_of(&data, dim, never);
-    for ord in (0..n as Ord).step_by(2) {
+    for ord in (0..n as Ordinal).step_by(2) {
         store.delete(ord);
     }
     assert_eq!((store.len(), store.tombstones()), (n / 2, n / 2));
@@ -182,7 +182,7 @@ fn tombstones_are_skipped_and_rebuild_keeps_results_correct() {
     let mut store = store_of(&data, dim, params);
     let mut deleted = 0;
     let mut rebuilt = false;
-    for ord in (0..n as Ord).step_by(2) {
+    for ord in (0..n as Ordinal).step_by(2) {
         store.delete(ord);
         deleted += 1;
         if store.tombstones() < deleted {
@@ -195,8 +195,8 @@ fn tombstones_are_skipped_and_rebuild_keeps_results_correct() {
     assert!(recall >= 0.95, "recall@10 after rebuilds = {recall}");
 
     // Replacing vectors also counts as tombstones.
-    let replacements: Vec<(Ord, Vec<f32>)> =
-        (1..n as Ord).step_by(2).take(300).map(|o| (o, rng.unit_vector(dim))).collect();
+    let replacements: Vec<(Ordinal, Vec<f32>)> =
+        (1..n as Ordinal).step_by(2).take(300).map(|o| (o, rng.unit_vector(dim))).collect();
     store.insert_batch(&replacements).unwrap();
     assert_eq!(store.len(), n / 2);
     for (ord, v) in &replacements {
@@ -210,7 +210,7 @@ fn roundtrip_store() -> (VectorStore, Vec<Vec<f32>>) {
     let data = dataset(n, dim, 7);
     let params = HnswParams { exact_threshold: 100, rebuild_tombstone_fraction: 0.5, ..HnswParams::default() };
     let mut store = store_of(&data, dim, params);
-    for ord in (0..n as Ord).step_by(5) {
+    for ord in (0..n as Ordinal).step_by(5) {
         store.delete(ord);
     }
     let mut rng = Rng::new(8);
@@ -409,10 +409,10 @@ fn damaged_files_give_typed_errors() {
 /// A store built from a script of operations, beside a naive model of what should be live.
 fn scripted(
     dim: usize,
-    ops: &[(u8, Ord, Vec<f32>)],
+    ops: &[(u8, Ordinal, Vec<f32>)],
     exact_threshold: usize,
     fraction: f32,
-) -> (VectorStore, std::collections::BTreeMap<Ord, Vec<f32>>) {
+) -> (VectorStore, std::collections::BTreeMap<Ordinal, Vec<f32>>) {
     let params =
         HnswParams { m: 4, ef_construction: 16, ef_search: 16, exact_threshold, rebuild_tombstone_fraction: fraction };
     let mut store = VectorStore::new(dim, params);
@@ -429,9 +429,9 @@ fn scripted(
     (store, model)
 }
 
-fn naive_top(store: &VectorStore, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ord, f32)> {
+fn naive_top(store: &VectorStore, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
     let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let mut all: Vec<(Ord, f32)> = store
+    let mut all: Vec<(Ordinal, f32)> = store
         .ords()
         .filter(|o| allowed.contains(*o))
         .map(|o| (o, store.vector(o).unwrap().iter().zip(query).map(|(a, b)| a * b / norm).sum()))
@@ -454,7 +454,7 @@ proptest! {
         exact_threshold in 0usize..24,
         fraction in prop::sample::select(vec![0.0f32, 0.2, 0.5, 1.0]),
     ) {
-        let ops: Vec<(u8, Ord, Vec<f32>)> = ops.into_iter().map(|(op, o, v)| (op, o, v[..dim].to_vec())).collect();
+        let ops: Vec<(u8, Ordinal, Vec<f32>)> = ops.into_iter().map(|(op, o, v)| (op, o, v[..dim].to_vec())).collect();
         let (store, model) = scripted(dim, &ops, exact_threshold, fraction);
         prop_assert_eq!(store.len(), model.len());
         prop_assert_eq!(store.ords().collect::<std::collections::BTreeSet<_>>(), model.keys().copied().collect());

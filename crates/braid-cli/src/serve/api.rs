@@ -3,7 +3,6 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
 use std::time::Instant;
 
 use braid::{Filter, Index, Mode, Principal, SearchRequest, SearchResponse, StoredRecord};
@@ -40,20 +39,6 @@ pub struct SearchParams {
 
 fn default_k() -> usize {
     10
-}
-
-/// The bytes of an on-disk index's commit point: tantivy's `meta.json`, replaced by rename
-/// at every commit (`None` for an in-memory index or an unreadable file).
-fn commit_point(index: &Index) -> Option<Vec<u8>> {
-    std::fs::read(index.dir()?.join("lexical").join("meta.json")).ok()
-}
-
-/// A short, opaque name of a commit point: the first 16 hex digits of its SHA-256. It tells
-/// two commits apart and names the one served, and carries no count (unlike tantivy's opstamp,
-/// which counts every write of every tenant).
-fn commit_id(point: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(point).iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 thread_local! {
@@ -116,10 +101,8 @@ impl From<braid::Error> for Failure {
 /// The index as both surfaces use it: every search and read goes through the library facade
 /// with the caller's principal.
 pub struct Engine {
-    /// The latest commit the server has opened (see [`Engine::refresh`]).
-    index: RwLock<Index>,
-    /// The commit point (`lexical/meta.json`) of the commit served.
-    seen: Mutex<Option<Vec<u8>>>,
+    /// The index; [`Engine::refresh`] makes it serve a newer commit.
+    index: Index,
     /// Failed attempts to open a newer commit since the last success (0: serving the newest).
     failures: AtomicU64,
     /// The largest `k` accepted.
@@ -129,63 +112,39 @@ pub struct Engine {
 impl Engine {
     /// Serves `index`, accepting `k` up to `max_k`.
     pub fn new(index: Index, max_k: usize) -> Self {
-        let seen = Mutex::new(commit_point(&index));
-        Engine { index: RwLock::new(index), seen, failures: AtomicU64::new(0), max_k }
+        Engine { index, failures: AtomicU64::new(0), max_k }
     }
 
-    /// The index as of the latest commit opened. A search keeps the handle it started with, so
-    /// a refresh never changes a search midway.
+    /// The index. A search takes one searcher when it starts ([`Index::search`]), so a refresh
+    /// never changes a search midway.
     pub fn index(&self) -> Index {
-        self.index.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.index.clone()
     }
 
     /// Picks up a commit another process wrote (a re-index with `braid index`, a writer of
-    /// its own): when the index's commit point changed since the last look, opens the index
-    /// afresh (checksums verified, as on every open), attaches the models already loaded, and
-    /// serves it from the next request on. Returns whether it swapped.
+    /// its own) with [`Index::reload`]: checksums verified, the models already loaded kept.
+    /// Returns whether it swapped.
     ///
     /// # Errors
     /// When the new commit cannot be opened; the previous one goes on serving, the failure is
     /// counted ([`Engine::reload_failures`]) and the next call tries again — a commit that
     /// failed once (a half-copied index, a file briefly unreadable) is never given up on.
     pub fn refresh(&self) -> anyhow::Result<bool> {
-        let current = self.index();
-        let stamp = commit_point(&current);
-        if stamp.is_none() || *self.seen.lock().unwrap_or_else(|p| p.into_inner()) == stamp {
-            self.failures.store(0, Ordering::Relaxed);
-            return Ok(false);
-        }
-        let opened = (|| -> anyhow::Result<Index> {
-            let dir = current.dir().ok_or_else(|| anyhow::anyhow!("an in-memory index has no commits to pick up"))?;
-            let fresh = Index::open(dir)?;
-            if let Some(embedder) = current.embedder() {
-                fresh.attach_embedder(embedder)?;
-            } else if let (true, Some(info)) = (current.has_semantic(), fresh.embedding()) {
-                fresh.attach_vectors(info)?;
+        match self.index.reload() {
+            Ok(swapped) => {
+                self.failures.store(0, Ordering::Relaxed);
+                Ok(swapped)
             }
-            if let Some(reranker) = current.reranker() {
-                fresh.attach_reranker(reranker);
-            }
-            Ok(fresh)
-        })();
-        let fresh = match opened {
-            Ok(fresh) => fresh,
             Err(e) => {
                 self.failures.fetch_add(1, Ordering::Relaxed);
-                return Err(e);
+                Err(e.into())
             }
-        };
-        // The commit point read before the open: a commit landing in between was perhaps opened
-        // already, and is then opened once more at the next call (never missed).
-        *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = stamp;
-        *self.index.write().unwrap_or_else(|p| p.into_inner()) = fresh;
-        self.failures.store(0, Ordering::Relaxed);
-        Ok(true)
+        }
     }
 
-    /// The served commit's opaque id (see [`commit_id`]); `None` for an in-memory index.
+    /// The served commit's opaque id ([`Index::commit_id`]); `None` for an in-memory index.
     pub fn commit(&self) -> Option<String> {
-        self.seen.lock().unwrap_or_else(|p| p.into_inner()).as_deref().map(commit_id)
+        self.index.commit_id()
     }
 
     /// Failed attempts to open a newer commit since the last success: above 0, the server

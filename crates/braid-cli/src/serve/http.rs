@@ -473,7 +473,7 @@ mod tests {
     use std::sync::Mutex;
     use std::time::Duration;
 
-    use braid::{Index, IndexConfig, Record, Reranker};
+    use braid::{Index, Record, Reranker};
 
     use super::super::auth::hash_token;
     use super::*;
@@ -516,7 +516,10 @@ mod tests {
 
     #[test]
     fn a_cancelled_search_frees_its_slot_for_another_tenant() {
-        let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let (entered_tx, entered) = mpsc::channel();
+        let (release, release_rx) = mpsc::channel();
+        let gate = Gate { entered: Mutex::new(entered_tx), release: Mutex::new(release_rx) };
+        let index = Index::builder().reranker(Arc::new(gate)).create_in_ram().unwrap();
         let mut w = index.writer().unwrap();
         for tenant in ["a", "b"] {
             for i in 0..12 {
@@ -530,9 +533,6 @@ mod tests {
             }
         }
         w.commit().unwrap();
-        let (entered_tx, entered) = mpsc::channel();
-        let (release, release_rx) = mpsc::channel();
-        index.attach_reranker(Arc::new(Gate { entered: Mutex::new(entered_tx), release: Mutex::new(release_rx) }));
         let config: Config = toml::from_str(&format!(
             "[limits]\nmax_concurrent = 1\ntimeout_ms = 1500\n\n\
              [[token]]\nname = \"a\"\nsha256 = \"{}\"\ntenant = \"a\"\n\n\

@@ -577,11 +577,7 @@ impl Mcp {
         let length = text.chars().count();
         let end = p.offset + length;
         let next_offset = (end < total).then_some(end);
-        let mut out = format!(
-            "{}, characters {}–{end} of {total}:\n\n{text}",
-            citation(&record.title, &record.parent, &record.section, record.lines),
-            p.offset
-        );
+        let mut out = format!("{}, characters {}–{end} of {total}:\n\n{text}", record.citation(), p.offset);
         if let Some(next) = next_offset {
             out.push_str(&format!("\n\n[continues: read_section with offset {next}]"));
         }
@@ -648,26 +644,6 @@ fn tool_result(answer: Result<(String, Value), String>, version: Version) -> Val
     }
 }
 
-/// "Title › Heading › Sub (article, lines 3–9)".
-fn citation(title: &str, parent: &Option<String>, section: &[String], lines: Option<(u32, u32)>) -> String {
-    let mut out = title.to_string();
-    for heading in section.iter().filter(|h| h.as_str() != title) {
-        out.push_str(" › ");
-        out.push_str(heading);
-    }
-    let mut place = Vec::new();
-    if let Some(parent) = parent {
-        place.push(parent.clone());
-    }
-    if let Some((s, e)) = lines {
-        place.push(format!("lines {s}–{e}"));
-    }
-    if !place.is_empty() {
-        out.push_str(&format!(" ({})", place.join(", ")));
-    }
-    out
-}
-
 /// The concise text a model reads (numbered citations and snippets) and the structured data
 /// beside it (sources with stable ids, sections and line ranges; steps; legs).
 fn search_text_and_data(response: &SearchResponse) -> (String, Value) {
@@ -683,12 +659,7 @@ fn search_text_and_data(response: &SearchResponse) -> (String, Value) {
     for (i, hit) in response.hits.iter().enumerate() {
         // Plain text: bodies are often Markdown already, where added highlight marks would clash.
         let snippet = hit.snippet.text.split_whitespace().collect::<Vec<_>>().join(" ");
-        text.push_str(&format!(
-            "\n[{}] {} — id: {}",
-            i + 1,
-            citation(&hit.title, &hit.parent, &hit.section, hit.lines),
-            hit.id
-        ));
+        text.push_str(&format!("\n[{}] {} — id: {}", i + 1, braid::Citation::from(hit), hit.id));
         if !snippet.is_empty() {
             text.push_str(&format!("\n    {snippet}"));
         }

@@ -32,13 +32,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use braid::{Index, Principal};
+use braid::Principal;
 
 use crate::commands;
 
 fn open(dir: &Path, model: Option<&str>, max_k: usize, reload: Option<Duration>) -> Result<Arc<api::Engine>> {
-    let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
-    commands::attach(&index, model)?;
+    let index = commands::open_with_model(dir, model)?;
     let engine = Arc::new(api::Engine::new(index, max_k));
     if let Some(every) = reload {
         watch(&engine, every)?;

@@ -1,0 +1,75 @@
+//! The on-disk layout of an index directory: the one module that knows its file names.
+//!
+//! ```text
+//! <dir>/braid.json          the manifest: format, configuration, ordinal counter, model
+//! <dir>/lexical/            tantivy's index; its meta.json is the commit point
+//! <dir>/vectors/            the vector store (vectors.braidvec and the HNSW graph files)
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// The manifest's file name.
+pub(crate) const MANIFEST_FILE: &str = "braid.json";
+const LEXICAL_DIR: &str = "lexical";
+const VECTORS_DIR: &str = "vectors";
+/// tantivy's commit point inside the lexical folder: replaced by rename at every commit.
+const COMMIT_POINT: &str = "meta.json";
+
+/// The paths of one index directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Layout {
+    root: PathBuf,
+}
+
+impl Layout {
+    pub fn new(root: &Path) -> Layout {
+        Layout { root: root.to_path_buf() }
+    }
+
+    /// The index directory itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `braid.json`.
+    pub fn manifest(&self) -> PathBuf {
+        self.root.join(MANIFEST_FILE)
+    }
+
+    /// The temporary file a new manifest is written to before its rename.
+    pub fn manifest_tmp(&self) -> PathBuf {
+        self.root.join(format!("{MANIFEST_FILE}.tmp"))
+    }
+
+    /// Whether the directory holds an index (its manifest is the last file a create writes).
+    pub fn holds_index(&self) -> bool {
+        self.manifest().exists()
+    }
+
+    /// The lexical index's folder.
+    pub fn lexical(&self) -> PathBuf {
+        self.root.join(LEXICAL_DIR)
+    }
+
+    /// The vector store's folder.
+    pub fn vectors(&self) -> PathBuf {
+        self.root.join(VECTORS_DIR)
+    }
+
+    /// The vector store's main file (its presence means a store was saved).
+    pub fn vector_file(&self) -> PathBuf {
+        self.vectors().join(braid_vector::VECTORS_FILE)
+    }
+
+    /// The bytes of the commit point, `None` when it cannot be read. Two commits never share
+    /// them (tantivy's meta.json names the segments and the opstamp of the commit).
+    pub fn commit_point(&self) -> Option<Vec<u8>> {
+        std::fs::read(self.lexical().join(COMMIT_POINT)).ok()
+    }
+
+    /// Whether `name`, a file in a lexical folder that has no manifest beside it, is one that an
+    /// interrupted create leaves (tantivy's empty commit point, its lock and bookkeeping files).
+    pub fn is_create_leftover(name: &str) -> bool {
+        name == COMMIT_POINT || name.starts_with('.')
+    }
+}

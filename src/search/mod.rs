@@ -1,0 +1,129 @@
+//! One request, end to end, as named stages over small structs:
+//!
+//! 1. [`validate`](validate::validate) — the request's bounds, before any work;
+//! 2. [`plan`](plan::plan) — which legs run, how deep, what the rerank stage may score;
+//! 3. visibility — the allowed set (principal, policy, filter): every later stage sees only it;
+//! 4. analyse — the query's words among the caller's records (routing for `auto`, "did you
+//!    mean");
+//! 5. [`recall`](recall::recall) — the legs, in parallel, confined to the allowed set;
+//! 6. fuse — [`braid_fusion::fuse`], scores on `[0, 1]`, the score threshold, the candidates
+//!    kept;
+//! 7. [`hits`](hits::hits) — stored fields of the fused candidates;
+//! 8. rerank — the cross-encoder rescores the top candidates, when the index has one;
+//! 9. [`collapse`](hits::collapse) and truncate to `k`;
+//! 10. [`snippets`](hits::finish) — of the final hits; then the suggestions computed in 4.
+//!
+//! Each stage's time goes to [`Stats::micros`] under its [`Stage`]; the deadline is checked
+//! between stages.
+
+mod hits;
+mod plan;
+mod recall;
+mod validate;
+
+use std::time::Instant;
+
+use braid_core::{Mode, Result, SearchRequest, SearchResponse, Stage, Stats, Suggestion, Visibility};
+use braid_fusion::{fuse, BlendParams, FuseParams};
+use tracing::info_span;
+
+use crate::rerank;
+use crate::routing;
+use crate::searcher::Searcher;
+
+fn micros(since: Instant) -> u64 {
+    since.elapsed().as_micros() as u64
+}
+
+pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<SearchResponse> {
+    let started = Instant::now();
+    validate::validate(request)?;
+    let plan = plan::plan(searcher, request)?;
+    let mut stats = Stats { mode: Some(request.mode), language: Some(plan.language), ..Stats::default() };
+    let snapshot = &searcher.snapshot;
+
+    // 3. Visibility, first: every later stage sees only the allowed set.
+    let t = Instant::now();
+    let allowed = {
+        let _span = info_span!(target: "braid::visibility", "visibility").entered();
+        let visibility = Visibility::new(request.principal.clone(), searcher.policy, request.filter.as_ref().cloned());
+        snapshot.allowed_set(visibility)?
+    };
+    stats.allowed = allowed.len();
+    stats.micros.insert(Stage::Visibility.name(), micros(t));
+    request.check_deadline()?;
+    if request.k == 0 {
+        stats.micros.insert(Stage::Total.name(), micros(started));
+        return Ok(SearchResponse { hits: Vec::new(), suggestions: Vec::new(), stats });
+    }
+
+    // 4. Analyse: the query's words as the caller's records know them.
+    let t = Instant::now();
+    let view = snapshot.view(&allowed)?;
+    let words = if request.suggest || request.mode == Mode::Auto {
+        view.query_words(request.query.as_str())?
+    } else {
+        Vec::new()
+    };
+    let weights = match request.mode {
+        Mode::Auto => routing::route(request.query.as_str(), &words, request.weights),
+        _ => request.weights,
+    };
+    stats.micros.insert(Stage::Analyse.name(), micros(t));
+    request.check_deadline()?;
+
+    // 5. Recall.
+    let recalled = recall::recall(&plan, &view, searcher.semantic.as_deref(), &allowed, weights, request, &mut stats)?;
+
+    // 6. Fuse.
+    request.check_deadline()?;
+    let t = Instant::now();
+    let fused = {
+        let _span = info_span!(target: "braid::fusion", "fusion").entered();
+        let params = FuseParams { rrf_k: request.rrf_k, blend: BlendParams::DEFAULT };
+        let mut fused = fuse(request.fusion, &recalled.lists, &params);
+        let min_score = request.min_score;
+        fused.retain(|f| f.score >= min_score);
+        // Collapsing needs every candidate: k sections may come from fewer than k articles.
+        if !request.collapse {
+            fused.truncate(request.k.max(plan.rerank_budget));
+        }
+        fused
+    };
+    stats.micros.insert(Stage::Fusion.name(), micros(t));
+    request.check_deadline()?;
+
+    // 7. Hits: stored fields for the fused candidates (ids alone when that is all the caller
+    // wants and neither reranking nor collapsing needs the records).
+    let t = Instant::now();
+    let ids_only = request.ids_only && plan.rerank_budget == 0 && !request.collapse;
+    let mut hits = hits::hits(snapshot, &fused, ids_only)?;
+    stats.micros.insert(Stage::Hits.name(), micros(t));
+    request.check_deadline()?;
+
+    // 8. Rerank: the cross-encoder rescores the top fused candidates, and only those.
+    if let (Some(reranker), true) = (&searcher.reranker, plan.rerank_budget > 0) {
+        let t = Instant::now();
+        let _span = info_span!(target: "braid::rerank", "rerank").entered();
+        stats.reranked =
+            rerank::rerank(reranker.as_ref(), request.query.as_str(), &mut hits, plan.rerank_budget, request)?;
+        stats.micros.insert(Stage::Rerank.name(), micros(t));
+    }
+
+    // 9. Collapse and truncate.
+    if request.collapse {
+        hits::collapse(&mut hits);
+    }
+    hits.truncate(request.k);
+    request.check_deadline()?;
+
+    // 10. Snippets, then the suggestions, from records the caller may see only (computed
+    // with the query's words).
+    let t = Instant::now();
+    let hits = hits::finish(snapshot, hits, &recalled.highlight, request.ids_only, request.snippet_chars);
+    stats.micros.insert(Stage::Snippets.name(), micros(t));
+    let suggestions: Vec<Suggestion> =
+        if request.suggest { words.iter().filter_map(|w| w.suggestion.clone()).collect() } else { Vec::new() };
+    stats.micros.insert(Stage::Total.name(), micros(started));
+    Ok(SearchResponse { hits, suggestions, stats })
+}

@@ -1,0 +1,73 @@
+//! Stage 2, plan: which legs run, how deep, and what the rerank stage may score.
+
+use braid_core::{Error, Language, Leg, Mode, Result, SearchRequest, DEFAULT_RERANK_CANDIDATES};
+
+use crate::searcher::Searcher;
+
+/// What a request will do on this searcher's commit, decided before any record is read.
+pub(super) struct Plan<'r> {
+    /// The legs to run, in fusion order.
+    pub legs: Vec<Leg>,
+    /// The query's language (the embedder may not cover it).
+    pub language: Language,
+    /// The request's query vector, checked against the index.
+    pub supplied: Option<&'r [f32]>,
+    /// Candidates the cross-encoder scores (0: no rerank stage).
+    pub rerank_budget: usize,
+    /// Candidates each leg returns.
+    pub depth: usize,
+}
+
+/// Plans `request` on `searcher`.
+pub(super) fn plan<'r>(searcher: &Searcher, request: &'r SearchRequest) -> Result<Plan<'r>> {
+    let semantic = searcher.semantic.as_deref();
+    let language = Language::detect(request.query.as_str());
+    let rerank_budget = match &searcher.reranker {
+        Some(_) => request.rerank.unwrap_or(DEFAULT_RERANK_CANDIDATES),
+        None => 0,
+    };
+    let supplied = crate::semantic::check_query_vector(semantic, request)?;
+    if request.mode == Mode::Semantic && supplied.is_none() && semantic.is_some_and(|s| s.embedder.is_none()) {
+        return Err(crate::semantic::no_model());
+    }
+    let can_embed = semantic.map(|s| supplied.is_some() || s.embeds(language));
+    let legs = legs_for(request.mode, can_embed, language)?;
+    // A single leg's order is the final order, so it fetches only what the response can use.
+    let depth = if legs.len() == 1 && !request.collapse {
+        request.candidates_per_leg().min(request.k.max(rerank_budget))
+    } else {
+        request.candidates_per_leg()
+    };
+    Ok(Plan { legs, language, supplied, rerank_budget, depth })
+}
+
+/// The legs a mode runs on this index: `semantic` is `None` without an embedding model, and
+/// whether the model covers the query's language otherwise. A model that does not cover it
+/// (an English model asked in Chinese) leaves hybrid and auto to the lexical legs, and makes
+/// semantic mode an error rather than a ranking of noise.
+fn legs_for(mode: Mode, semantic: Option<bool>, language: Language) -> Result<Vec<Leg>> {
+    Ok(match mode {
+        Mode::Lexical => vec![Leg::Lexical],
+        Mode::Fuzzy => vec![Leg::Fuzzy],
+        Mode::Semantic if semantic == Some(true) => vec![Leg::Semantic],
+        Mode::Semantic if semantic == Some(false) => {
+            return Err(Error::LegUnavailable {
+                leg: "semantic",
+                reason: format!(
+                    "the embedding model does not cover this query's language ({}); open the index with one that does",
+                    language.code()
+                ),
+            })
+        }
+        Mode::Semantic => {
+            return Err(Error::LegUnavailable {
+                leg: "semantic",
+                reason: "no embedding model is attached to this index (index with `braid index --model <DIR>`, \
+                         or build the index with `IndexBuilder::embedder`)"
+                    .into(),
+            })
+        }
+        Mode::Hybrid | Mode::Auto if semantic == Some(true) => vec![Leg::Lexical, Leg::Fuzzy, Leg::Semantic],
+        Mode::Hybrid | Mode::Auto => vec![Leg::Lexical, Leg::Fuzzy],
+    })
+}

@@ -1,0 +1,19 @@
+//! Stage 1, validate: the request's bounds, before any work.
+
+use braid_core::{Error, Result, SearchRequest, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES};
+
+/// Checks the request's sizes against the library's limits.
+pub(super) fn validate(request: &SearchRequest) -> Result<()> {
+    let query = request.query.as_str();
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(Error::QueryTooLong { max: MAX_QUERY_BYTES, got: query.len() });
+    }
+    if request.k > MAX_K {
+        return Err(Error::invalid_request(format!("k = {} is above the maximum of {MAX_K}", request.k)));
+    }
+    if request.depth > MAX_DEPTH {
+        return Err(Error::invalid_request(format!("depth = {} is above the maximum of {MAX_DEPTH}", request.depth)));
+    }
+    // Cooperative cancellation: the deadline is checked between stages and before each leg.
+    request.check_deadline()
+}

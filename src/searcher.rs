@@ -1,0 +1,129 @@
+//! One snapshot of every part of an index, to search and read from.
+
+use std::sync::Arc;
+
+use braid_core::{AccessPolicy, AllowedSet, Principal, Reranker, Result, SearchRequest, SearchResponse, Visibility};
+use braid_lexical::Snapshot;
+
+use crate::index::Parts;
+use crate::semantic::Semantic;
+use crate::stored::StoredRecord;
+
+/// One commit of an [`crate::Index`]: the lexical snapshot, the vectors and the models, as they
+/// were when [`crate::Index::searcher`] took it. Cheap to clone; every read through it sees the
+/// same commit, whatever commits or reloads happen meanwhile.
+///
+/// Every method takes the caller's [`Principal`] and sees only what it may see.
+#[derive(Clone)]
+pub struct Searcher {
+    pub(crate) snapshot: Arc<Snapshot>,
+    pub(crate) semantic: Option<Arc<Semantic>>,
+    pub(crate) reranker: Option<Arc<dyn Reranker>>,
+    pub(crate) policy: AccessPolicy,
+    /// Keeps the commit's parts open for as long as the searcher lives.
+    _parts: Arc<Parts>,
+}
+
+impl Searcher {
+    pub(crate) fn new(parts: Arc<Parts>, policy: AccessPolicy, reranker: Option<Arc<dyn Reranker>>) -> Searcher {
+        Searcher {
+            snapshot: parts.lexical.snapshot(),
+            semantic: parts.semantic.get().cloned(),
+            reranker,
+            policy,
+            _parts: parts,
+        }
+    }
+
+    /// Searches this commit. See [`SearchRequest`] for the knobs and defaults, and
+    /// `ARCHITECTURE.md` for the stages a request goes through.
+    ///
+    /// # Errors
+    /// [`braid_core::Error::QueryTooLong`], [`braid_core::Error::InvalidRequest`] (`k` above
+    /// [`braid_core::MAX_K`]), [`braid_core::Error::UnknownField`] (a filter on an undeclared
+    /// field), [`braid_core::Error::LegUnavailable`] (semantic mode without a model),
+    /// [`braid_core::Error::DeadlineExceeded`]. An empty or unanalysable query gives no hits, not
+    /// an error.
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
+        crate::search::search(self, request)
+    }
+
+    /// The records `principal` may see, with no filter.
+    fn allowed(&self, principal: &Principal) -> Result<AllowedSet> {
+        self.snapshot.allowed_set(Visibility::new(principal.clone(), self.policy, None))
+    }
+
+    /// Reads one record by id on behalf of `principal`: `None` when it does not exist or the
+    /// principal may not see it (the two are indistinguishable on purpose).
+    ///
+    /// # Errors
+    /// [`braid_core::Error::Lexical`] when the store cannot be read.
+    pub fn record(&self, id: &str, principal: &Principal) -> Result<Option<StoredRecord>> {
+        let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
+        Ok(self.allowed(principal)?.contains(record.ord).then(|| record.into()))
+    }
+
+    /// The stored embedding of record `id` on behalf of `principal` (for exporting vectors to
+    /// another engine, or checking them): `None` when the record does not exist, the principal
+    /// may not see it, or the index was opened without its vectors.
+    ///
+    /// # Errors
+    /// [`braid_core::Error::Lexical`] when the store cannot be read.
+    pub fn vector(&self, id: &str, principal: &Principal) -> Result<Option<Vec<f32>>> {
+        let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
+        if !self.allowed(principal)?.contains(record.ord) {
+            return Ok(None);
+        }
+        let Some(semantic) = &self.semantic else { return Ok(None) };
+        let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
+        Ok(store.vector(record.ord).map(<[f32]>::to_vec))
+    }
+
+    /// A section with its neighbours, for a RAG prompt: the chunk `id` plus up to `before`
+    /// preceding and `after` following chunks of the same parent, in line order, as
+    /// `principal` may see them (hidden neighbours are skipped, never returned). A record
+    /// without a parent comes back alone. Empty when `id` does not exist or is not visible.
+    ///
+    /// # Errors
+    /// [`braid_core::Error::Lexical`] when the store cannot be read.
+    ///
+    /// ```
+    /// # use braid::{Index, IndexConfig, Principal, Record};
+    /// # fn main() -> braid::Result<()> {
+    /// let index = Index::create_in_ram(IndexConfig::default())?;
+    /// let mut w = index.writer()?;
+    /// for (i, text) in ["Intro.", "Refunds take 5 days.", "Contact us."].iter().enumerate() {
+    ///     let n = i as u32 * 10;
+    ///     w.upsert(&Record::new(format!("guide#{i}")).body(*text).parent("guide").lines(n + 1, n + 9))?;
+    /// }
+    /// w.commit()?;
+    /// let window = index.searcher().neighbours("guide#1", &Principal::public(), 1, 1)?;
+    /// assert_eq!(window.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["guide#0", "guide#1", "guide#2"]);
+    /// # Ok(()) }
+    /// ```
+    pub fn neighbours(
+        &self,
+        id: &str,
+        principal: &Principal,
+        before: usize,
+        after: usize,
+    ) -> Result<Vec<StoredRecord>> {
+        let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(Vec::new()) };
+        let allowed = self.allowed(principal)?;
+        if !allowed.contains(record.ord) {
+            return Ok(Vec::new());
+        }
+        let Some(parent) = record.parent.clone() else { return Ok(vec![record.into()]) };
+        let mut siblings = self.snapshot.children(&parent, &allowed)?;
+        let Some(at) = siblings.iter().position(|r| r.id == id) else { return Ok(vec![record.into()]) };
+        let start = at.saturating_sub(before);
+        let end = (at + after + 1).min(siblings.len());
+        Ok(siblings.drain(start..end).map(StoredRecord::from).collect())
+    }
+
+    /// The number of live records in this commit (an operator's count, of every principal's
+    /// records).
+    pub fn num_records(&self) -> u64 {
+        self.snapshot.num_records()
+    }
+}
