@@ -98,8 +98,7 @@ impl Index {
     pub fn check(dir: &Path) -> Result<u64> {
         let index = Self::open(dir)?;
         if let Some(store) = Semantic::open_store(dir, index.embedding().is_some())? {
-            let live: std::collections::HashSet<u64> =
-                index.inner.lexical.snapshot().ids()?.into_iter().map(|(_, ord, _)| ord).collect();
+            let live: std::collections::HashSet<u64> = index.inner.lexical.snapshot().ords()?.into_iter().collect();
             let orphans = store.ords().filter(|o| !live.contains(o)).count();
             if orphans > 0 {
                 tracing::warn!(target: "braid::check", orphans, "vectors without a committed record (dropped on next attach)");
@@ -201,8 +200,7 @@ impl Index {
         if let Some(store) = store.as_mut() {
             // A crash between saving vectors and committing the records leaves vectors of
             // records that never committed: drop them, and never reuse their ordinals.
-            let live: std::collections::HashSet<u64> =
-                inner.lexical.snapshot().ids()?.into_iter().map(|(_, ord, _)| ord).collect();
+            let live: std::collections::HashSet<u64> = inner.lexical.snapshot().ords()?.into_iter().collect();
             let orphans: Vec<u64> = store.ords().filter(|o| !live.contains(o)).collect();
             let mut next = inner.next_ord.lock().unwrap_or_else(|p| p.into_inner());
             for ord in orphans {
@@ -269,7 +267,7 @@ impl Index {
     /// # Errors
     /// [`Error::Lexical`] when the document store cannot be read.
     pub fn record_ids(&self) -> Result<Vec<String>> {
-        Ok(self.inner.lexical.snapshot().ids()?.into_iter().map(|(id, _, _)| id).collect())
+        Ok(self.inner.lexical.snapshot().ids()?.into_iter().map(|(id, _)| id).collect())
     }
 
     /// Opens the single writer.

@@ -142,7 +142,8 @@ proptest! {
     }
 }
 
-/// The semantic leg: one random corpus embedded with the real model, many random probes.
+/// The semantic leg: one random corpus embedded with the real model (with the `models`
+/// feature; else the deterministic hash embedder), many random probes.
 #[test]
 fn no_leaks_in_semantic_modes() {
     use proptest::strategy::ValueTree;
@@ -150,8 +151,11 @@ fn no_leaks_in_semantic_modes() {
     let mut runner = TestRunner::deterministic();
     let docs = proptest::collection::vec(doc(), 40).new_tree(&mut runner).unwrap().current();
     let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-    let model = braid::models::OnnxEmbedder::builder().intra_threads(1).build().expect("model");
-    index.attach_embedder(std::sync::Arc::new(model)).unwrap();
+    #[cfg(feature = "models")]
+    let model = std::sync::Arc::new(braid::models::OnnxEmbedder::builder().intra_threads(1).build().expect("model"));
+    #[cfg(not(feature = "models"))]
+    let model = std::sync::Arc::new(crate::common::HashEmbedder::new(64));
+    index.attach_embedder(model).unwrap();
     let mut w = index.writer().unwrap();
     for (i, d) in docs.iter().enumerate() {
         w.upsert(&record(i, d)).unwrap();

@@ -269,12 +269,12 @@ fn every_damaged_file_is_a_typed_error_naming_it() {
             copy_dir(pristine.path(), work.path());
             let damaged = work.path().join(file);
             damage.apply(&damaged);
-            let outcome = std::panic::catch_unwind(|| {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 Index::check(work.path()).and_then(|_| {
                     let idx = Index::open(work.path())?;
                     idx.attach_embedder(embedder.clone())
                 })
-            });
+            }));
             match outcome {
                 Err(_) => failures.push(format!("{}: {damage:?}: panic", file.display())),
                 Ok(Ok(())) => failures.push(format!("{}: {damage:?}: not detected", file.display())),

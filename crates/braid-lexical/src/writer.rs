@@ -158,15 +158,6 @@ impl LexicalWriter {
         Ok(())
     }
 
-    /// Drops every change since the last commit.
-    ///
-    /// # Errors
-    /// [`Error::Lexical`] when tantivy cannot roll back.
-    pub fn rollback(&mut self) -> Result<()> {
-        self.tantivy()?.rollback().map_err(lexical)?;
-        Ok(())
-    }
-
     fn document(&self, ord: Ord, record: &Record, digest: &ContentDigest) -> Result<TantivyDocument> {
         let f = &self.fields;
         let mut doc = TantivyDocument::default();
