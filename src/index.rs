@@ -285,7 +285,7 @@ pub(crate) fn open_semantic(
     };
     let mut next_ord = 0;
     if let Some(store) = store.as_mut() {
-        let live: std::collections::HashSet<u64> = snapshot.ids()?.into_iter().map(|(_, ord, _)| ord).collect();
+        let live: std::collections::HashSet<u64> = snapshot.ords()?.into_iter().collect();
         let orphans: Vec<u64> = store.ords().filter(|o| !live.contains(o)).collect();
         for ord in orphans {
             next_ord = next_ord.max(ord + 1);
@@ -358,7 +358,7 @@ impl Index {
         let index = Index::builder().stored_vectors().open(dir)?;
         if let Some(semantic) = index.semantic() {
             let live: std::collections::HashSet<u64> =
-                index.parts().lexical.snapshot().ids()?.into_iter().map(|(_, ord, _)| ord).collect();
+                index.parts().lexical.snapshot().ords()?.into_iter().collect();
             let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
             let orphans = store.ords().filter(|o| !live.contains(o)).count();
             if orphans > 0 {
@@ -504,7 +504,7 @@ impl Index {
     /// # Errors
     /// [`Error::Lexical`] when the document store cannot be read.
     pub fn record_ids(&self) -> Result<Vec<String>> {
-        Ok(self.parts().lexical.snapshot().ids()?.into_iter().map(|(id, _, _)| id).collect())
+        Ok(self.parts().lexical.snapshot().ids()?.into_iter().map(|(id, _)| id).collect())
     }
 
     /// Opens the single writer.

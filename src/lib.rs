@@ -24,10 +24,18 @@
 //! assert!(response.hits.iter().all(|h| h.id != "refund-exceptions"));
 //! # Ok(()) }
 //! ```
+//!
+//! # Features
+//!
+//! All on by default. `models`: [`models`] (ONNX Runtime); `cjk`: jieba segmentation and
+//! pinyin recall for Chinese (without it, Chinese is cut into character bigrams); `hnsw`: the
+//! HNSW graph for large allowed sets (without it, every vector search is exact, and a graph
+//! saved by a build with it is ignored); `ingest`: [`ingest`] (BEIR, Markdown and text files).
+//! With `default-features = false` the library is tantivy BM25, fuzzy recall and the semantic
+//! leg over the caller's [`Embedder`] or supplied vectors, with no C build and no dictionary.
 #![deny(missing_docs)]
 
 mod index;
-pub mod ingest;
 mod layout;
 mod manifest;
 mod rerank;
@@ -49,6 +57,10 @@ pub use searcher::Searcher;
 pub use semantic::EmbeddingInfo;
 pub use stored::StoredRecord;
 
+/// Ingestion (with the `ingest` feature): BEIR corpora, Markdown articles and text files as
+/// records (the `braid-ingest` crate).
+#[cfg(feature = "ingest")]
+pub use braid_ingest as ingest;
 /// The ONNX models (with the `models` feature): the bundled embedder and cross-encoder.
 #[cfg(feature = "models")]
 pub use braid_models as models;

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "ingest")]
 use braid::ingest::Source;
 use braid::{Index, IndexConfig, Record};
 
@@ -79,6 +80,7 @@ pub fn index_built(builder: braid::IndexBuilder) -> Index {
 
 /// An in-memory, lexical-only index of every record `Source::detect` finds in `dir` (a BEIR
 /// corpus or a folder of Markdown articles).
+#[cfg(feature = "ingest")]
 pub fn index_of(dir: &Path) -> Index {
     let index = Index::create_in_ram(IndexConfig::default()).expect("index");
     let mut writer = index.writer().expect("writer");
@@ -90,15 +92,18 @@ pub fn index_of(dir: &Path) -> Index {
 }
 
 /// The shared datasets folder (`../shared/datasets` from the repository root).
+#[cfg_attr(not(feature = "ingest"), allow(dead_code))]
 pub fn shared_datasets() -> PathBuf {
     shared("datasets")
 }
 
 #[path = "shared_dir.rs"]
 mod shared_dir;
+#[cfg_attr(not(feature = "models"), allow(unused_imports))]
 pub use shared_dir::{shared, unfetchable};
 
 /// The repository root: the package root cargo runs tests in.
+#[cfg_attr(not(feature = "ingest"), allow(dead_code))]
 pub fn repo() -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_default();
     if cwd.join("datasets/helpcenter").is_dir() {

@@ -21,8 +21,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use braid::models::OnnxEmbedder;
-use braid::{Error, Index, IndexConfig, Mode, Principal, Record, SearchRequest};
+use braid::{Embedder, Error, Index, IndexConfig, Mode, Principal, Record, SearchRequest};
 use braid_eval::SplitMix;
 
 /// Records added per batch.
@@ -34,8 +33,17 @@ const LOCK_CHILD: &str = "BRAID_LOCK_CHILD";
 const MARK: &str = "crash-child: ";
 
 /// The real all-MiniLM-L6-v2, int8 (the cheapest real model we have), on one thread.
-pub fn embedder() -> Arc<OnnxEmbedder> {
+#[cfg(feature = "models")]
+pub fn embedder() -> Arc<dyn Embedder> {
+    use braid::models::OnnxEmbedder;
     Arc::new(OnnxEmbedder::builder().onnx_file("model_int8.onnx").intra_threads(1).build().expect("int8 MiniLM"))
+}
+
+/// Without the `models` feature (no ONNX Runtime): the deterministic hash embedder. Every
+/// record holds a word no other has, so its own passage is still its nearest neighbour.
+#[cfg(not(feature = "models"))]
+pub fn embedder() -> Arc<dyn Embedder> {
+    Arc::new(crate::common::HashEmbedder::new(256))
 }
 
 /// A word no other record has: letters only, ending in `x` so that no stemmer shortens it.

@@ -142,15 +142,19 @@ proptest! {
     }
 }
 
-/// The semantic leg: one random corpus embedded with the real model, many random probes.
+/// The semantic leg: one random corpus embedded with the real model (with the `models`
+/// feature; else the deterministic hash embedder), many random probes.
 #[test]
 fn no_leaks_in_semantic_modes() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
     let docs = proptest::collection::vec(doc(), 40).new_tree(&mut runner).unwrap().current();
-    let model = braid::models::OnnxEmbedder::builder().intra_threads(1).build().expect("model");
-    let index = Index::builder().embedder(std::sync::Arc::new(model)).create_in_ram().unwrap();
+    #[cfg(feature = "models")]
+    let model = std::sync::Arc::new(braid::models::OnnxEmbedder::builder().intra_threads(1).build().expect("model"));
+    #[cfg(not(feature = "models"))]
+    let model = std::sync::Arc::new(crate::common::HashEmbedder::new(64));
+    let index = Index::builder().embedder(model).create_in_ram().unwrap();
     let mut w = index.writer().unwrap();
     for (i, d) in docs.iter().enumerate() {
         w.upsert(&record(i, d)).unwrap();

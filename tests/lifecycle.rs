@@ -268,9 +268,9 @@ fn every_damaged_file_is_a_typed_error_naming_it() {
             copy_dir(pristine.path(), work.path());
             let damaged = work.path().join(file);
             damage.apply(&damaged);
-            let outcome = std::panic::catch_unwind(|| {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 Index::check(work.path()).and_then(|_| Index::builder().embedder(embedder.clone()).open(work.path()))
-            });
+            }));
             match outcome {
                 Err(_) => failures.push(format!("{}: {damage:?}: panic", file.display())),
                 Ok(Ok(_)) => failures.push(format!("{}: {damage:?}: not detected", file.display())),

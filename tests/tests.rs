@@ -1,19 +1,31 @@
 //! Integration tests of the `braid` facade: one binary, a module per concern.
+//!
+//! Modules that need the ONNX models, jieba/pinyin or the ingestion crate are compiled with
+//! their features only; the semantic leg is tested in every build (`semantic_paths`, `crash`,
+//! `leaks`, `noninterference` use the deterministic `HashEmbedder` where ONNX Runtime is not
+//! built in), so `cargo test -p braid --no-default-features` runs it too.
 
 mod bulk;
+#[cfg(all(feature = "cjk", feature = "models", feature = "ingest"))]
 mod cjk;
 mod common;
 mod crash;
 mod engine_shape;
 mod fail_closed;
+mod features;
+#[cfg(feature = "ingest")]
 mod helpcenter;
 mod hostile_input;
 mod leaks;
 mod lifecycle;
 mod noninterference;
 mod permissions;
+#[cfg(feature = "ingest")]
 mod quality;
 mod recall;
+#[cfg(feature = "models")]
 mod rerank;
+#[cfg(feature = "models")]
 mod semantic;
+mod semantic_paths;
 mod supplied_vectors;

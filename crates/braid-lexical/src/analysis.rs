@@ -24,8 +24,9 @@ const MAX_TOKEN_BYTES: usize = 40;
 #[non_exhaustive]
 pub enum Analyzer {
     /// Words split on non-alphanumerics, lowercased, ASCII-folded, English stop words removed,
-    /// Snowball English stemming (the default). Chinese is segmented into words (jieba),
-    /// Japanese and Korean into character bigrams; Latin words among them are still stemmed.
+    /// Snowball English stemming (the default). Chinese is segmented into words (jieba; with
+    /// the `cjk` feature off, into character bigrams), Japanese and Korean into character
+    /// bigrams; Latin words among them are still stemmed.
     #[default]
     English,
     /// Like `English` without stop words and stemming.
@@ -153,10 +154,19 @@ mod tests {
         assert!(terms(&a, "🙂🙂 ¿?").is_empty());
     }
 
+    #[cfg(feature = "cjk")]
     #[test]
     fn mixed_text_stems_latin_and_segments_chinese() {
         let a = Analyzer::English.build();
         assert_eq!(terms(&a, "Syncing Policies 同步失败"), ["sync", "polici", "同步", "失败"]);
+        assert_eq!(terms(&words_analyzer(), "Syncing 同步"), ["syncing", "同步"]);
+    }
+
+    #[cfg(not(feature = "cjk"))]
+    #[test]
+    fn mixed_text_stems_latin_and_cuts_chinese_into_bigrams() {
+        let a = Analyzer::English.build();
+        assert_eq!(terms(&a, "Syncing Policies 同步失败"), ["sync", "polici", "同步", "步失", "失败"]);
         assert_eq!(terms(&words_analyzer(), "Syncing 同步"), ["syncing", "同步"]);
     }
 

@@ -4,15 +4,26 @@
 //!
 //! Text without any CJK character goes through tantivy's `SimpleTokenizer` unchanged, so
 //! English analysis is exactly what it was before CJK support.
+//!
+//! Without the `cjk` feature there is no jieba dictionary: Chinese Han runs are cut into
+//! overlapping character bigrams (a lone character stays a unigram), exactly as Japanese Han
+//! runs always are — the dictionary-free cut that CJK search engines fall back on, which
+//! finds every two-character word at the cost of some false matches across word boundaries.
+//! Latin, kana and Hangul text is cut the same either way. Writers and readers of one index
+//! must agree on the feature when it holds Chinese text, since the index keeps the terms the
+//! writer's cut produced.
 
+#[cfg(feature = "cjk")]
 use std::sync::OnceLock;
 
 use braid_core::{is_cjk, is_hangul, is_kana, Language};
+#[cfg(feature = "cjk")]
 use jieba_rs::Jieba;
 use tantivy::tokenizer::{SimpleTokenStream, SimpleTokenizer, Token, TokenStream, Tokenizer};
 
 /// The jieba segmenter with its bundled dictionary, loaded on first use (only text with Han
 /// characters ever pays for it).
+#[cfg(feature = "cjk")]
 pub(crate) fn jieba() -> &'static Jieba {
     static JIEBA: OnceLock<Jieba> = OnceLock::new();
     JIEBA.get_or_init(Jieba::new)
@@ -179,7 +190,14 @@ fn bigrams(out: &mut Vec<Token>, text: &str, from: usize, to: usize) {
     }
 }
 
+/// A Chinese Han run without a dictionary (no `cjk` feature): its character bigrams.
+#[cfg(not(feature = "cjk"))]
+fn han_words(out: &mut Vec<Token>, text: &str, from: usize, to: usize) {
+    bigrams(out, text, from, to);
+}
+
 /// jieba's search-mode words for a Han run, with bigram fallbacks for unknown words.
+#[cfg(feature = "cjk")]
 fn han_words(out: &mut Vec<Token>, text: &str, from: usize, to: usize) {
     let jieba = jieba();
     let run = &text[from..to];
@@ -243,6 +261,7 @@ mod tests {
         assert!(words("").is_empty());
     }
 
+    #[cfg(feature = "cjk")]
     #[test]
     fn chinese_is_segmented_and_latin_kept() {
         let w = words("Obsidian Sync同步失败了");
@@ -257,6 +276,16 @@ mod tests {
         assert_eq!(words("の"), ["の"]);
     }
 
+    #[cfg(not(feature = "cjk"))]
+    #[test]
+    fn without_a_dictionary_chinese_is_bigrams_and_latin_kept() {
+        assert_eq!(words("Obsidian Sync同步失败了"), ["Obsidian", "Sync", "同步", "步失", "失败", "败了"]);
+        assert_eq!(words_in("同步", Some(HanMode::Words)), ["同步"]);
+        assert_eq!(words_in("东", Some(HanMode::Words)), ["东"]);
+        assert_eq!(words_in("東京都", Some(HanMode::Words)), words_in("東京都", Some(HanMode::Bigrams)));
+    }
+
+    #[cfg(feature = "cjk")]
     #[test]
     fn language_decides_how_han_is_cut() {
         assert_eq!(words_in("東京都", Some(HanMode::Bigrams)), ["東京", "京都"]);

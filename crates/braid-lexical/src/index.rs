@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use braid_core::{AllowedSet, Error, OrdSet, Ordinal, Result, Snippet, Suggestion, Visibility};
+use braid_core::{AllowedSet, Error, Ordinal, OrdSet, Result, Snippet, Suggestion, Visibility};
 use tantivy::collector::TopDocs;
 use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
@@ -153,14 +153,6 @@ impl LexicalIndex {
     /// The schema configuration.
     pub fn config(&self) -> &SchemaConfig {
         &self.config
-    }
-
-    /// Verifies the checksum of every file of the committed index.
-    ///
-    /// # Errors
-    /// [`Error::Corrupt`] naming the first missing or damaged file.
-    pub fn verify(&self) -> Result<()> {
-        verify_checksums(&self.index, &self.path.clone().unwrap_or_default())
     }
 
     /// Opens the single writer, with an indexing buffer of `heap_bytes`.
@@ -323,11 +315,6 @@ impl Snapshot {
     /// The number of live records.
     pub fn num_records(&self) -> u64 {
         self.searcher.num_docs()
-    }
-
-    /// The number of distinct words in the vocabulary.
-    pub fn vocabulary_len(&self) -> usize {
-        self.vocabulary.len()
     }
 
     /// The records `visibility` admits: the allowed set every leg is confined to.
@@ -500,18 +487,48 @@ impl Snapshot {
         }
     }
 
-    /// Every live record's `(id, ordinal, content hash)`.
+    /// Every live record's ordinal, read from the `ord` column: no stored document is read.
     ///
     /// # Errors
-    /// [`Error::Lexical`] when the document store cannot be read.
-    pub fn ids(&self) -> Result<Vec<(String, Ordinal, u64)>> {
+    /// [`Error::Lexical`] for a live document without an ordinal (a damaged index).
+    pub fn ords(&self) -> Result<Vec<Ordinal>> {
         let mut out = Vec::with_capacity(self.searcher.num_docs() as usize);
-        for segment in self.searcher.segment_readers() {
-            let store = segment.get_store_reader(64).map_err(lexical)?;
+        for (segment, ords) in self.searcher.segment_readers().iter().zip(&self.ord_columns) {
             for doc_id in segment.doc_ids_alive() {
-                let doc: TantivyDocument = store.get(doc_id).map_err(lexical)?;
-                let r = from_doc(&self.fields, &doc);
-                out.push((r.id, r.ord, r.hash));
+                out.push(
+                    ords.first(doc_id).ok_or_else(|| Error::Lexical(format!("document {doc_id} has no ordinal")))?,
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every live record's `(id, ordinal)`, read from the `id` and `ord` columns; only a
+    /// segment written before the id column existed reads its ids from the document store.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read, or for a live document
+    /// without an id or an ordinal (a damaged index).
+    pub fn ids(&self) -> Result<Vec<(String, Ordinal)>> {
+        let mut out = Vec::with_capacity(self.searcher.num_docs() as usize);
+        let segments = self.searcher.segment_readers().iter().zip(&self.ord_columns).zip(&self.id_columns);
+        for ((segment, ords), ids) in segments {
+            let store = match ids {
+                Some(_) => None,
+                None => Some(segment.get_store_reader(64).map_err(lexical)?),
+            };
+            for doc_id in segment.doc_ids_alive() {
+                let ord =
+                    ords.first(doc_id).ok_or_else(|| Error::Lexical(format!("document {doc_id} has no ordinal")))?;
+                let id = match (ids, &store) {
+                    (Some(ids), _) => ids.get(doc_id).map(str::to_string),
+                    (None, Some(store)) => {
+                        let doc: TantivyDocument = store.get(doc_id).map_err(lexical)?;
+                        Some(from_doc(&self.fields, &doc).id)
+                    }
+                    (None, None) => None,
+                };
+                out.push((id.ok_or_else(|| Error::Lexical(format!("document {doc_id} has no id")))?, ord));
             }
         }
         Ok(out)
@@ -533,6 +550,30 @@ mod tests {
     use braid_core::OrdSet;
 
     use super::*;
+
+    /// `ids()` and `ords()` read the columns, and agree with the records written, across
+    /// segments and deletes.
+    #[test]
+    fn ids_and_ords_come_from_the_columns() {
+        use braid_core::Record;
+        let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+        let mut writer = index.writer(crate::DEFAULT_WRITER_HEAP).unwrap();
+        for (ord, id) in [(3, "c"), (1, "a"), (7, "g")] {
+            writer.upsert(ord, &Record::new(id).body("text"), 0).unwrap();
+        }
+        writer.commit().unwrap();
+        writer.upsert(9, &Record::new("i").body("more"), 0).unwrap();
+        writer.delete("a");
+        writer.commit().unwrap();
+        index.reload().unwrap();
+        let snapshot = index.snapshot();
+        let mut ids = snapshot.ids().unwrap();
+        ids.sort();
+        assert_eq!(ids, [("c".to_string(), 3), ("g".to_string(), 7), ("i".to_string(), 9)]);
+        let mut ords = snapshot.ords().unwrap();
+        ords.sort_unstable();
+        assert_eq!(ords, [3, 7, 9]);
+    }
 
     fn docs(ords: u64) -> Arc<AllowedDocs> {
         let mut docs = AllowedDocs::default();

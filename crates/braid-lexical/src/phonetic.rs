@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 
 use braid_core::is_han;
+#[cfg(feature = "cjk")]
 use pinyin::ToPinyinMulti;
 
 use crate::vocabulary::Vocabulary;
@@ -26,7 +27,9 @@ pub(crate) const HOMOPHONE_WEIGHT: f32 = 0.8;
 /// Words kept per pinyin key, most frequent first.
 const WORDS_PER_KEY: usize = 3;
 /// Readings kept per character, and pronunciations kept per word (heteronyms multiply).
+#[cfg_attr(not(feature = "cjk"), allow(dead_code))]
 const READINGS_PER_CHAR: usize = 3;
+#[cfg_attr(not(feature = "cjk"), allow(dead_code))]
 const KEYS_PER_WORD: usize = 8;
 /// Chinese words longer than this many characters get no keys.
 const MAX_WORD_CHARS: usize = 8;
@@ -239,8 +242,16 @@ fn visible_words(named: &[(String, u64)], df: &Df<'_>) -> Vec<String> {
     visible.into_iter().take(WORDS_PER_KEY).map(|(_, w)| w.to_string()).collect()
 }
 
+/// Without the `cjk` feature there is no pinyin table: no word has keys, so [`Phonetic`] is
+/// always empty and pinyin, initials and homophone recall never run.
+#[cfg(not(feature = "cjk"))]
+fn keys(_word: &str) -> (Vec<String>, Vec<String>) {
+    (Vec::new(), Vec::new())
+}
+
 /// The full pinyin keys and the initials keys of a Han word (every combination of heteronym
 /// readings, up to [`KEYS_PER_WORD`]); empty when a character has no reading.
+#[cfg(feature = "cjk")]
 fn keys(word: &str) -> (Vec<String>, Vec<String>) {
     let mut full: Vec<String> = vec![String::new()];
     let mut initials: Vec<String> = vec![String::new()];
@@ -297,6 +308,7 @@ fn cheapest_path(
 mod tests {
     use super::*;
 
+    #[cfg(feature = "cjk")]
     #[test]
     fn keys_cover_heteronyms_and_u_umlaut() {
         let (full, initials) = keys("同步");

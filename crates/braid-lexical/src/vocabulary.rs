@@ -73,11 +73,6 @@ impl Vocabulary {
         Ok(Vocabulary { map, tiers, max_df })
     }
 
-    /// The number of distinct words.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
     /// Document frequency of `word` (0 when unknown).
     pub fn df(&self, word: &str) -> u64 {
         self.map.get(word).unwrap_or(0)

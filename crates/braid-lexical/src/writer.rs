@@ -158,15 +158,6 @@ impl LexicalWriter {
         Ok(())
     }
 
-    /// Drops every change since the last commit.
-    ///
-    /// # Errors
-    /// [`Error::Lexical`] when tantivy cannot roll back.
-    pub fn rollback(&mut self) -> Result<()> {
-        self.tantivy()?.rollback().map_err(lexical)?;
-        Ok(())
-    }
-
     fn document(&self, ord: Ordinal, record: &Record, digest: &ContentDigest) -> Result<TantivyDocument> {
         let f = &self.fields;
         let mut doc = TantivyDocument::default();
@@ -199,7 +190,7 @@ impl LexicalWriter {
             }
         }
         doc.add_text(f.grams, &flat);
-        let acl: Vec<&str> = record.acl.as_slice().iter().map(|t| t.trim()).filter(|t| !t.is_empty()).collect();
+        let acl: Vec<&str> = record.acl.iter().map(|t| t.trim()).filter(|t| !t.is_empty()).collect();
         if acl.is_empty() {
             doc.add_text(f.acl, NO_ACL_TOKEN);
         }

@@ -22,6 +22,13 @@
 //! path and a name). A store below [`HnswParams::exact_threshold`] vectors keeps no graph at
 //! all (every search scans), so it saves none either.
 //!
+//! **Features:** `hnsw` (on by default) brings the graph and `hnsw_rs`. Without it the store
+//! keeps no graph ([`VectorStore::has_graph`] is false, every search is
+//! [`SearchPath::Exact`], exact for any allowed set), and a store saved with a graph by a
+//! build with it still opens: the vector file is read and checked as always, the graph dump
+//! it names is not read, and the next save writes no graph and removes the dump (a build
+//! with `hnsw` rebuilds the graph on its next open, as for a store saved without one).
+//!
 //! **Defaults** (see [`HnswParams`]) come from `examples/recall_sweep.rs` (release build,
 //! 2 shared cores, m = 16, ef_construction = 200, filtered search, times per query):
 //!
@@ -57,6 +64,10 @@
 #![deny(missing_docs)]
 
 mod distance;
+#[cfg(feature = "hnsw")]
+mod graph;
+#[cfg(not(feature = "hnsw"))]
+#[path = "no_graph.rs"]
 mod graph;
 mod params;
 mod persist;

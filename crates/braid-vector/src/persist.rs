@@ -91,6 +91,7 @@ pub(crate) fn seal_graph(dir: &Path, basename: &str, points: usize) -> Result<Sa
 }
 
 /// Checks that the dump a vector file names is there and unchanged.
+#[cfg_attr(not(feature = "hnsw"), allow(dead_code))]
 pub(crate) fn verify_graph(dir: &Path, graph: &SavedGraph) -> Result<()> {
     let [graph_file, data_file] = graph_files(dir, &graph.basename);
     for (file, crc) in [(&graph_file, graph.graph_crc), (&data_file, graph.data_crc)] {

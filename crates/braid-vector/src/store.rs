@@ -132,7 +132,7 @@ impl VectorStore {
     }
 
     /// Whether the store keeps an HNSW graph (it does from [`HnswParams::exact_threshold`]
-    /// vectors on).
+    /// vectors on; never without the `hnsw` feature).
     pub fn has_graph(&self) -> bool {
         self.graph.is_some()
     }
@@ -324,14 +324,29 @@ impl VectorStore {
         }
         store.dead = saved.slots - saved.live.len();
         if let Some(graph) = &saved.graph {
-            persist::verify_graph(dir, graph)?;
-            let started = std::time::Instant::now();
-            store.graph = Some(Graph::load(dir, &graph.basename, graph.points)?);
-            store.loaded = true;
-            tracing::debug!(target: "braid::vector", points = graph.points, ms = started.elapsed().as_millis() as u64, "graph loaded");
+            store.load_graph(dir, graph)?;
         }
         store.fit_graph();
         Ok(store)
+    }
+
+    /// Loads the saved graph `graph` (its checksums verified first).
+    #[cfg(feature = "hnsw")]
+    fn load_graph(&mut self, dir: &Path, graph: &persist::SavedGraph) -> Result<()> {
+        persist::verify_graph(dir, graph)?;
+        let started = std::time::Instant::now();
+        self.graph = Some(Graph::load(dir, &graph.basename, graph.points)?);
+        self.loaded = true;
+        tracing::debug!(target: "braid::vector", points = graph.points, ms = started.elapsed().as_millis() as u64, "graph loaded");
+        Ok(())
+    }
+
+    /// Without the `hnsw` feature a saved graph is not read (the arena is the source of
+    /// truth; the next save drops the dump).
+    #[cfg(not(feature = "hnsw"))]
+    fn load_graph(&mut self, _dir: &Path, graph: &persist::SavedGraph) -> Result<()> {
+        tracing::debug!(target: "braid::vector", points = graph.points, "graph not read: built without the hnsw feature");
+        Ok(())
     }
 
     fn slot_vector(&self, slot: usize) -> &[f32] {
@@ -417,7 +432,7 @@ impl VectorStore {
     /// Builds the graph when the store has reached the exact threshold and has none; drops it
     /// when the store is below the threshold.
     fn fit_graph(&mut self) {
-        let wanted = self.slots.len() >= self.params.exact_threshold.max(1);
+        let wanted = cfg!(feature = "hnsw") && self.slots.len() >= self.params.exact_threshold.max(1);
         match (wanted, self.graph.is_some()) {
             (true, false) => self.build_graph(),
             (false, true) => self.graph = None,
@@ -442,7 +457,15 @@ impl VectorStore {
         self.dead = 0;
     }
 
+    /// Without the `hnsw` feature there is no graph to build ([`VectorStore::fit_graph`] never
+    /// asks for one).
+    #[cfg(not(feature = "hnsw"))]
+    fn build_graph(&mut self) {
+        self.graph = None;
+    }
+
     /// A fresh graph over every live slot, inserted in parallel.
+    #[cfg(feature = "hnsw")]
     fn build_graph(&mut self) {
         let started = std::time::Instant::now();
         let mut graph = Graph::new(&self.params, self.slots.len());

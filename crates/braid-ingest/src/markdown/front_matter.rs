@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use braid_core::Result;
 
-use super::markdown::invalid;
+use super::invalid;
 
 /// The front matter of an article.
 ///
@@ -35,7 +35,7 @@ pub struct FrontMatter {
     pub tenant: Option<String>,
     /// `audience`, for example `customer`, `admin` or `agent`.
     pub audience: Option<String>,
-    /// `updated`, as written (`YYYY-MM-DD` or RFC 3339); checked by [`Article::records`].
+    /// `updated`, as written (`YYYY-MM-DD` or RFC 3339); checked by [`Article::records`](super::Article::records).
     pub updated: Option<String>,
     /// `lang`, for example `en`.
     pub lang: Option<String>,
@@ -237,5 +237,93 @@ fn unquote(value: &str) -> std::result::Result<String, &'static str> {
         Ok(inner.replace("''", "'"))
     } else {
         Ok(value.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use braid_core::Error;
+
+    use super::*;
+    use crate::markdown::tests::{parse, ARTICLE};
+    use crate::markdown::{parse_article, ChunkOptions};
+
+    #[test]
+    fn front_matter_inline_lists_and_quotes() {
+        let a = parse(ARTICLE);
+        let fm = &a.front_matter;
+        assert_eq!(fm.title.as_deref(), Some("Refund policy"));
+        assert_eq!(fm.tags, ["billing", "refunds"]);
+        assert_eq!(fm.acl, ["public", "group:support"]);
+        assert_eq!(fm.audience.as_deref(), Some("customer"));
+        assert_eq!(fm.updated.as_deref(), Some("2026-09-14"));
+        assert_eq!(fm.lang, None);
+        assert!(fm.extra.is_empty());
+    }
+
+    #[test]
+    fn front_matter_block_lists_comments_and_extra() {
+        let src = "---\r\n# a comment\r\ntitle: \"Error: E_42 \\\"quoted\\\"\"\r\ntags:\r\n  - billing\r\n  - 'it''s'\r\n- \"x, y\"\r\nacl: public\r\nlang: en # english\r\nowner: [ann, bob]\r\nslug: c#-basics\r\n---\r\nBody.\r\n";
+        let a = parse(src);
+        let fm = &a.front_matter;
+        assert_eq!(fm.title.as_deref(), Some("Error: E_42 \"quoted\""));
+        assert_eq!(a.title, "Error: E_42 \"quoted\"");
+        assert_eq!(fm.tags, ["billing", "it's", "x, y"]);
+        assert_eq!(fm.acl, ["public"]);
+        assert_eq!(fm.lang.as_deref(), Some("en"));
+        assert_eq!(fm.extra["owner"], "ann, bob");
+        assert_eq!(fm.extra["slug"], "c#-basics");
+        assert_eq!(a.sections.len(), 1);
+        assert_eq!(a.sections[0].text, "Body.");
+        assert_eq!(a.sections[0].lines, (13, 13));
+    }
+
+    #[test]
+    fn missing_front_matter() {
+        let a = parse("# Hello\n\nWorld\n");
+        assert_eq!(a.front_matter, FrontMatter::default());
+        assert_eq!(a.title, "Hello");
+        assert_eq!(a.sections[0].heading_path, ["Hello"]);
+        assert_eq!(a.sections[0].lines, (3, 3));
+        let untitled = parse("Just text.\n");
+        assert_eq!(untitled.title, "refunds", "falls back to the id's last component");
+    }
+
+    #[test]
+    fn malformed_front_matter_is_an_error() {
+        for bad in [
+            "---\ntitle: x\n# no end\n",
+            "---\n",
+            "---\ntitle x\n---\n",
+            "---\ntitle: a\ntitle: b\n---\n",
+            "---\ntags: [a, b\n---\n",
+            "---\ntitle: \"open\n---\n",
+            "---\n- orphan\n---\n",
+            "---\ntitle: [a, b]\n---\n",
+            "---\ntitle: x\n  nested: y\n---\n",
+            "---\nbody: |\n---\n",
+        ] {
+            match parse_article("billing/x", bad, &ChunkOptions::default()) {
+                Err(Error::InvalidRecord { reason }) => {
+                    assert!(reason.contains("billing/x"), "{reason}")
+                }
+                other => panic!("{bad:?} gave {other:?}"),
+            }
+        }
+        // A thematic break later in the file is not front matter.
+        assert!(parse_article("x", "Text\n\n---\n", &ChunkOptions::default()).is_ok());
+    }
+
+    #[test]
+    fn front_matter_after_blank_lines_is_read_not_ignored() {
+        let a = parse("\n  \n---\ntitle: Late\nacl: [group:support]\n---\n# Body\n\ntext\n");
+        assert_eq!(a.front_matter.acl, ["group:support"]);
+        assert_eq!(a.title, "Late");
+        let records = a.records().unwrap();
+        assert_eq!(records[0].acl.as_slice(), ["group:support"]);
+        assert!(records.iter().all(|r| !r.body.as_str().contains("acl")));
+        // An unclosed block after blank lines is an error naming its line.
+        let err = parse_article("doc", "\n---\nacl: [x]\n# Body\n", &ChunkOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("line 2"), "{err}");
     }
 }

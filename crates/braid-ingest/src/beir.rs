@@ -10,8 +10,8 @@ use serde_json::Value;
 /// (numbers, or dates as `YYYY-MM-DD`/RFC 3339) are kept; anything else is ignored.
 ///
 /// ```
-/// use braid::ingest::beir::record_from;
-/// use braid::SchemaConfig;
+/// use braid_ingest::beir::record_from;
+/// use braid_lexical::SchemaConfig;
 /// let metadata = serde_json::json!({"category": "billing", "url": "ignored", "updated": "2026-01-02"});
 /// let doc = braid_eval::CorpusDoc {
 ///     id: "7".into(), title: "T".into(), text: "B".into(), acl: vec!["group:support".into()],

@@ -1,0 +1,199 @@
+//! The semantic leg in every build: the deterministic [`HashEmbedder`] stands in for a model,
+//! so fusion with the semantic leg, permission-filtered vector search, persistence and
+//! deletes are tested without ONNX Runtime (`cargo test -p braid --no-default-features`) as
+//! well as with it. `semantic.rs` tests the same paths with the real model where the `models`
+//! feature is on; `crash.rs` and `leaks.rs` pick the hash embedder when it is off.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use braid::{
+    AccessPolicy, Embedder, Error, Index, IndexConfig, Leg, Mode, Principal, Record, SearchRequest, Visibility,
+};
+
+use crate::common::{corpus, ids, HashEmbedder};
+
+const DIM: usize = 64;
+
+/// The hash embedder, counting the texts it embeds.
+struct Counting {
+    inner: HashEmbedder,
+    texts: AtomicUsize,
+}
+
+impl Embedder for Counting {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> braid::Result<Vec<Vec<f32>>> {
+        self.texts.fetch_add(texts.len(), Ordering::SeqCst);
+        self.inner.embed(texts)
+    }
+}
+
+fn counting() -> Arc<Counting> {
+    Arc::new(Counting { inner: HashEmbedder::new(DIM), texts: AtomicUsize::new(0) })
+}
+
+fn fill(index: &Index, records: &[Record]) {
+    let mut w = index.writer().unwrap();
+    for r in records {
+        w.upsert(r).unwrap();
+    }
+    w.commit().unwrap();
+}
+
+fn semantic_index() -> Index {
+    let index = Index::builder().embedder(Arc::new(HashEmbedder::new(DIM))).create_in_ram().unwrap();
+    fill(&index, &corpus());
+    index
+}
+
+fn visible(p: &Principal, record: &Record) -> bool {
+    Visibility::new(p.clone(), AccessPolicy::Public, None).admits_acl(record.acl.as_slice())
+}
+
+#[test]
+fn a_records_own_passage_is_its_nearest_neighbour() {
+    let idx = semantic_index();
+    let insider = Principal::from_verified_tokens(["group:support", "tenant:globex"]);
+    for record in corpus().into_iter().filter(|r| visible(&insider, r)) {
+        let r = idx.search(&SearchRequest::new(record.passage(), insider.clone()).mode(Mode::Semantic).k(3)).unwrap();
+        assert_eq!(r.stats.legs, [Leg::Semantic]);
+        assert_eq!(r.stats.semantic_path, Some("exact"));
+        assert_eq!(ids(&r)[0], record.id(), "{}", record.id());
+        assert!(r.hits[0].score > 0.0);
+    }
+}
+
+/// Hybrid mode fuses the semantic leg with the lexical ones: the semantic leg runs, has
+/// candidates and a weight, and shows in the hits' explain records; a query no word of which
+/// any visible record holds still gets semantic neighbours, only visible ones.
+#[test]
+fn hybrid_fuses_the_semantic_leg() {
+    let idx = semantic_index();
+    let r = idx.search(&SearchRequest::new("send an item back within 30 days", Principal::public())).unwrap();
+    assert_eq!(r.stats.legs, [Leg::Lexical, Leg::Fuzzy, Leg::Semantic]);
+    assert_eq!(ids(&r)[0], "returns");
+    assert!(r.stats.candidates.get(&Leg::Semantic).copied().unwrap_or(0) > 0, "{:?}", r.stats.candidates);
+    assert!(r.stats.weights.contains_key(&Leg::Semantic), "{:?}", r.stats.weights);
+    let top = &r.hits[0].explain;
+    assert!(top.legs.iter().any(|l| l.leg == Leg::Semantic && l.rank == 1), "{top:?}");
+    assert!(top.legs.iter().any(|l| l.leg == Leg::Lexical), "{top:?}");
+
+    // "zorblax" is only in a support-only record: the public gets no lexical hit for it, and
+    // whatever the semantic leg brings is public.
+    let r = idx.search(&SearchRequest::new("zorblax", Principal::public()).mode(Mode::Hybrid).k(50)).unwrap();
+    assert!(!ids(&r).contains(&"refund-exceptions"));
+    for hit in &r.hits {
+        let record = corpus().into_iter().find(|c| c.id() == hit.id).unwrap();
+        assert!(visible(&Principal::public(), &record), "leaked {}", hit.id);
+        assert!(hit.explain.legs.iter().all(|l| l.leg == Leg::Semantic), "{:?}", hit.explain);
+    }
+    let support = Principal::from_verified_tokens(["group:support"]);
+    let r = idx.search(&SearchRequest::new("zorblax", support).mode(Mode::Hybrid)).unwrap();
+    assert_eq!(ids(&r)[0], "refund-exceptions");
+}
+
+/// Vector search is confined to the caller's records in every semantic mode.
+#[test]
+fn filtered_vector_search_respects_permissions() {
+    let idx = semantic_index();
+    let principals = [
+        Principal::public(),
+        Principal::from_verified_tokens(["tenant:acme"]),
+        Principal::from_verified_tokens(["tenant:globex", "group:support"]),
+    ];
+    for p in principals {
+        for mode in [Mode::Semantic, Mode::Hybrid, Mode::Auto] {
+            for q in ["single sign-on for employees", "escalation rota", "refund after 30 days", "🙂", ""] {
+                let r = idx.search(&SearchRequest::new(q, p.clone()).mode(mode).k(50)).unwrap();
+                for hit in &r.hits {
+                    let record = corpus().into_iter().find(|c| c.id() == hit.id).unwrap();
+                    assert!(visible(&p, &record), "{p:?} {mode:?} {q:?} leaked {}", hit.id);
+                }
+                if mode == Mode::Semantic && !q.is_empty() {
+                    let expected = corpus().iter().filter(|c| visible(&p, c)).count();
+                    assert_eq!(r.hits.len(), expected, "{p:?} {q:?}: every visible record has a vector");
+                }
+            }
+        }
+    }
+    // Stored vectors: the embedding of the passage, and none for a record the caller may not see.
+    let record = corpus().into_iter().find(|r| r.id() == "returns").unwrap();
+    let stored = idx.vector("returns", &Principal::public()).unwrap().expect("a vector");
+    let fresh = HashEmbedder::new(DIM).embed(&[record.passage().as_str()]).unwrap().pop().unwrap();
+    let cosine: f32 = stored.iter().zip(&fresh).map(|(a, b)| a * b).sum();
+    assert!(cosine > 0.999, "cosine {cosine}");
+    assert_eq!(idx.vector("refund-exceptions", &Principal::public()).unwrap(), None);
+    assert!(idx.vector("refund-exceptions", &Principal::from_verified_tokens(["group:support"])).unwrap().is_some());
+}
+
+#[test]
+fn vectors_persist_and_unchanged_records_are_not_embedded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let embedder = counting();
+    let idx = Index::builder().embedder(embedder.clone()).create(dir.path()).unwrap();
+    fill(&idx, &corpus());
+    let first = embedder.texts.load(Ordering::SeqCst);
+    assert_eq!(first, corpus().len());
+    let changed: Vec<Record> = corpus()
+        .into_iter()
+        .map(|r| if r.id() == "returns" { r.body("Items can be returned within 45 days.") } else { r })
+        .collect();
+    fill(&idx, &changed);
+    assert_eq!(embedder.texts.load(Ordering::SeqCst), first + 1);
+    drop(idx);
+
+    assert_eq!(Index::recorded_embedding(dir.path()).unwrap().unwrap().dim, DIM);
+    let again = counting();
+    let reopened = Index::builder().embedder(again.clone()).open(dir.path()).unwrap();
+    assert_eq!(again.texts.load(Ordering::SeqCst), 0, "reopening embeds nothing");
+    let passage = changed.iter().find(|r| r.id() == "returns").unwrap().passage();
+    let r = reopened.search(&SearchRequest::new(passage, Principal::public()).mode(Mode::Semantic).k(50)).unwrap();
+    assert_eq!(ids(&r)[0], "returns");
+    assert_eq!(r.hits.len(), 6, "every public record has exactly one vector");
+    // Another model (same dimension) is refused on an index with this model's vectors.
+    struct Other;
+    impl Embedder for Other {
+        fn model_id(&self) -> &str {
+            "other/model"
+        }
+        fn dim(&self) -> usize {
+            DIM
+        }
+        fn embed(&self, texts: &[&str]) -> braid::Result<Vec<Vec<f32>>> {
+            Ok(texts.iter().map(|_| vec![1.0; DIM]).collect())
+        }
+    }
+    assert!(matches!(
+        Index::builder().embedder(Arc::new(Other)).open(dir.path()),
+        Err(Error::InvalidRequest { .. })
+    ));
+}
+
+#[test]
+fn deleted_and_replaced_records_leave_the_vector_leg() {
+    let idx = semantic_index();
+    let old = corpus().into_iter().find(|r| r.id() == "two-factor").unwrap().passage();
+    let mut w = idx.writer().unwrap();
+    w.delete("returns").unwrap();
+    w.upsert(&Record::new("two-factor").title("Passkeys").body("Sign in with a passkey.").acl(["public"])).unwrap();
+    w.commit().unwrap();
+    let returns = corpus().into_iter().find(|r| r.id() == "returns").unwrap().passage();
+    let r = idx.search(&SearchRequest::new(returns, Principal::public()).mode(Mode::Semantic).k(50)).unwrap();
+    assert!(!ids(&r).contains(&"returns"));
+    assert_eq!(r.hits.len(), 5);
+    // The replaced record has one vector, its new passage's; its new text finds it first.
+    let embed = |text: &str| HashEmbedder::new(DIM).embed(&[text]).unwrap().pop().unwrap();
+    let cosine = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let stored = idx.vector("two-factor", &Principal::public()).unwrap().expect("a vector");
+    let new = "Passkeys\nSign in with a passkey.";
+    assert!(cosine(&stored, &embed(new)) > 0.999);
+    assert!(cosine(&stored, &embed(&old)) < 0.9);
+    let r = idx.search(&SearchRequest::new(new, Principal::public()).mode(Mode::Semantic)).unwrap();
+    assert_eq!(ids(&r)[0], "two-factor");
+}
