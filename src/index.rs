@@ -357,8 +357,7 @@ impl Index {
     pub fn check(dir: &Path) -> Result<u64> {
         let index = Index::builder().stored_vectors().open(dir)?;
         if let Some(semantic) = index.semantic() {
-            let live: std::collections::HashSet<u64> =
-                index.parts().lexical.snapshot().ords()?.into_iter().collect();
+            let live: std::collections::HashSet<u64> = index.parts().lexical.snapshot().ords()?.into_iter().collect();
             let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
             let orphans = store.ords().filter(|o| !live.contains(o)).count();
             if orphans > 0 {

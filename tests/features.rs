@@ -9,8 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use braid::{AllowedSet, Index, IndexConfig, Mode, Principal, Record, SearchRequest, Visibility};
-use braid_core::{AccessPolicy, OrdSet};
+use braid::{Index, IndexConfig, Mode, Principal, Record, SearchRequest, Visibility};
+use braid_core::{AccessPolicy, AllowedSet, OrdSet};
 use braid_vector::{HnswParams, SearchPath, VectorStore, VECTORS_FILE};
 
 use crate::common::ids;

@@ -7,9 +7,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use braid::{
-    AccessPolicy, Embedder, Error, Index, IndexConfig, Leg, Mode, Principal, Record, SearchRequest, Visibility,
-};
+use braid::{AccessPolicy, Embedder, Error, Index, Leg, Mode, Principal, Record, SearchRequest, Visibility};
 
 use crate::common::{corpus, ids, HashEmbedder};
 
@@ -169,10 +167,7 @@ fn vectors_persist_and_unchanged_records_are_not_embedded_again() {
             Ok(texts.iter().map(|_| vec![1.0; DIM]).collect())
         }
     }
-    assert!(matches!(
-        Index::builder().embedder(Arc::new(Other)).open(dir.path()),
-        Err(Error::InvalidRequest { .. })
-    ));
+    assert!(matches!(Index::builder().embedder(Arc::new(Other)).open(dir.path()), Err(Error::InvalidRequest { .. })));
 }
 
 #[test]

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use braid_core::{AllowedSet, Error, Ordinal, OrdSet, Result, Snippet, Suggestion, Visibility};
+use braid_core::{AllowedSet, Error, OrdSet, Ordinal, Result, Snippet, Suggestion, Visibility};
 use tantivy::collector::TopDocs;
 use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
