@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use braid_core::{
     AccessPolicy, Embedder, Error, Principal, Reranker, Result, SearchRequest, SearchResponse, Visibility,
 };
-use braid_lexical::{LexicalIndex, SchemaConfig, StoredRecord};
+use braid_lexical::{LexicalIndex, SchemaConfig, StoredRecord, Synonyms};
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::{Manifest, FORMAT_VERSION, LEXICAL_DIR, MANIFEST_FILE};
+use crate::manifest::{self, Manifest, FORMAT_VERSION, LEXICAL_DIR, MANIFEST_FILE};
 use crate::semantic::{EmbeddingInfo, Semantic};
 use crate::writer::{Writer, WriterOptions};
 
@@ -85,7 +85,60 @@ impl Index {
         let lexical = LexicalIndex::open(&dir.join(LEXICAL_DIR), manifest.config.schema.clone())?;
         let after_max = lexical.snapshot().max_ord()?.map_or(0, |m| m + 1);
         let next_ord = manifest.next_ord.max(after_max);
-        Ok(Self::assemble(Some(dir.to_path_buf()), manifest.config, lexical, next_ord, manifest.embedding))
+        let index = Self::assemble(Some(dir.to_path_buf()), manifest.config, lexical, next_ord, manifest.embedding);
+        index.reload_synonyms()?;
+        Ok(index)
+    }
+
+    /// Replaces the synonyms queries are expanded with (see [`Synonyms`] for the format and
+    /// docs/search-box.md): searches that start after the call use them; records are not
+    /// touched, so nothing is re-indexed. An on-disk index keeps them in `synonyms.txt` beside
+    /// its manifest (an empty set removes the file), and [`Index::open`] reads them back.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be written (the set in use is then unchanged).
+    ///
+    /// ```
+    /// # use braid::{Index, IndexConfig, Mode, Principal, Record, SearchRequest, Synonyms};
+    /// # fn main() -> braid::Result<()> {
+    /// let index = Index::create_in_ram(IndexConfig::default())?;
+    /// let mut w = index.writer()?;
+    /// w.upsert(&Record::new("2fa").title("Two-factor authentication").body("Turn it on in settings."))?;
+    /// w.commit()?;
+    /// index.set_synonyms(Synonyms::parse("2fa, two-factor authentication")?)?;
+    /// let r = index.search(&SearchRequest::new("2FA", Principal::public()).mode(Mode::Lexical))?;
+    /// assert_eq!(r.hits[0].id, "2fa");
+    /// assert_eq!(r.hits[0].explain.synonyms[0].synonym, "two-factor authentication");
+    /// # Ok(()) }
+    /// ```
+    pub fn set_synonyms(&self, synonyms: Synonyms) -> Result<()> {
+        if let Some(dir) = &self.inner.dir {
+            manifest::write_synonyms(dir, (!synonyms.is_empty()).then_some(synonyms.text()))?;
+        }
+        self.inner.lexical.set_synonyms(synonyms);
+        Ok(())
+    }
+
+    /// The synonyms in use (empty unless set).
+    pub fn synonyms(&self) -> Arc<Synonyms> {
+        self.inner.lexical.synonyms()
+    }
+
+    /// Reads the on-disk index's `synonyms.txt` again (what another process, such as
+    /// `braid synonyms`, wrote) and uses it from the next search on; no file means no
+    /// synonyms. Returns whether the set changed. An in-memory index keeps its set.
+    ///
+    /// # Errors
+    /// [`Error::Synonyms`] naming the line when the file does not parse (the set in use is
+    /// then unchanged), [`Error::Io`] when it cannot be read.
+    pub fn reload_synonyms(&self) -> Result<bool> {
+        let Some(dir) = &self.inner.dir else { return Ok(false) };
+        let text = manifest::read_synonyms(dir)?.unwrap_or_default();
+        if self.synonyms().text() == text {
+            return Ok(false);
+        }
+        self.inner.lexical.set_synonyms(Synonyms::parse(&text)?);
+        Ok(true)
     }
 
     /// Verifies an index on disk without changing it: the manifest parses and has this build's

@@ -38,9 +38,10 @@ mod writer;
 pub use braid_core::{
     AccessPolicy, AllowedSet, Embedder, Error, Explain, Filter, Fusion, Hit, Language, Leg, LegExplain, LegWeights,
     Mode, Principal, QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stage, Stats,
-    Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES, RESERVED_PREFIX,
+    Suggestion, SynonymMatch, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES,
+    RESERVED_PREFIX,
 };
-pub use braid_lexical::{Analyzer, Merges, SchemaConfig, StoredRecord, DEFAULT_WRITER_HEAP};
+pub use braid_lexical::{Analyzer, Merges, SchemaConfig, StoredRecord, Synonyms, DEFAULT_WRITER_HEAP};
 pub use index::{Index, IndexConfig};
 pub use semantic::EmbeddingInfo;
 

@@ -15,6 +15,37 @@ use crate::IndexConfig;
 pub(crate) const FORMAT_VERSION: u32 = 1;
 pub(crate) const MANIFEST_FILE: &str = "braid.json";
 pub(crate) const LEXICAL_DIR: &str = "lexical";
+/// The index's synonym set, in the Solr/Elasticsearch `synonyms.txt` format (optional).
+pub(crate) const SYNONYMS_FILE: &str = "synonyms.txt";
+
+/// The synonym file of the index in `dir`: its text, or `None` when there is none.
+pub(crate) fn read_synonyms(dir: &Path) -> Result<Option<String>> {
+    let path = dir.join(SYNONYMS_FILE);
+    match fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&path, e)),
+    }
+}
+
+/// Replaces (or, for `None`, removes) the synonym file of the index in `dir`, atomically.
+pub(crate) fn write_synonyms(dir: &Path, text: Option<&str>) -> Result<()> {
+    let path = dir.join(SYNONYMS_FILE);
+    let Some(text) = text else {
+        return match fs::remove_file(&path) {
+            Ok(()) => sync_dir(dir).map_err(|e| Error::io(dir, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(&path, e)),
+        };
+    };
+    let tmp = dir.join(format!("{SYNONYMS_FILE}.tmp"));
+    let io = |e| Error::io(&tmp, e);
+    let mut file = File::create(&tmp).map_err(io)?;
+    file.write_all(text.as_bytes()).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+    sync_dir(dir).map_err(|e| Error::io(dir, e))
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Manifest {

@@ -107,13 +107,15 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     // The query's words as the caller's records know them: for routing and suggestions.
     let t = Instant::now();
     let view = snapshot.view(&allowed)?;
+    // The words that score: the query itself, less the simple syntax's operators.
+    let scoring = view.scoring_text(query, request.syntax_ref());
     let words = if request.wants_suggestions() || request.mode_ref() == Mode::Auto {
-        view.query_words(query)?
+        view.query_words(&scoring)?
     } else {
         Vec::new()
     };
     let (weights, blend_params) = match request.mode_ref() {
-        Mode::Auto => (routing::route(query, &words, request.leg_weights()), BlendParams::DEFAULT),
+        Mode::Auto => (routing::route(&scoring, &words, request.leg_weights()), BlendParams::DEFAULT),
         _ => (request.leg_weights(), BlendParams::DEFAULT),
     };
     stats.micros.insert(Stage::Analyse.name(), micros(t));
@@ -137,7 +139,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
             }
             Leg::Fuzzy => {
                 let _span = info_span!(target: "braid::recall::fuzzy", "fuzzy").entered();
-                view.fuzzy(query, depth)?
+                view.fuzzy_with(query, depth, request.syntax_ref())?
             }
             Leg::Semantic => {
                 let _span = info_span!(target: "braid::recall::semantic", "semantic").entered();
@@ -145,9 +147,10 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
                     leg: "semantic",
                     reason: "no embedding model is attached to this index".into(),
                 })?;
-                let (candidates, took) = semantic.search(query, supplied, depth, &allowed, request)?;
+                let (candidates, took) = semantic.search(&scoring, supplied, depth, &allowed, request)?;
                 path = Some(took.name());
-                LegOutput { candidates, highlight: BTreeMap::new() }
+                let candidates = view.keep_matching(query, request.syntax_ref(), candidates)?;
+                LegOutput { candidates, highlight: BTreeMap::new(), synonyms: Vec::new() }
             }
         };
         Ok((out, micros(t), path))
@@ -165,8 +168,14 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         outputs.push((*leg, out, took));
     }
     let mut highlight: BTreeMap<String, f32> = BTreeMap::new();
+    let mut synonyms: Vec<braid_lexical::SynonymUse> = Vec::new();
     let mut lists = Vec::with_capacity(outputs.len());
     for (leg, out, took) in outputs {
+        for u in out.synonyms {
+            if !synonyms.contains(&u) {
+                synonyms.push(u);
+            }
+        }
         stats.legs.push(leg);
         stats.candidates.insert(leg, out.candidates.len());
         stats.micros.insert(Stage::of(leg).name(), took);
@@ -207,7 +216,11 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     // wants and neither reranking nor collapsing needs the records).
     let t = Instant::now();
     let ids_only = request.wants_ids_only() && rerank_budget == 0 && !request.collapses();
-    let mut hits = build_hits(&snapshot, &fused, ceiling, ids_only)?;
+    // Explain: which of the query's synonyms each candidate holds.
+    let ords: Vec<u64> = if synonyms.is_empty() { Vec::new() } else { fused.iter().map(|f| f.ord).collect() };
+    let held: BTreeMap<u64, Vec<braid_core::SynonymMatch>> =
+        ords.iter().copied().zip(snapshot.synonyms_held(&synonyms, &ords)?).collect();
+    let mut hits = build_hits(&snapshot, &fused, ceiling, ids_only, &held)?;
     stats.micros.insert(Stage::Hits.name(), micros(t));
     request.check_deadline()?;
 
@@ -259,6 +272,7 @@ fn build_hits(
     fused: &[braid_fusion::Fused],
     ceiling: f32,
     ids_only: bool,
+    synonyms: &BTreeMap<u64, Vec<braid_core::SynonymMatch>>,
 ) -> Result<Vec<(Hit, String)>> {
     let ords: Vec<u64> = fused.iter().map(|f| f.ord).collect();
     let hit = |i: usize, f: &braid_fusion::Fused, id: String| {
@@ -267,7 +281,13 @@ fn build_hits(
             .iter()
             .map(|l| LegExplain { leg: l.leg, rank: l.rank, raw: l.raw, contribution: l.contribution })
             .collect();
-        let explain = Explain { legs, fused: f.score, fused_rank: i + 1, rerank: None };
+        let explain = Explain {
+            legs,
+            fused: f.score,
+            fused_rank: i + 1,
+            rerank: None,
+            synonyms: synonyms.get(&f.ord).cloned().unwrap_or_default(),
+        };
         Hit::id_only(id, (f.score / ceiling).min(1.0), explain)
     };
     if ids_only {

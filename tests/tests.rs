@@ -14,5 +14,7 @@ mod permissions;
 mod quality;
 mod recall;
 mod rerank;
+mod search_box;
+mod seed_examples;
 mod semantic;
 mod supplied_vectors;

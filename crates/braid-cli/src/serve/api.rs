@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::Instant;
 
-use braid::{Filter, Index, Mode, Principal, SearchRequest, SearchResponse, StoredRecord};
+use braid::{Filter, Index, Mode, Principal, QuerySyntax, SearchRequest, SearchResponse, StoredRecord};
 use serde::Deserialize;
 
 /// The search parameters of `POST /v1/search` and of the MCP `search` tool. There is no
@@ -14,7 +14,8 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SearchParams {
-    /// The query text (plain text, never query syntax).
+    /// The query text (plain text, or the simple search-box syntax with `syntax: simple`;
+    /// never tantivy's query language).
     pub query: String,
     /// Hits wanted. By default, 10.
     #[serde(default = "default_k")]
@@ -36,6 +37,20 @@ pub struct SearchParams {
     /// embedding `query`. By default, none.
     #[serde(default)]
     pub vector: Option<Vec<f32>>,
+    /// How the query text is read. By default, plain text.
+    #[serde(default)]
+    pub syntax: Syntax,
+}
+
+/// The query syntaxes the server accepts: tantivy's full query language is never served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Syntax {
+    /// Plain text: every character is text (the default).
+    #[default]
+    Plain,
+    /// The search-box syntax: `"phrase"`, `-exclude`, `OR`, `field:value` (docs/search-box.md).
+    Simple,
 }
 
 fn default_k() -> usize {
@@ -150,6 +165,10 @@ impl Engine {
     /// failed once (a half-copied index, a file briefly unreadable) is never given up on.
     pub fn refresh(&self) -> anyhow::Result<bool> {
         let current = self.index();
+        // Synonyms change without a commit (`braid synonyms`): a bad file keeps the set in use.
+        if let Err(e) = current.reload_synonyms() {
+            tracing::warn!(target: "braid::serve", error = %e, "synonyms.txt not reloaded");
+        }
         let stamp = commit_point(&current);
         if stamp.is_none() || *self.seen.lock().unwrap_or_else(|p| p.into_inner()) == stamp {
             self.failures.store(0, Ordering::Relaxed);
@@ -210,7 +229,11 @@ impl Engine {
             .k(params.k)
             .mode(params.mode)
             .collapse(params.collapse)
-            .ids_only(params.ids_only);
+            .ids_only(params.ids_only)
+            .syntax(match params.syntax {
+                Syntax::Plain => QuerySyntax::Plain,
+                Syntax::Simple => QuerySyntax::Simple,
+            });
         if let Some(deadline) = DEADLINE.with(Cell::get) {
             request = request.deadline(deadline);
         }
