@@ -36,17 +36,6 @@ fn helpcenter() -> &'static Index {
     INDEX.get_or_init(|| crate::common::index_of(&repo().join("datasets/helpcenter")))
 }
 
-/// The bundled help center with its shipped synonyms.
-#[allow(dead_code)]
-fn helpcenter_with_synonyms() -> &'static Index {
-    static INDEX: OnceLock<Index> = OnceLock::new();
-    INDEX.get_or_init(|| {
-        let index = crate::common::index_of(&repo().join("datasets/helpcenter"));
-        index.set_synonyms(helpcenter_synonyms()).unwrap();
-        index
-    })
-}
-
 const MODES: [Mode; 4] = [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid, Mode::Auto];
 
 #[test]

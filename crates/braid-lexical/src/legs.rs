@@ -63,15 +63,15 @@ pub(crate) struct BuiltQuery {
     pub synonyms: Vec<SynonymUse>,
 }
 
-/// The alternative of one synonym (its analysed terms), at weight 1: a single term as a query
+/// The alternative of one synonym (its analysed terms) at `weight`: a single term as a query
 /// word, several as an all-of (a record must hold each of them).
-fn synonym_alternative(fields: &Fields, config: &SchemaConfig, terms: &[String]) -> Alternative {
+fn synonym_alternative(fields: &Fields, config: &SchemaConfig, terms: &[String], weight: f32) -> Alternative {
     if let [term] = terms {
-        return scored_term(fields, config, term, 1.0);
+        return scored_term(fields, config, term, weight);
     }
-    let mut all: Vec<WeightedTerm> = terms.iter().map(|t| WeightedTerm::new(fields.text, t, 1.0)).collect();
+    let mut all: Vec<WeightedTerm> = terms.iter().map(|t| WeightedTerm::new(fields.text, t, weight)).collect();
     if config.title_boost > 0.0 {
-        all.extend(terms.iter().map(|t| WeightedTerm::new(fields.title, t, config.title_boost)));
+        all.extend(terms.iter().map(|t| WeightedTerm::new(fields.title, t, weight * config.title_boost)));
     }
     Alternative::All { terms: all, counted: terms.len() }
 }
@@ -81,6 +81,7 @@ fn synonym_alternatives(
     fields: &Fields,
     config: &SchemaConfig,
     span: &Span,
+    weight: f32,
     highlight: &mut BTreeMap<String, f32>,
     uses: &mut Vec<SynonymUse>,
 ) -> Vec<Alternative> {
@@ -94,7 +95,7 @@ fn synonym_alternatives(
             if !uses.iter().any(|u| u.matched.query == span.label && u.matched.synonym == *label) {
                 uses.push(SynonymUse::new(&span.label, label, terms));
             }
-            synonym_alternative(fields, config, terms)
+            synonym_alternative(fields, config, terms, weight)
         })
         .collect()
 }
@@ -146,7 +147,7 @@ pub(crate) fn lexical_query(
                         highlight.remove(t);
                     }
                 }
-                alternatives.extend(synonym_alternatives(fields, config, span, &mut highlight, &mut uses));
+                alternatives.extend(synonym_alternatives(fields, config, span, 1.0, &mut highlight, &mut uses));
                 groups.push(Group { alternatives });
                 i = span.end;
             }
@@ -186,15 +187,38 @@ pub(crate) fn fuzzy_query(
     if !synonyms.is_empty() {
         let mut analysed = Vec::new();
         let mut word_of = Vec::new();
+        let mut word_weight = Vec::new();
         for (i, w) in words.iter().enumerate() {
-            for t in terms(analyzer, w) {
+            // A word no allowed record holds is matched as its closest correction (the fuzzy
+            // leg reads "retun" as "return", and so do its synonyms). The synonyms of a sure
+            // correction — the only known word at the least distance — weigh fully (the synonym
+            // file vouches for the meaning); of an ambiguous one, what the correction weighs.
+            let mut own = terms(analyzer, w);
+            let mut weight = 1.0;
+            let edits = max_edits(w);
+            if edits > 0 && !own.is_empty() && view.word_df(w) == 0 && own.iter().all(|t| view.text_df(t) == 0) {
+                let near = view.expansions(w, edits, 0, 2);
+                if let Some(first) = near.first() {
+                    own = terms(analyzer, &first.word);
+                    let sure = near.get(1).is_none_or(|second| second.distance > first.distance);
+                    weight = match (sure, first.distance) {
+                        (true, _) => 1.0,
+                        (false, 0..=1) => ONE_EDIT_WEIGHT,
+                        _ => TWO_EDIT_WEIGHT,
+                    };
+                }
+            }
+            for t in own {
                 analysed.push(t);
                 word_of.push(i);
+                word_weight.push(weight);
             }
         }
         for span in synonyms.spans(&analysed) {
             let (first, last) = (word_of[span.start], word_of[span.end - 1]);
-            let alternatives = synonym_alternatives(fields, config, &span, &mut synonym_highlight, &mut uses);
+            // A synonym of a corrected word weighs what the correction weighs.
+            let weight = word_weight[span.start..span.end].iter().copied().fold(1.0, f32::min);
+            let alternatives = synonym_alternatives(fields, config, &span, weight, &mut synonym_highlight, &mut uses);
             if span.keep_original {
                 extra.entry(first).or_default().extend(alternatives);
             } else {
@@ -255,23 +279,6 @@ pub(crate) fn fuzzy_query(
                 add(&mut alternatives, &completion, PREFIX_WEIGHT);
             }
         }
-        // A word no allowed record holds (not even its stem) stands for its best reading: the
-        // discounts above rank a word's readings against each other and against an exact
-        // match, and with no exact match the best reading weighs as the word would, so the
-        // query's other words do not outvote it ("retun policy" is about returns).
-        let mut scale = 1.0;
-        if df == 0 {
-            let own = terms(analyzer, word);
-            let best = alternatives.iter().filter(|(t, _)| !own.contains(*t)).map(|(_, &w)| w).fold(0.0, f32::max);
-            if best > 0.0 && best < 1.0 && own.iter().all(|t| view.text_df(t) == 0) {
-                scale = 1.0 / best;
-                for (t, w) in alternatives.iter_mut() {
-                    if !own.contains(t) {
-                        *w *= scale;
-                    }
-                }
-            }
-        }
         let mut disjuncts = disjuncts_of(&alternatives, &mut highlight);
         if let Some(synonyms) = extra.remove(&i) {
             disjuncts.extend(synonyms);
@@ -281,7 +288,7 @@ pub(crate) fn fuzzy_query(
                 word_trigrams(word).iter().map(|g| WeightedTerm::new(fields.grams, g, 1.0)).collect();
             if !grams.is_empty() {
                 let needed = grams.len().div_ceil(2);
-                disjuncts.push(Alternative::Grams { grams, needed, boost: (GRAM_WEIGHT * scale).min(1.0) });
+                disjuncts.push(Alternative::Grams { grams, needed, boost: GRAM_WEIGHT });
             }
         }
         if !disjuncts.is_empty() {
