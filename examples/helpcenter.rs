@@ -9,7 +9,8 @@
 //! The first run indexes every article, section by section, into `target/helpcenter-index`
 //! (set `BRAID_HELPCENTER_INDEX` to change it); later runs reuse that index. When ONNX Runtime
 //! is installed (`bash scripts/setup-onnxruntime.sh`) the sections are embedded too and search
-//! is hybrid; otherwise it is lexical + fuzzy and says so. Each answer cites
+//! is hybrid; otherwise it is lexical + fuzzy and says so. Queries are expanded with the help
+//! center's `synonyms.txt` (docs/search-box.md). Each answer cites
 //! its article, heading path and line range so a reader — or a RAG prompt — can open the source.
 
 use std::io::{BufRead, Write};
@@ -93,6 +94,10 @@ fn open_or_build(corpus: &Path, embedder: Option<Arc<dyn Embedder>>) -> Result<I
         writer.upsert(&record?)?;
     }
     writer.commit()?;
+    // The help center's synonyms ("send back" = "return", "2FA" = "two-factor
+    // authentication", …): applied to queries, so changing them needs no re-index.
+    let synonyms = std::fs::read_to_string(corpus.join("synonyms.txt"))?;
+    index.set_synonyms(braid::Synonyms::parse(&synonyms)?)?;
     Ok(index)
 }
 

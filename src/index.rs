@@ -9,11 +9,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use braid_core::{AccessPolicy, Embedder, Error, Principal, Reranker, Result, SearchRequest, SearchResponse};
-use braid_lexical::{LexicalIndex, SchemaConfig};
+use braid_lexical::{LexicalIndex, SchemaConfig, Synonyms};
 use serde::{Deserialize, Serialize};
 
 use crate::layout::Layout;
-use crate::manifest::{Manifest, FORMAT_VERSION};
+use crate::manifest::{self, Manifest, FORMAT_VERSION};
 use crate::searcher::Searcher;
 use crate::semantic::{EmbeddingInfo, Semantic};
 use crate::stored::StoredRecord;
@@ -234,6 +234,9 @@ impl Parts {
     fn open(layout: &Layout, models: &Models, point: Option<Vec<u8>>) -> Result<(Manifest, Parts, u64)> {
         let manifest = Manifest::read(layout)?;
         let lexical = LexicalIndex::open(&layout.lexical(), manifest.config.schema.clone())?;
+        if let Some(text) = manifest::read_synonyms(layout)? {
+            lexical.set_synonyms(Synonyms::parse(&text)?);
+        }
         let snapshot = lexical.snapshot();
         let mut next_ord = manifest.next_ord.max(snapshot.max_ord()?.map_or(0, |m| m + 1));
         let recorded = manifest.embedding.clone();
@@ -345,6 +348,57 @@ impl Index {
     /// [`Error::Corrupt`] or [`Error::FormatVersion`] for a missing or foreign manifest.
     pub fn recorded_embedding(dir: &Path) -> Result<Option<EmbeddingInfo>> {
         Ok(Manifest::read(&Layout::new(dir))?.embedding)
+    }
+
+    /// Replaces the synonyms queries are expanded with (see [`Synonyms`] for the format and
+    /// docs/search-box.md): searches that start after the call use them; records are not
+    /// touched, so nothing is re-indexed. An on-disk index keeps them in `synonyms.txt` beside
+    /// its manifest (an empty set removes the file), and every open and reload reads them back.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be written (the set in use is then unchanged).
+    ///
+    /// ```
+    /// # use braid::{Index, IndexConfig, Mode, Principal, Record, SearchRequest, Synonyms};
+    /// # fn main() -> braid::Result<()> {
+    /// let index = Index::create_in_ram(IndexConfig::default())?;
+    /// let mut w = index.writer()?;
+    /// w.upsert(&Record::new("2fa").title("Two-factor authentication").body("Turn it on in settings."))?;
+    /// w.commit()?;
+    /// index.set_synonyms(Synonyms::parse("2fa, two-factor authentication")?)?;
+    /// let r = index.search(&SearchRequest::new("2FA", Principal::public()).mode(Mode::Lexical))?;
+    /// assert_eq!(r.hits[0].id, "2fa");
+    /// assert_eq!(r.hits[0].explain.synonyms[0].synonym, "two-factor authentication");
+    /// # Ok(()) }
+    /// ```
+    pub fn set_synonyms(&self, synonyms: Synonyms) -> Result<()> {
+        if let Some(layout) = self.layout() {
+            manifest::write_synonyms(layout, (!synonyms.is_empty()).then_some(synonyms.text()))?;
+        }
+        self.parts().lexical.set_synonyms(synonyms);
+        Ok(())
+    }
+
+    /// The synonyms in use (empty unless set).
+    pub fn synonyms(&self) -> Arc<Synonyms> {
+        self.parts().lexical.synonyms()
+    }
+
+    /// Reads the on-disk index's `synonyms.txt` again (what another process, such as
+    /// `braid synonyms`, wrote) and uses it from the next search on; no file means no
+    /// synonyms. Returns whether the set changed. An in-memory index keeps its set.
+    ///
+    /// # Errors
+    /// [`Error::Synonyms`] naming the line when the file does not parse (the set in use is
+    /// then unchanged), [`Error::Io`] when it cannot be read.
+    pub fn reload_synonyms(&self) -> Result<bool> {
+        let Some(layout) = self.layout() else { return Ok(false) };
+        let text = manifest::read_synonyms(layout)?.unwrap_or_default();
+        if self.synonyms().text() == text {
+            return Ok(false);
+        }
+        self.parts().lexical.set_synonyms(Synonyms::parse(&text)?);
+        Ok(true)
     }
 
     /// Verifies an index on disk without changing it: the manifest parses and has this build's

@@ -4,6 +4,7 @@
 //! <dir>/braid.json          the manifest: format, configuration, ordinal counter, model
 //! <dir>/lexical/            tantivy's index; its meta.json is the commit point
 //! <dir>/vectors/            the vector store (vectors.braidvec and the HNSW graph files)
+//! <dir>/synonyms.txt        the synonym set, when one is set (replaced atomically)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -12,6 +13,8 @@ use std::path::{Path, PathBuf};
 pub(crate) const MANIFEST_FILE: &str = "braid.json";
 const LEXICAL_DIR: &str = "lexical";
 const VECTORS_DIR: &str = "vectors";
+/// The synonym set, in the Solr/Elasticsearch `synonyms.txt` format (optional).
+const SYNONYMS_FILE: &str = "synonyms.txt";
 /// tantivy's commit point inside the lexical folder: replaced by rename at every commit.
 const COMMIT_POINT: &str = "meta.json";
 
@@ -59,6 +62,16 @@ impl Layout {
     /// The vector store's main file (its presence means a store was saved).
     pub fn vector_file(&self) -> PathBuf {
         self.vectors().join(braid_vector::VECTORS_FILE)
+    }
+
+    /// `synonyms.txt` (read at every open and reload; none means no synonyms).
+    pub fn synonyms(&self) -> PathBuf {
+        self.root.join(SYNONYMS_FILE)
+    }
+
+    /// The temporary file a new synonym set is written to before its rename.
+    pub fn synonyms_tmp(&self) -> PathBuf {
+        self.root.join(format!("{SYNONYMS_FILE}.tmp"))
     }
 
     /// The bytes of the commit point, `None` when it cannot be read. Two commits never share

@@ -49,9 +49,10 @@ mod writer;
 pub use braid_core::{
     AccessPolicy, Citation, Embedder, Error, Explain, Filter, Fusion, Hit, Language, Leg, LegExplain, LegWeights, Mode,
     Principal, QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stage, Stats, Suggestion,
-    UnknownName, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES, RESERVED_PREFIX,
+    SynonymMatch, UnknownName, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES,
+    RESERVED_PREFIX,
 };
-pub use braid_lexical::{Analyzer, Merges, SchemaConfig, DEFAULT_WRITER_HEAP};
+pub use braid_lexical::{Analyzer, Merges, SchemaConfig, Synonyms, DEFAULT_WRITER_HEAP};
 pub use index::{Index, IndexBuilder, IndexConfig};
 pub use searcher::Searcher;
 pub use semantic::EmbeddingInfo;

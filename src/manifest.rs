@@ -15,6 +15,35 @@ use crate::IndexConfig;
 /// The on-disk format this build reads and writes.
 pub(crate) const FORMAT_VERSION: u32 = 1;
 
+/// The synonym file of the index: its text, or `None` when there is none.
+pub(crate) fn read_synonyms(layout: &Layout) -> Result<Option<String>> {
+    let path = layout.synonyms();
+    match fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&path, e)),
+    }
+}
+
+/// Replaces (or, for `None`, removes) the synonym file of the index, atomically.
+pub(crate) fn write_synonyms(layout: &Layout, text: Option<&str>) -> Result<()> {
+    let (path, dir) = (layout.synonyms(), layout.root());
+    let Some(text) = text else {
+        return match fs::remove_file(&path) {
+            Ok(()) => sync_dir(dir).map_err(|e| Error::io(dir, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(&path, e)),
+        };
+    };
+    let tmp = layout.synonyms_tmp();
+    let io = |e| Error::io(&tmp, e);
+    let mut file = File::create(&tmp).map_err(io)?;
+    file.write_all(text.as_bytes()).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+    sync_dir(dir).map_err(|e| Error::io(dir, e))
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Manifest {
     pub format: u32,

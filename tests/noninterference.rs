@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use braid::{
-    AccessPolicy, Fusion, Index, IndexConfig, Mode, Principal, Record, SearchRequest, SearchResponse, Visibility,
+    AccessPolicy, Fusion, Index, IndexConfig, Mode, Principal, QuerySyntax, Record, SearchRequest, SearchResponse,
+    Synonyms, Visibility,
 };
 use proptest::prelude::*;
 
@@ -114,8 +115,16 @@ fn query() -> impl Strategy<Value = String> {
         Just("tongbu".to_string()),
         Just("同部 tuikuan".to_string()),
         Just("kuber".to_string()),
+        // The simple syntax's operators (plain words under the plain syntax).
+        (word.clone(), word.clone()).prop_map(|(a, b)| format!("\"{a} {b}\"")),
+        (word.clone(), word.clone()).prop_map(|(a, b)| format!("{a} -{b}")),
+        (word.clone(), word.clone(), word.clone()).prop_map(|(a, b, c)| format!("{a} OR \"{b} {c}\" -\"{c} {a}\"")),
+        (word.clone(), word).prop_map(|(a, b)| format!("\"{a} {b} policy\" OR kube -")),
     ]
 }
+
+/// Synonyms over the corpus words, equivalent and one-way, one and several words.
+const SYNONYMS: &str = "refund, webhook relay\ninvoice => secret, password\nkubernetes, kube\npolicy police => delay\n";
 
 fn principal() -> impl Strategy<Value = Principal> {
     proptest::collection::vec(0..TOKENS.len(), 0..3)
@@ -146,6 +155,13 @@ fn index(policy: AccessPolicy) -> Index {
         .unwrap()
 }
 
+fn with_synonyms(index: Index, synonyms: bool) -> Index {
+    if synonyms {
+        index.set_synonyms(Synonyms::parse(SYNONYMS).unwrap()).unwrap();
+    }
+    index
+}
+
 const MODES: [Mode; 5] = [Mode::Lexical, Mode::Fuzzy, Mode::Semantic, Mode::Hybrid, Mode::Auto];
 const FUSIONS: [Fusion; 5] = [Fusion::Blend, Fusion::Rrf, Fusion::MinMax, Fusion::ZScore, Fusion::Dbsf];
 
@@ -159,12 +175,13 @@ proptest! {
         first_commit in 1usize..40,
         deny in any::<bool>(),
         principal in principal(),
-        queries in proptest::collection::vec((query(), 0usize..FUSIONS.len(), 1usize..15), 1..5),
+        queries in proptest::collection::vec((query(), 0usize..FUSIONS.len(), 1usize..15, any::<bool>()), 1..5),
+        synonyms in any::<bool>(),
     ) {
         let policy = if deny { AccessPolicy::Deny } else { AccessPolicy::Public };
         // (a): the first writes in two commits, then the changes; `last` keeps each live
         // record's final version and when it was written.
-        let full = index(policy);
+        let full = with_synonyms(index(policy), synonyms);
         let mut w = full.writer().unwrap();
         let mut last: Vec<Option<(usize, Doc)>> = Vec::new();
         let mut clock = 0;
@@ -205,7 +222,7 @@ proptest! {
             .filter(|(_, _, d)| rule.admits_acl(&acl(d)))
             .collect();
         visible.sort_by_key(|(at, _, _)| *at);
-        let control = index(policy);
+        let control = with_synonyms(index(policy), synonyms);
         let mut w = control.writer().unwrap();
         for (_, i, d) in &visible {
             w.upsert(&record(*i, d)).unwrap();
@@ -213,12 +230,13 @@ proptest! {
         w.commit().unwrap();
         drop(w);
 
-        for (q, fusion, k) in &queries {
+        for (q, fusion, k, simple) in &queries {
             for mode in MODES {
                 let request = SearchRequest::new(q.as_str(), principal.clone())
                     .mode(mode)
                     .k(*k)
                     .fusion(FUSIONS[*fusion])
+                    .syntax(if *simple { QuerySyntax::Simple } else { QuerySyntax::Plain })
                     .suggest(true);
                 let a = full.search(&request);
                 let b = control.search(&request);

@@ -25,6 +25,8 @@ mod quality;
 mod recall;
 #[cfg(feature = "models")]
 mod rerank;
+mod search_box;
+mod seed_examples;
 #[cfg(feature = "models")]
 mod semantic;
 mod semantic_paths;

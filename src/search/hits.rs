@@ -2,9 +2,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use braid_core::{Explain, Hit, LegExplain, Result};
+use braid_core::{Explain, Hit, LegExplain, Result, SynonymMatch};
 use braid_fusion::Fused;
-use braid_lexical::{Snapshot, StoredRecord};
+use braid_lexical::{Snapshot, StoredRecord, SynonymUse};
 
 /// A hit with the body its record holds (for reranking and snippets, which only the final
 /// top k get; empty when only ids were read).
@@ -12,8 +12,22 @@ pub(super) type HitWithBody = (Hit, String);
 
 /// Hits for the fused candidates, in fused order. With `ids_only`, hits carry ids alone and no
 /// stored record is read.
-pub(super) fn hits(snapshot: &Snapshot, fused: &[Fused], ids_only: bool) -> Result<Vec<HitWithBody>> {
+///
+/// Each hit's explain record names the synonyms (of the query's expansions, `synonyms`) its
+/// record holds.
+pub(super) fn hits(
+    snapshot: &Snapshot,
+    fused: &[Fused],
+    ids_only: bool,
+    synonyms: &[SynonymUse],
+) -> Result<Vec<HitWithBody>> {
     let ords: Vec<u64> = fused.iter().map(|f| f.ord).collect();
+    let held: BTreeMap<u64, Vec<SynonymMatch>> = if synonyms.is_empty() {
+        BTreeMap::new()
+    } else {
+        ords.iter().copied().zip(snapshot.synonyms_held(synonyms, &ords)?).collect()
+    };
+    let bare_hit = |i: usize, f: &Fused, id: String| bare_hit(i, f, id, held.get(&f.ord));
     if ids_only {
         let ids = snapshot.ids_of(&ords)?;
         return Ok(fused
@@ -43,13 +57,19 @@ pub(super) fn hits(snapshot: &Snapshot, fused: &[Fused], ids_only: bool) -> Resu
 }
 
 /// The hit of the `i`-th fused candidate: id, score and explain record.
-fn bare_hit(i: usize, f: &Fused, id: String) -> Hit {
+fn bare_hit(i: usize, f: &Fused, id: String, synonyms: Option<&Vec<SynonymMatch>>) -> Hit {
     let legs = f
         .legs
         .iter()
         .map(|l| LegExplain { leg: l.leg, rank: l.rank, raw: l.raw, contribution: l.contribution })
         .collect();
-    let explain = Explain { legs, fused: f.score, fused_rank: i + 1, rerank: None };
+    let explain = Explain {
+        legs,
+        fused: f.score,
+        fused_rank: i + 1,
+        rerank: None,
+        synonyms: synonyms.cloned().unwrap_or_default(),
+    };
     Hit::id_only(id, f.score.min(1.0), explain)
 }
 

@@ -60,20 +60,19 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     // 4. Analyse: the query's words as the caller's records know them.
     let t = Instant::now();
     let view = snapshot.view(&allowed)?;
-    let words = if request.suggest || request.mode == Mode::Auto {
-        view.query_words(request.query.as_str())?
-    } else {
-        Vec::new()
-    };
+    // The words that score: the query itself, less the simple syntax's operators.
+    let scoring = view.scoring_text(&request.query, request.syntax);
+    let words = if request.suggest || request.mode == Mode::Auto { view.query_words(&scoring)? } else { Vec::new() };
     let weights = match request.mode {
-        Mode::Auto => routing::route(request.query.as_str(), &words, request.weights),
+        Mode::Auto => routing::route(&scoring, &words, request.weights),
         _ => request.weights,
     };
     stats.micros.insert(Stage::Analyse.name(), micros(t));
     request.check_deadline()?;
 
     // 5. Recall.
-    let recalled = recall::recall(&plan, &view, searcher.semantic.as_deref(), &allowed, weights, request, &mut stats)?;
+    let legs = recall::Legs { plan: &plan, view: &view, semantic: searcher.semantic.as_deref(), allowed: &allowed };
+    let recalled = recall::recall(&legs, &scoring, weights, request, &mut stats)?;
 
     // 6. Fuse.
     request.check_deadline()?;
@@ -97,7 +96,7 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     // wants and neither reranking nor collapsing needs the records).
     let t = Instant::now();
     let ids_only = request.ids_only && plan.rerank_budget == 0 && !request.collapse;
-    let mut hits = hits::hits(snapshot, &fused, ids_only)?;
+    let mut hits = hits::hits(snapshot, &fused, ids_only, &recalled.synonyms)?;
     stats.micros.insert(Stage::Hits.name(), micros(t));
     request.check_deadline()?;
 

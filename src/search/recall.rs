@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use braid_core::{AllowedSet, Error, Leg, LegWeights, Result, SearchRequest, Stage, Stats};
 use braid_fusion::LegList;
-use braid_lexical::{LegOutput, View};
+use braid_lexical::{LegOutput, SynonymUse, View};
 use rayon::prelude::*;
 use tracing::info_span;
 
@@ -13,11 +13,23 @@ use super::micros;
 use super::plan::Plan;
 use crate::semantic::Semantic;
 
-/// What the legs found: one ranked list per leg, and the query terms to highlight.
+/// What the legs found: one ranked list per leg, the query terms to highlight and the synonyms
+/// the query was expanded with.
 pub(super) struct Recalled {
     pub lists: Vec<LegList>,
     /// Analysed query terms with the weight to highlight them by (the highest any leg gave).
     pub highlight: BTreeMap<String, f32>,
+    /// The synonym expansions the lexical legs used, each once.
+    pub synonyms: Vec<SynonymUse>,
+}
+
+/// What the legs run on: the plan, the caller's view of the lexical index, the vectors and the
+/// allowed set.
+pub(super) struct Legs<'a> {
+    pub plan: &'a Plan<'a>,
+    pub view: &'a View<'a>,
+    pub semantic: Option<&'a Semantic>,
+    pub allowed: &'a AllowedSet,
 }
 
 /// One leg's run: its output, how long it took, and the vector path it took (semantic only).
@@ -29,21 +41,23 @@ struct LegRun {
 
 /// Runs the plan's legs (in parallel when there are several) and records what each did in
 /// `stats`.
+/// `scoring` is the query's text without the simple syntax's operators (what the semantic leg
+/// embeds).
 pub(super) fn recall(
-    plan: &Plan<'_>,
-    view: &View<'_>,
-    semantic: Option<&Semantic>,
-    allowed: &AllowedSet,
+    legs: &Legs<'_>,
+    scoring: &str,
     weights: LegWeights,
     request: &SearchRequest,
     stats: &mut Stats,
 ) -> Result<Recalled> {
-    let run = |leg: Leg| run_leg(leg, plan, view, semantic, allowed, request);
+    let plan = legs.plan;
+    let run = |leg: Leg| run_leg(leg, legs, scoring, request);
     let results: Vec<Result<LegRun>> = match plan.legs.as_slice() {
         [leg] => vec![run(*leg)],
         legs => legs.par_iter().map(|&leg| run(leg)).collect(),
     };
-    let mut recalled = Recalled { lists: Vec::with_capacity(plan.legs.len()), highlight: BTreeMap::new() };
+    let mut recalled =
+        Recalled { lists: Vec::with_capacity(plan.legs.len()), highlight: BTreeMap::new(), synonyms: Vec::new() };
     for (leg, result) in plan.legs.iter().copied().zip(results) {
         let LegRun { output, micros, path } = result?;
         if path.is_some() {
@@ -53,6 +67,11 @@ pub(super) fn recall(
         stats.candidates.insert(leg, output.candidates.len());
         stats.micros.insert(Stage::of(leg).name(), micros);
         stats.weights.insert(leg, weights.get(leg));
+        for u in output.synonyms {
+            if !recalled.synonyms.contains(&u) {
+                recalled.synonyms.push(u);
+            }
+        }
         for (term, w) in output.highlight {
             let h = recalled.highlight.entry(term).or_insert(0.0);
             *h = h.max(w);
@@ -62,14 +81,8 @@ pub(super) fn recall(
     Ok(recalled)
 }
 
-fn run_leg(
-    leg: Leg,
-    plan: &Plan<'_>,
-    view: &View<'_>,
-    semantic: Option<&Semantic>,
-    allowed: &AllowedSet,
-    request: &SearchRequest,
-) -> Result<LegRun> {
+fn run_leg(leg: Leg, legs: &Legs<'_>, scoring: &str, request: &SearchRequest) -> Result<LegRun> {
+    let Legs { plan, view, semantic, allowed } = *legs;
     request.check_deadline()?;
     let t = Instant::now();
     let query = request.query.as_str();
@@ -81,7 +94,7 @@ fn run_leg(
         }
         Leg::Fuzzy => {
             let _span = info_span!(target: "braid::recall::fuzzy", "fuzzy").entered();
-            view.fuzzy(query, plan.depth)?
+            view.fuzzy_with(query, plan.depth, request.syntax)?
         }
         Leg::Semantic => {
             let _span = info_span!(target: "braid::recall::semantic", "semantic").entered();
@@ -89,9 +102,11 @@ fn run_leg(
                 leg: "semantic",
                 reason: "no embedding model is attached to this index".into(),
             })?;
-            let (candidates, took) = semantic.search(query, plan.supplied, plan.depth, allowed, request)?;
+            let (candidates, took) = semantic.search(scoring, plan.supplied, plan.depth, allowed, request)?;
             path = Some(took.name());
-            LegOutput { candidates, highlight: BTreeMap::new() }
+            // The simple syntax's exclusions and phrases hold for the semantic leg too.
+            let candidates = view.keep_matching(query, request.syntax, candidates)?;
+            LegOutput { candidates, highlight: BTreeMap::new(), synonyms: Vec::new() }
         }
     };
     Ok(LegRun { output, micros: micros(t), path })

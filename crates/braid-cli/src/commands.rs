@@ -302,6 +302,28 @@ pub struct SearchArgs<'a> {
     pub rerank: Option<(&'a Path, usize)>,
     /// A query vector supplied on the command line.
     pub vector: Option<Vec<f32>>,
+    /// `plain` or `simple`.
+    pub syntax: &'a str,
+}
+
+/// `braid synonyms`: installs, clears or prints an index's synonym set.
+pub fn synonyms(dir: &Path, file: Option<&Path>, clear: bool) -> Result<()> {
+    let index = Index::open(dir).with_context(|| format!("opening index {}", dir.display()))?;
+    if clear {
+        index.set_synonyms(braid::Synonyms::default())?;
+        eprintln!("removed the synonyms of {}", dir.display());
+        return Ok(());
+    }
+    let Some(file) = file else {
+        print!("{}", index.synonyms().text());
+        return Ok(());
+    };
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let set = braid::Synonyms::parse(&text).with_context(|| file.display().to_string())?;
+    let rules = set.len();
+    index.set_synonyms(set)?;
+    eprintln!("{rules} synonym rules set on {}", dir.display());
+    Ok(())
 }
 
 pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
@@ -314,7 +336,11 @@ pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
     let index = builder.open(dir).with_context(|| format!("opening index {}", dir.display()))?;
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::try_from_verified_tokens(principal).context("--principal")?;
-    let mut request = SearchRequest::new(query, principal).k(k).mode(mode);
+    let syntax = match braid::QuerySyntax::parse(args.syntax) {
+        Some(s @ (braid::QuerySyntax::Plain | braid::QuerySyntax::Simple)) => s,
+        _ => bail!("unknown syntax {:?} (plain, simple)", args.syntax),
+    };
+    let mut request = SearchRequest::new(query, principal).k(k).mode(mode).syntax(syntax);
     if let Some(vector) = &args.vector {
         request = request.vector(vector.clone());
     }
@@ -344,6 +370,8 @@ pub struct EvalArgs<'a> {
     pub misspellings: Option<&'a Path>,
     /// The run every other run is compared to: a label of this invocation, or `FILE#LABEL`.
     pub baseline: Option<&'a str>,
+    /// A synonym file for the temporary index.
+    pub synonyms: Option<&'a Path>,
 }
 
 /// Parses `lexical=1,fuzzy=0.5,semantic=1`.
@@ -363,8 +391,18 @@ fn parse_weights(text: &str) -> Result<LegWeights> {
 }
 
 pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option<&Path>) -> Result<()> {
-    let EvalArgs { dataset: dataset_dir, index: index_dir, split, json, typos, model, weights, misspellings, baseline } =
-        *args;
+    let EvalArgs {
+        dataset: dataset_dir,
+        index: index_dir,
+        split,
+        json,
+        typos,
+        model,
+        weights,
+        misspellings,
+        baseline,
+        synonyms,
+    } = *args;
     let weights = weights.map(parse_weights).transpose()?;
     let mut dataset =
         Dataset::load(dataset_dir, split).with_context(|| format!("loading {}", dataset_dir.display()))?;
@@ -390,6 +428,12 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
             validate(&index, &source)?;
             let added = load(&index, &source, DEFAULT_COMMIT_EVERY, None, None)?.added;
             eprintln!("indexed {added} records in {:.1} s", started.elapsed().as_secs_f64());
+            if let Some(file) = synonyms {
+                let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+                let set = braid::Synonyms::parse(&text).with_context(|| file.display().to_string())?;
+                eprintln!("{} synonym rules from {}", set.len(), file.display());
+                index.set_synonyms(set)?;
+            }
             index
         }
     };

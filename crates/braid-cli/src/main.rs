@@ -99,9 +99,26 @@ enum Command {
         /// instead of embedding the text).
         #[arg(long)]
         vector: Option<String>,
-        /// The query text (read as plain text, never as query syntax).
+        /// How the query is read: `plain` (every character is text) or `simple` (search-box
+        /// operators: "exact phrase", -exclude, OR, field:value on keyword fields).
+        #[arg(long, default_value = "plain")]
+        syntax: String,
+        /// The query text (plain text unless --syntax says otherwise; never tantivy's syntax).
         #[arg(required_unless_present = "vector", num_args = 0..)]
         query: Vec<String>,
+    },
+    /// Set an index's synonyms from a Solr/Elasticsearch `synonyms.txt` file (equivalent lines
+    /// `a, b, c`, one-way lines `a => b`, `#` comments); no re-index: searches and a running
+    /// `braid serve` pick them up. With no file, print the set in use; `--clear` removes it.
+    Synonyms {
+        /// The index directory.
+        #[arg(long)]
+        index: PathBuf,
+        /// Remove the index's synonyms.
+        #[arg(long, conflicts_with = "file")]
+        clear: bool,
+        /// The synonym file.
+        file: Option<PathBuf>,
     },
     /// Verify an index: manifest, every lexical file's checksum, the vector file.
     Check {
@@ -153,6 +170,10 @@ enum Command {
         /// `FILE#LABEL` for a run in a results file written by `--out`.
         #[arg(long)]
         baseline: Option<String>,
+        /// Expand queries with this synonym file (Solr/Elasticsearch format); for the
+        /// temporary index only (set an index's own with `braid synonyms`).
+        #[arg(long, conflicts_with = "index")]
+        synonyms: Option<PathBuf>,
     },
     /// Fit the fusion's parameters on training splits (never test): prints the best blend,
     /// RRF and score average, macro-averaged over every set clean and with real misspellings.
@@ -269,7 +290,20 @@ fn main() -> ExitCode {
                 prune: !no_prune,
             })
         }),
-        Command::Search { index, mode, k, json, principal, model, rerank, rerank_candidates, vector, query } => {
+        Command::Synonyms { index, clear, file } => commands::synonyms(&index, file.as_deref(), clear),
+        Command::Search {
+            index,
+            mode,
+            k,
+            json,
+            principal,
+            model,
+            rerank,
+            rerank_candidates,
+            vector,
+            syntax,
+            query,
+        } => {
             let rerank = rerank.as_deref().map(|dir| (dir, rerank_candidates));
             let vector = match vector.as_deref().map(serde_json::from_str::<Vec<f32>>).transpose() {
                 Ok(v) => v,
@@ -287,6 +321,7 @@ fn main() -> ExitCode {
                 principal: &principal,
                 model: model.as_deref(),
                 rerank,
+                syntax: &syntax,
             };
             commands::search(&args, &query.join(" "))
         }
@@ -303,6 +338,7 @@ fn main() -> ExitCode {
             weights,
             misspellings,
             baseline,
+            synonyms,
         } => commands::eval(
             &commands::EvalArgs {
                 dataset: &dataset,
@@ -314,6 +350,7 @@ fn main() -> ExitCode {
                 weights: weights.as_deref(),
                 misspellings: misspellings.as_deref(),
                 baseline: baseline.as_deref(),
+                synonyms: synonyms.as_deref(),
             },
             &mode,
             &fusion,

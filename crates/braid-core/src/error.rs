@@ -101,6 +101,14 @@ pub enum Error {
         /// The token as given.
         token: String,
     },
+    /// A synonym file (Solr/Elasticsearch `synonyms.txt` format) could not be read.
+    #[error("synonyms, line {line}: {reason}")]
+    Synonyms {
+        /// The 1-based line number.
+        line: usize,
+        /// What is wrong, in words.
+        reason: String,
+    },
     /// The search ran past the deadline its request set ([`crate::SearchRequest::deadline`]);
     /// it stopped at the next check and returned nothing.
     #[error("the search ran past its deadline and was cancelled")]
@@ -136,6 +144,7 @@ impl Error {
                 | Error::DimensionMismatch { .. }
                 | Error::LegUnavailable { .. }
                 | Error::ReservedToken { .. }
+                | Error::Synonyms { .. }
         )
     }
 }

@@ -45,7 +45,7 @@ pub use request::{
     Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, UnknownName, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH,
     MAX_K, MAX_QUERY_BYTES,
 };
-pub use response::{Explain, Hit, LegExplain, SearchResponse, Snippet, Stage, Stats, Suggestion};
+pub use response::{Explain, Hit, LegExplain, SearchResponse, Snippet, Stage, Stats, Suggestion, SynonymMatch};
 
 /// The internal ordinal of a record: shared by the lexical and vector indexes, assigned at
 /// write time, never reused. Fusion and explain speak ordinals; hits map back to ids.

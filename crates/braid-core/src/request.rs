@@ -127,6 +127,24 @@ pub enum QuerySyntax {
     Plain,
     /// tantivy's query language over title and body, parsed leniently (the lexical leg only).
     Tantivy,
+    /// The search-box syntax: `"exact phrase"`, `-exclude`, `OR` between them, and
+    /// `field:value` on declared keyword fields. Never an error: unbalanced quotes and stray
+    /// operators are read as plain words; operators only narrow the records the caller may
+    /// see, in every leg. A query without operators ranks exactly as in `Plain`
+    /// (docs/search-box.md).
+    Simple,
+}
+
+impl QuerySyntax {
+    /// Parses `plain`, `simple` or `tantivy`.
+    pub fn parse(text: &str) -> Option<QuerySyntax> {
+        Some(match text.trim().to_ascii_lowercase().as_str() {
+            "plain" => QuerySyntax::Plain,
+            "simple" => QuerySyntax::Simple,
+            "tantivy" => QuerySyntax::Tantivy,
+            _ => return None,
+        })
+    }
 }
 
 /// How the legs' ranked lists become one.

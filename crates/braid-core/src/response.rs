@@ -117,6 +117,19 @@ pub struct Explain {
     /// The cross-encoder's score, when the hit was among the reranked candidates.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank: Option<f32>,
+    /// The index's synonyms the hit holds in place of the query's words (empty without
+    /// synonyms, or when it matched the words as typed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub synonyms: Vec<SynonymMatch>,
+}
+
+/// A synonym the query was expanded with, and that a hit holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SynonymMatch {
+    /// The synonym entry the query's words matched, as written in the synonym file.
+    pub query: String,
+    /// What it expanded to that the hit holds, as written in the synonym file.
+    pub synonym: String,
 }
 
 /// One leg's part in a hit's score.

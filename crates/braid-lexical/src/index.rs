@@ -10,7 +10,6 @@ use tantivy::columnar::Column;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{QueryParser, TermQuery};
 use tantivy::schema::IndexRecordOption;
-use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{
     DocAddress, DocSet, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, TantivyError, Term, TERMINATED,
@@ -24,7 +23,9 @@ use crate::ids::SegmentIds;
 use crate::legs::{BuiltQuery, Scoring, MAX_QUERY_TERMS};
 use crate::phonetic::Phonetic;
 use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
+use crate::snippets::SnippetMaker;
 use crate::stored::{from_doc, StoredRecord};
+use crate::synonyms::{SynonymUse, Synonyms, SynonymsHandle};
 use crate::view::View;
 use crate::visibility::{visibility_query, AllowedCollector, AllowedDocs, OrdCollector};
 use crate::vocabulary::Vocabulary;
@@ -35,26 +36,17 @@ pub const DEFAULT_WRITER_HEAP: usize = 128 * 1024 * 1024;
 
 /// The snippets of one search (see [`Snapshot::snippets`]).
 pub struct Snippets {
-    generator: Option<SnippetGenerator>,
-    max_chars: usize,
+    maker: Option<SnippetMaker>,
 }
 
 impl Snippets {
-    /// The passage of `body` with the most query terms, their byte ranges highlighted; the
+    /// The passage of `body` with the most distinct query terms, their byte ranges highlighted
+    /// (function words never, identifiers whole: see [`crate::HIGHLIGHT_STOP_WORDS`]); the
     /// beginning of `body` when it holds none.
     pub fn of(&self, body: &str) -> Snippet {
-        let Some(generator) = &self.generator else { return Snippet::default() };
-        if body.is_empty() {
-            return Snippet::default();
-        }
-        let snippet = generator.snippet(body);
-        if snippet.fragment().is_empty() {
-            let end = body.char_indices().nth(self.max_chars).map_or(body.len(), |(i, _)| i);
-            return Snippet { text: body[..end].to_string(), highlights: Vec::new() };
-        }
-        Snippet {
-            text: snippet.fragment().to_string(),
-            highlights: snippet.highlighted().iter().map(|r| (r.start, r.end)).collect(),
+        match &self.maker {
+            Some(maker) => maker.of(body),
+            None => Snippet::default(),
         }
     }
 }
@@ -71,6 +63,8 @@ pub struct LegOutput {
     pub candidates: Vec<(Ordinal, f32)>,
     /// Analysed terms that matched or were expanded, with weights, for highlighting.
     pub highlight: BTreeMap<String, f32>,
+    /// The synonyms the query was expanded with (see [`Snapshot::synonyms_held`]).
+    pub synonyms: Vec<SynonymUse>,
 }
 
 /// A query word and how often it occurs in records the caller may see.
@@ -94,6 +88,7 @@ pub struct LexicalIndex {
     config: SchemaConfig,
     path: Option<PathBuf>,
     snapshot: RwLock<Arc<Snapshot>>,
+    synonyms: SynonymsHandle,
 }
 
 impl LexicalIndex {
@@ -146,8 +141,9 @@ impl LexicalIndex {
             .doc_store_cache_num_blocks(DOC_STORE_CACHE_BLOCKS)
             .try_into()
             .map_err(lexical)?;
-        let snapshot = Snapshot::new(reader.searcher(), fields.clone(), config.clone())?;
-        Ok(LexicalIndex { index, reader, fields, config, path, snapshot: RwLock::new(Arc::new(snapshot)) })
+        let synonyms = SynonymsHandle::default();
+        let snapshot = Snapshot::new(reader.searcher(), fields.clone(), config.clone(), synonyms.clone())?;
+        Ok(LexicalIndex { index, reader, fields, config, path, snapshot: RwLock::new(Arc::new(snapshot)), synonyms })
     }
 
     /// The schema configuration.
@@ -184,9 +180,21 @@ impl LexicalIndex {
     /// [`Error::Lexical`] when the new commit cannot be read.
     pub fn reload(&self) -> Result<()> {
         self.reader.reload().map_err(lexical)?;
-        let snapshot = Snapshot::new(self.reader.searcher(), self.fields.clone(), self.config.clone())?;
+        let snapshot =
+            Snapshot::new(self.reader.searcher(), self.fields.clone(), self.config.clone(), self.synonyms.clone())?;
         *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
         Ok(())
+    }
+
+    /// Replaces the synonym set queries are expanded with (see [`Synonyms`]); requests that
+    /// start after the call use it, on every snapshot. Records are untouched: no re-index.
+    pub fn set_synonyms(&self, synonyms: Synonyms) {
+        self.synonyms.set(synonyms, &self.config.analyzer.build());
+    }
+
+    /// The synonym set in use (empty by default).
+    pub fn synonyms(&self) -> Arc<Synonyms> {
+        self.synonyms.synonyms()
     }
 
     /// The current snapshot. Searching it never blocks on writing.
@@ -241,6 +249,8 @@ pub struct Snapshot {
     /// Allowed sets already computed on this snapshot, by visibility rule. A snapshot never
     /// changes, so neither does the set a rule admits on it.
     allowed_cache: Mutex<AllowedCache>,
+    /// The index's synonym set (read once per request by [`Snapshot::view`]).
+    pub(crate) synonyms: SynonymsHandle,
 }
 
 /// Bytes of allowed sets (and their keys) one snapshot keeps. Keys name filters that callers
@@ -285,7 +295,7 @@ impl AllowedCache {
 }
 
 impl Snapshot {
-    fn new(searcher: Searcher, fields: Fields, config: SchemaConfig) -> Result<Self> {
+    fn new(searcher: Searcher, fields: Fields, config: SchemaConfig, synonyms: SynonymsHandle) -> Result<Self> {
         let vocabulary = Vocabulary::build(&searcher, fields.words)?;
         let phonetic = Phonetic::build(&vocabulary);
         let analyzer = config.analyzer.build();
@@ -309,6 +319,7 @@ impl Snapshot {
             vocabulary,
             phonetic,
             allowed_cache: Mutex::new(AllowedCache::default()),
+            synonyms,
         })
     }
 
@@ -389,11 +400,11 @@ impl Snapshot {
         let (query, _errors) = parser.parse_query_lenient(text);
         let highlight =
             analysis::terms(&self.analyzer, text).into_iter().take(MAX_QUERY_TERMS).map(|t| (t, 1.0)).collect();
-        BuiltQuery { scoring: Scoring::Tantivy(query), highlight }
+        BuiltQuery { scoring: Scoring::Tantivy(query), highlight, synonyms: Vec::new() }
     }
 
     /// The live document holding `ord`, read straight from the `ord` field's postings.
-    fn address_of_ord(&self, ord: Ordinal) -> Result<Option<DocAddress>> {
+    pub(crate) fn address_of_ord(&self, ord: Ordinal) -> Result<Option<DocAddress>> {
         let term = Term::from_field_u64(self.fields.ord, ord);
         for (segment_ord, segment) in self.searcher.segment_readers().iter().enumerate() {
             let inverted = segment.inverted_index(self.fields.ord).map_err(lexical)?;
@@ -534,14 +545,57 @@ impl Snapshot {
         Ok(out)
     }
 
+    /// For each ordinal, the synonyms among `uses` whose every term its record holds (title or
+    /// body): what explain reports. Ordinals no live record holds get none.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the index cannot be read.
+    pub fn synonyms_held(&self, uses: &[SynonymUse], ords: &[Ordinal]) -> Result<Vec<Vec<braid_core::SynonymMatch>>> {
+        let mut out = Vec::with_capacity(ords.len());
+        for &ord in ords {
+            let mut held = Vec::new();
+            if !uses.is_empty() {
+                if let Some(address) = self.address_of_ord(ord)? {
+                    let segment = self.searcher.segment_reader(address.segment_ord);
+                    let inverted = segment.inverted_index(self.fields.text).map_err(lexical)?;
+                    for u in uses {
+                        let mut all = true;
+                        for t in &u.terms {
+                            let term = Term::from_field_text(self.fields.text, t);
+                            let holds =
+                                match inverted.read_postings(&term, IndexRecordOption::Basic).map_err(lexical)? {
+                                    // `seek` wants a target at or after the current document.
+                                    Some(mut postings) => {
+                                        postings.doc() == address.doc_id
+                                            || (postings.doc() < address.doc_id
+                                                && postings.seek(address.doc_id) == address.doc_id)
+                                    }
+                                    None => false,
+                                };
+                            if !holds {
+                                all = false;
+                                break;
+                            }
+                        }
+                        if all {
+                            held.push(u.matched.clone());
+                        }
+                    }
+                }
+            }
+            out.push(held);
+        }
+        Ok(out)
+    }
+
     /// Makes the snippets of one search: passages of hit bodies around the terms of
     /// `highlight`, at most `max_chars` long (0 turns them off).
     pub fn snippets(&self, highlight: &BTreeMap<String, f32>, max_chars: usize) -> Snippets {
-        let generator = (max_chars > 0).then(|| {
+        let maker = (max_chars > 0).then(|| {
             let finder = self.config.analyzer.build_finding(highlight.keys().map(String::as_str));
-            SnippetGenerator::new(highlight.clone(), finder, self.fields.body, max_chars)
+            SnippetMaker::new(finder, &self.analyzer, highlight, max_chars)
         });
-        Snippets { generator, max_chars }
+        Snippets { maker }
     }
 }
 

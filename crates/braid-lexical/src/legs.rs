@@ -13,6 +13,7 @@ use crate::analysis::{terms, word_trigrams};
 use crate::phonetic::Phonetic;
 use crate::plan::{Alternative, Group, Plan, WeightedTerm};
 use crate::schema::{Fields, SchemaConfig};
+use crate::synonyms::{Compiled, Span, SynonymUse};
 use crate::view::View;
 
 /// At most this many query terms are used; the rest of a very long query is ignored.
@@ -54,10 +55,49 @@ pub(crate) enum Scoring {
     Tantivy(Box<dyn Query>),
 }
 
-/// A built query plus the analysed terms to highlight (term → weight).
+/// A built query plus the analysed terms to highlight (term → weight) and the synonyms it
+/// was expanded with.
 pub(crate) struct BuiltQuery {
     pub scoring: Scoring,
     pub highlight: BTreeMap<String, f32>,
+    pub synonyms: Vec<SynonymUse>,
+}
+
+/// The alternative of one synonym (its analysed terms) at `weight`: a single term as a query
+/// word, several as an all-of (a record must hold each of them).
+fn synonym_alternative(fields: &Fields, config: &SchemaConfig, terms: &[String], weight: f32) -> Alternative {
+    if let [term] = terms {
+        return scored_term(fields, config, term, weight);
+    }
+    let mut all: Vec<WeightedTerm> = terms.iter().map(|t| WeightedTerm::new(fields.text, t, weight)).collect();
+    if config.title_boost > 0.0 {
+        all.extend(terms.iter().map(|t| WeightedTerm::new(fields.title, t, weight * config.title_boost)));
+    }
+    Alternative::All { terms: all, counted: terms.len() }
+}
+
+/// The synonym alternatives of `span`, their terms added to `highlight`, the uses recorded.
+fn synonym_alternatives(
+    fields: &Fields,
+    config: &SchemaConfig,
+    span: &Span,
+    weight: f32,
+    highlight: &mut BTreeMap<String, f32>,
+    uses: &mut Vec<SynonymUse>,
+) -> Vec<Alternative> {
+    span.alternatives
+        .iter()
+        .map(|(label, terms)| {
+            for t in terms {
+                let h = highlight.entry(t.clone()).or_insert(0.0f32);
+                *h = h.max(1.0);
+            }
+            if !uses.iter().any(|u| u.matched.query == span.label && u.matched.synonym == *label) {
+                uses.push(SynonymUse::new(&span.label, label, terms));
+            }
+            synonym_alternative(fields, config, terms, weight)
+        })
+        .collect()
 }
 
 /// BM25 for one analysed term over the flat title+body field, plus the title boost, all
@@ -72,12 +112,52 @@ fn scored_term(fields: &Fields, config: &SchemaConfig, term: &str, weight: f32) 
 
 /// The lexical leg: BM25 over the analysed query terms, as a flat sum of weighted terms (the
 /// body field, and the title field boosted).
-pub(crate) fn lexical_query(fields: &Fields, config: &SchemaConfig, analyzer: &TextAnalyzer, text: &str) -> BuiltQuery {
+///
+/// A span of terms a synonym entry matches becomes one group: the best of the span's own
+/// terms (summed, as without synonyms; absent for a one-way entry) and each synonym. Without
+/// a match the plan is the one built without synonyms.
+pub(crate) fn lexical_query(
+    fields: &Fields,
+    config: &SchemaConfig,
+    analyzer: &TextAnalyzer,
+    text: &str,
+    synonyms: &Compiled,
+) -> BuiltQuery {
     let mut analysed = terms(analyzer, text);
     analysed.truncate(MAX_QUERY_TERMS);
-    let highlight = analysed.iter().map(|t| (t.clone(), 1.0)).collect();
-    let groups = analysed.iter().map(|t| Group { alternatives: vec![scored_term(fields, config, t, 1.0)] }).collect();
-    BuiltQuery { scoring: Scoring::Plan(Plan { groups }), highlight }
+    let mut highlight: BTreeMap<String, f32> = analysed.iter().map(|t| (t.clone(), 1.0)).collect();
+    let spans = synonyms.spans(&analysed);
+    let mut uses = Vec::new();
+    let mut groups = Vec::with_capacity(analysed.len());
+    let mut i = 0;
+    let mut spans = spans.iter().peekable();
+    while i < analysed.len() {
+        match spans.next_if(|s| s.start == i) {
+            Some(span) => {
+                let mut alternatives = Vec::new();
+                if span.keep_original {
+                    let own =
+                        analysed[span.start..span.end].iter().flat_map(|t| match scored_term(fields, config, t, 1.0) {
+                            Alternative::Terms(terms) => terms,
+                            _ => Vec::new(),
+                        });
+                    alternatives.push(Alternative::Terms(own.collect()));
+                } else {
+                    for t in &analysed[span.start..span.end] {
+                        highlight.remove(t);
+                    }
+                }
+                alternatives.extend(synonym_alternatives(fields, config, span, 1.0, &mut highlight, &mut uses));
+                groups.push(Group { alternatives });
+                i = span.end;
+            }
+            None => {
+                groups.push(Group { alternatives: vec![scored_term(fields, config, &analysed[i], 1.0)] });
+                i += 1;
+            }
+        }
+    }
+    BuiltQuery { scoring: Scoring::Plan(Plan { groups, constraints: None }), highlight, synonyms: uses }
 }
 
 /// The fuzzy leg: for each query word, the best of its exact match, its fuzzy expansions
@@ -94,9 +174,61 @@ pub(crate) fn fuzzy_query(
     view: &View<'_>,
     phonetic: &Phonetic,
     text: &str,
+    synonyms: &Compiled,
 ) -> BuiltQuery {
     let mut words = terms(words_analyzer, text);
     words.truncate(MAX_QUERY_TERMS);
+    // Synonyms, matched on the words' analysed terms: an equivalent entry adds its synonyms to
+    // the group of the span's first word; a one-way entry replaces the span's groups by one.
+    let mut uses = Vec::new();
+    let mut synonym_highlight = BTreeMap::new();
+    let mut extra: BTreeMap<usize, Vec<Alternative>> = BTreeMap::new();
+    let mut replaced: BTreeMap<usize, Option<Vec<Alternative>>> = BTreeMap::new();
+    if !synonyms.is_empty() {
+        let mut analysed = Vec::new();
+        let mut word_of = Vec::new();
+        let mut word_weight = Vec::new();
+        for (i, w) in words.iter().enumerate() {
+            // A word no allowed record holds is matched as its closest correction (the fuzzy
+            // leg reads "retun" as "return", and so do its synonyms). The synonyms of a sure
+            // correction — the only known word at the least distance — weigh fully (the synonym
+            // file vouches for the meaning); of an ambiguous one, what the correction weighs.
+            let mut own = terms(analyzer, w);
+            let mut weight = 1.0;
+            let edits = max_edits(w);
+            if edits > 0 && !own.is_empty() && view.word_df(w) == 0 && own.iter().all(|t| view.text_df(t) == 0) {
+                let near = view.expansions(w, edits, 0, 2);
+                if let Some(first) = near.first() {
+                    own = terms(analyzer, &first.word);
+                    let sure = near.get(1).is_none_or(|second| second.distance > first.distance);
+                    weight = match (sure, first.distance) {
+                        (true, _) => 1.0,
+                        (false, 0..=1) => ONE_EDIT_WEIGHT,
+                        _ => TWO_EDIT_WEIGHT,
+                    };
+                }
+            }
+            for t in own {
+                analysed.push(t);
+                word_of.push(i);
+                word_weight.push(weight);
+            }
+        }
+        for span in synonyms.spans(&analysed) {
+            let (first, last) = (word_of[span.start], word_of[span.end - 1]);
+            // A synonym of a corrected word weighs what the correction weighs.
+            let weight = word_weight[span.start..span.end].iter().copied().fold(1.0, f32::min);
+            let alternatives = synonym_alternatives(fields, config, &span, weight, &mut synonym_highlight, &mut uses);
+            if span.keep_original {
+                extra.entry(first).or_default().extend(alternatives);
+            } else {
+                replaced.insert(first, Some(alternatives));
+                for w in first + 1..=last {
+                    replaced.insert(w, None);
+                }
+            }
+        }
+    }
     let typing_last = !text.ends_with(char::is_whitespace);
     let mut highlight = BTreeMap::new();
     let mut groups: Vec<Group> = Vec::new();
@@ -122,6 +254,12 @@ pub(crate) fn fuzzy_query(
         if pinyin_words.contains(&i) {
             continue;
         }
+        if let Some(replacement) = replaced.get_mut(&i) {
+            if let Some(alternatives) = replacement.take() {
+                groups.push(Group { alternatives });
+            }
+            continue;
+        }
         let is_last = i + 1 == words.len();
         let mut alternatives: BTreeMap<String, f32> = BTreeMap::new();
         add(&mut alternatives, word, 1.0);
@@ -142,6 +280,9 @@ pub(crate) fn fuzzy_query(
             }
         }
         let mut disjuncts = disjuncts_of(&alternatives, &mut highlight);
+        if let Some(synonyms) = extra.remove(&i) {
+            disjuncts.extend(synonyms);
+        }
         if df == 0 && word.chars().count() >= 4 {
             let grams: Vec<WeightedTerm> =
                 word_trigrams(word).iter().map(|g| WeightedTerm::new(fields.grams, g, 1.0)).collect();
@@ -164,7 +305,11 @@ pub(crate) fn fuzzy_query(
             groups.push(Group { alternatives: disjuncts });
         }
     }
-    BuiltQuery { scoring: Scoring::Plan(Plan { groups }), highlight }
+    for (t, w) in synonym_highlight {
+        let h = highlight.entry(t).or_insert(0.0f32);
+        *h = h.max(w);
+    }
+    BuiltQuery { scoring: Scoring::Plan(Plan { groups, constraints: None }), highlight, synonyms: uses }
 }
 
 #[cfg(test)]

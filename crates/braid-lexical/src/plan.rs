@@ -26,6 +26,7 @@ use tantivy::query::Bm25Weight;
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocId, Score, Searcher, SegmentReader, Term};
 
+use crate::simple::{Constraints, Verdict, MAX_PHRASE_CHECKS};
 use crate::visibility::{AllowedDocs, AllowedSegment};
 
 /// One term and the factor its BM25 is multiplied by.
@@ -41,10 +42,12 @@ impl WeightedTerm {
     }
 }
 
-/// A sum of groups.
+/// A sum of groups, over the records that meet the constraints (none: every record).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Plan {
     pub groups: Vec<Group>,
+    /// What a record must and must not hold (the simple query syntax's operators).
+    pub constraints: Option<Constraints>,
 }
 
 /// The best of its alternatives (dis-max without tie breaker).
@@ -61,6 +64,9 @@ pub(crate) enum Alternative {
     /// Trigram recall: `boost` × the sum of the grams' BM25, for documents holding at least
     /// `needed` of them.
     Grams { grams: Vec<WeightedTerm>, needed: usize, boost: Score },
+    /// A multi-word synonym: the sum of the terms' BM25, for documents holding every one of
+    /// the first `counted` terms (the body terms; the title's follow them, uncounted).
+    All { terms: Vec<WeightedTerm>, counted: usize },
 }
 
 impl Alternative {
@@ -68,6 +74,7 @@ impl Alternative {
         match self {
             Alternative::Terms(t) => t,
             Alternative::Grams { grams, .. } => grams,
+            Alternative::All { terms, .. } => terms,
         }
     }
 }
@@ -117,6 +124,9 @@ pub(crate) fn top_k(
 ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
     // Weights first, in plan order: one per term.
     let weights: Vec<Option<Bm25Weight>> = plan.terms().map(|t| weight_of(stats, t)).collect::<Result<_, _>>()?;
+    if let Some(constraints) = &plan.constraints {
+        return constrained_top_k(searcher, ord_columns, plan, &weights, constraints, allowed, k);
+    }
     let mut top = TopK::new(k);
     for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
         let allowed_docs = allowed.of_segment(segment);
@@ -128,6 +138,71 @@ pub(crate) fn top_k(
         offer_segment(&mut top, segment, ords, &scores, allowed_docs);
     }
     Ok(top.into_sorted())
+}
+
+/// [`top_k`] over the documents that meet `constraints`: those the postings decide are taken
+/// as they are; those only their stored text can decide (a phrase) are read in score order,
+/// at most [`MAX_PHRASE_CHECKS`] of them, until `k` are kept.
+fn constrained_top_k(
+    searcher: &Searcher,
+    ord_columns: &[Column<u64>],
+    plan: &Plan,
+    weights: &[Option<Bm25Weight>],
+    constraints: &Constraints,
+    allowed: &AllowedDocs,
+    k: usize,
+) -> tantivy::Result<Vec<(Ordinal, Score)>> {
+    // (score, ordinal, segment, doc, whether the text must be read)
+    let mut pending: Vec<(Score, Ordinal, usize, DocId, bool)> = Vec::new();
+    let mut masks = Vec::with_capacity(searcher.segment_readers().len());
+    for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
+        let segment_masks = constraints.masks(segment)?;
+        let allowed_docs = allowed.of_segment(segment);
+        if let Some(ords) = ord_columns.get(segment_ord) {
+            if !allowed_docs.is_some_and(|a| a.docs.is_empty()) {
+                let scores = score_segment(segment, plan, weights)?;
+                let alive = segment.alive_bitset();
+                let mut consider = |doc: DocId| {
+                    let Some(&score) = scores.get(doc as usize) else { return };
+                    if score <= 0.0 {
+                        return;
+                    }
+                    let verdict = constraints.verdict(&segment_masks, doc);
+                    if verdict == Verdict::Reject {
+                        return;
+                    }
+                    if let Some(ord) = ords.first(doc) {
+                        pending.push((score, ord, segment_ord, doc, verdict == Verdict::Read));
+                    }
+                };
+                match allowed_docs {
+                    Some(a) => a.docs.iter().for_each(|&d| consider(d)),
+                    None => (0..segment.max_doc()).filter(|&d| alive.is_none_or(|a| a.is_alive(d))).for_each(consider),
+                }
+            }
+        }
+        masks.push(segment_masks);
+    }
+    pending.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut out = Vec::with_capacity(k.min(pending.len()));
+    let mut reads = 0;
+    for (score, ord, segment_ord, doc, read) in pending {
+        if out.len() >= k {
+            break;
+        }
+        if read {
+            if reads >= MAX_PHRASE_CHECKS {
+                continue;
+            }
+            reads += 1;
+            let address = tantivy::DocAddress::new(segment_ord as u32, doc);
+            if !constraints.holds(searcher, address, &masks[segment_ord])? {
+                continue;
+            }
+        }
+        out.push((ord, score));
+    }
+    Ok(out)
 }
 
 /// Dense per-document scores of `plan` on one segment.
@@ -193,15 +268,21 @@ impl Scratch {
         weights: &[Option<Bm25Weight>],
     ) -> tantivy::Result<()> {
         self.alternative_docs.clear();
-        let (terms, needed, boost) = match alternative {
-            Alternative::Terms(terms) => (terms, 0, 1.0),
-            Alternative::Grams { grams, needed, boost } => (grams, *needed, *boost),
+        let (terms, needed, counted, boost) = match alternative {
+            Alternative::Terms(terms) => (terms, 0, 0, 1.0),
+            Alternative::Grams { grams, needed, boost } => (grams, *needed, grams.len(), *boost),
+            Alternative::All { terms, counted } => (terms, *counted, *counted, 1.0),
         };
         if needed > 0 && self.grams.len() != self.alternative.len() {
             self.grams = vec![0; self.alternative.len()];
         }
-        for (t, weight) in terms.iter().zip(weights) {
+        if matches!(alternative, Alternative::All { .. }) && weights.iter().take(counted).any(Option::is_none) {
+            // A term no allowed record holds: no document holds them all.
+            return Ok(());
+        }
+        for (i, (t, weight)) in terms.iter().zip(weights).enumerate() {
             let Some(weight) = weight else { continue };
+            let count = needed > 0 && i < counted;
             let (scores, docs, grams) = (&mut self.alternative, &mut self.alternative_docs, &mut self.grams);
             for_each_posting(segment, &t.term, |doc, norm, freq| {
                 let s = &mut scores[doc as usize];
@@ -209,8 +290,8 @@ impl Scratch {
                     docs.push(doc);
                 }
                 *s += weight.score(norm, freq);
-                if needed > 0 {
-                    grams[doc as usize] += 1;
+                if count {
+                    grams[doc as usize] = grams[doc as usize].saturating_add(1);
                 }
             })?;
         }

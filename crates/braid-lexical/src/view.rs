@@ -9,6 +9,7 @@
 //! directly nor by pushing a visible word out of a list. BM25 uses the same visible
 //! statistics ([`Statistics`]).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -23,6 +24,8 @@ use crate::analysis;
 use crate::index::{LegOutput, QueryWord, Snapshot};
 use crate::legs::{fuzzy_query, lexical_query, max_edits, BuiltQuery, Scoring, MAX_QUERY_TERMS};
 use crate::plan::{self, Statistics, TopK};
+use crate::simple::{self, Constraints, SimpleQuery, Verdict, MAX_PHRASE_CHECKS};
+use crate::synonyms::Compiled;
 use crate::visibility::{restrict, AllowedDocs};
 use crate::vocabulary::{Lookups, Neighbour};
 
@@ -41,6 +44,8 @@ pub struct View<'a> {
     walks: Lookups,
     /// The first index error met while counting (see [`View::word_df`]).
     failure: Mutex<Option<Error>>,
+    /// The index's synonyms, as they were when the request started.
+    synonyms: Arc<Compiled>,
 }
 
 impl<'a> View<'a> {
@@ -54,6 +59,7 @@ impl<'a> View<'a> {
             counted: Mutex::new(HashMap::new()),
             walks: Lookups::default(),
             failure: Mutex::new(None),
+            synonyms: snapshot.synonyms.compiled(),
         }
     }
 
@@ -69,8 +75,14 @@ impl<'a> View<'a> {
     pub fn lexical(&self, text: &str, depth: usize, syntax: QuerySyntax) -> Result<LegOutput> {
         let s = self.snapshot;
         let built = match syntax {
-            QuerySyntax::Plain => lexical_query(&s.fields, &s.config, s.analyzers(text).0, text),
+            QuerySyntax::Plain => lexical_query(&s.fields, &s.config, s.analyzers(text).0, text, &self.synonyms),
             QuerySyntax::Tantivy => s.parsed_query(text),
+            QuerySyntax::Simple => {
+                let (words, constraints) = self.simple(text);
+                let mut built = lexical_query(&s.fields, &s.config, s.analyzers(&words).0, &words, &self.synonyms);
+                constrain(&mut built, constraints);
+                built
+            }
         };
         self.run(built, depth)
     }
@@ -81,10 +93,95 @@ impl<'a> View<'a> {
     /// # Errors
     /// [`Error::Lexical`] on an internal failure.
     pub fn fuzzy(&self, text: &str, depth: usize) -> Result<LegOutput> {
+        self.fuzzy_with(text, depth, QuerySyntax::Plain)
+    }
+
+    /// The fuzzy leg with the query read in `syntax` (the tantivy syntax is read as plain
+    /// text here: it is for the lexical leg only).
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] on an internal failure.
+    pub fn fuzzy_with(&self, text: &str, depth: usize, syntax: QuerySyntax) -> Result<LegOutput> {
         let s = self.snapshot;
-        let built = fuzzy_query(&s.fields, &s.config, s.analyzers(text), self, &s.phonetic, text);
+        let (words, constraints) = match syntax {
+            QuerySyntax::Simple => self.simple(text),
+            QuerySyntax::Plain | QuerySyntax::Tantivy => (Cow::Borrowed(text), None),
+        };
+        let mut built =
+            fuzzy_query(&s.fields, &s.config, s.analyzers(&words), self, &s.phonetic, &words, &self.synonyms);
+        constrain(&mut built, constraints);
         self.check()?;
         self.run(built, depth)
+    }
+
+    /// The words of `text` that score, as the legs read it in `syntax`: the text itself,
+    /// except in the simple syntax, where operators, excluded words and `field:value` are
+    /// removed (what the semantic leg embeds and "did you mean" reads).
+    pub fn scoring_text<'t>(&self, text: &'t str, syntax: QuerySyntax) -> Cow<'t, str> {
+        match syntax {
+            QuerySyntax::Simple => self.simple(text).0,
+            QuerySyntax::Plain | QuerySyntax::Tantivy => Cow::Borrowed(text),
+        }
+    }
+
+    /// The candidates of a leg that did not apply the simple syntax's constraints itself (the
+    /// semantic leg), without those that fail them; in their order. Other syntaxes keep all.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the index cannot be read.
+    pub fn keep_matching(
+        &self,
+        text: &str,
+        syntax: QuerySyntax,
+        candidates: Vec<(braid_core::Ordinal, f32)>,
+    ) -> Result<Vec<(braid_core::Ordinal, f32)>> {
+        let (QuerySyntax::Simple, (_, Some(constraints))) = (syntax, self.simple(text)) else { return Ok(candidates) };
+        let s = self.snapshot;
+        let mut masks: HashMap<u32, simple::SegmentMasks> = HashMap::new();
+        let mut reads = 0;
+        let mut out = Vec::with_capacity(candidates.len());
+        for (ord, score) in candidates {
+            let Some(address) = s.address_of_ord(ord)? else { continue };
+            if !masks.contains_key(&address.segment_ord) {
+                let segment = s.searcher.segment_reader(address.segment_ord);
+                masks.insert(
+                    address.segment_ord,
+                    constraints.masks(segment).map_err(|e| Error::Lexical(e.to_string()))?,
+                );
+            }
+            let Some(m) = masks.get(&address.segment_ord) else { continue };
+            let keep = match constraints.verdict(m, address.doc_id) {
+                Verdict::Accept => true,
+                Verdict::Reject => false,
+                Verdict::Read if reads < MAX_PHRASE_CHECKS => {
+                    reads += 1;
+                    constraints.holds(&s.searcher, address, m).map_err(|e| Error::Lexical(e.to_string()))?
+                }
+                Verdict::Read => false,
+            };
+            if keep {
+                out.push((ord, score));
+            }
+        }
+        Ok(out)
+    }
+
+    /// A query in the simple syntax: the words that score (the text itself when it has no
+    /// operators, so it plans exactly as plain text) and its constraints.
+    fn simple<'t>(&self, text: &'t str) -> (Cow<'t, str>, Option<Constraints>) {
+        let s = self.snapshot;
+        let fields: Vec<&str> = s.config.keyword_fields.iter().map(String::as_str).collect();
+        let query: SimpleQuery = simple::parse(text, &fields);
+        if query.is_plain() {
+            return (Cow::Borrowed(text), None);
+        }
+        let constraints = Constraints::compile(&query, &s.fields, &s.analyzer);
+        let mut words = query.text;
+        // A query that ends with a space or a closed quote is not being typed.
+        if text.ends_with(char::is_whitespace) || text.ends_with('"') {
+            words.push(' ');
+        }
+        (Cow::Owned(words), constraints)
     }
 
     /// The query's words as the caller's records know them, in query order, without repeats:
@@ -120,6 +217,19 @@ impl<'a> View<'a> {
             return 0;
         }
         let term = Term::from_field_text(self.snapshot.fields.words, word);
+        match self.doc_freq(&term) {
+            Ok(n) => n,
+            Err(e) => {
+                self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(Error::Lexical(e.to_string()));
+                0
+            }
+        }
+    }
+
+    /// Allowed records holding the analysed `term` in title or body (an index error is
+    /// remembered, as in [`View::word_df`]).
+    pub(crate) fn text_df(&self, term: &str) -> u64 {
+        let term = Term::from_field_text(self.snapshot.fields.text, term);
         match self.doc_freq(&term) {
             Ok(n) => n,
             Err(e) => {
@@ -227,7 +337,7 @@ impl<'a> View<'a> {
             Scoring::Tantivy(_) => false,
         };
         if empty || depth == 0 || self.allowed.is_empty() {
-            return Ok(LegOutput { candidates: Vec::new(), highlight: built.highlight });
+            return Ok(LegOutput { candidates: Vec::new(), highlight: built.highlight, synonyms: built.synonyms });
         }
         let s = self.snapshot;
         let top = match built.scoring {
@@ -240,7 +350,7 @@ impl<'a> View<'a> {
         .map_err(|e| Error::Lexical(e.to_string()))?;
         // Defence in depth: the plan only offered allowed documents; the set must agree.
         let candidates = top.into_iter().filter(|(ord, _)| self.allowed.contains(*ord)).collect();
-        Ok(LegOutput { candidates, highlight: built.highlight })
+        Ok(LegOutput { candidates, highlight: built.highlight, synonyms: built.synonyms })
     }
 
     /// Allowed records holding `term` (any field), counted once per request.
@@ -287,6 +397,13 @@ impl Statistics for View<'_> {
 
     fn total_length(&self, field: Field) -> tantivy::Result<u64> {
         self.docs.total_length(&self.snapshot.searcher, field)
+    }
+}
+
+/// Adds `constraints` to a built plan.
+fn constrain(built: &mut BuiltQuery, constraints: Option<Constraints>) {
+    if let Scoring::Plan(plan) = &mut built.scoring {
+        plan.constraints = constraints;
     }
 }
 
@@ -455,7 +572,13 @@ mod tests {
                 let text = mix.words(&WORDS, 1, 7);
                 for depth in [1, 10, 1000] {
                     let fast = view.lexical(&text, depth, QuerySyntax::Plain).unwrap().candidates;
-                    let built = lexical_query(&snapshot.fields, &snapshot.config, &snapshot.analyzer, &text);
+                    let built = lexical_query(
+                        &snapshot.fields,
+                        &snapshot.config,
+                        &snapshot.analyzer,
+                        &text,
+                        &Compiled::default(),
+                    );
                     let Scoring::Plan(plan) = built.scoring else { panic!("a plan") };
                     let clauses: Vec<(Occur, Box<dyn Query>)> = plan
                         .groups
@@ -463,7 +586,7 @@ mod tests {
                         .flat_map(|g| g.alternatives.iter())
                         .flat_map(|a| match a {
                             crate::plan::Alternative::Terms(t) => t.clone(),
-                            crate::plan::Alternative::Grams { .. } => Vec::new(),
+                            crate::plan::Alternative::Grams { .. } | crate::plan::Alternative::All { .. } => Vec::new(),
                         })
                         .map(|t| {
                             let q: Box<dyn Query> = Box::new(TermQuery::new(t.term, IndexRecordOption::WithFreqs));

@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use braid::{Filter, Index, Mode, Principal, SearchRequest, SearchResponse, StoredRecord};
+use braid::{Filter, Index, Mode, Principal, QuerySyntax, SearchRequest, SearchResponse, StoredRecord};
 use serde::Deserialize;
 
 /// The search parameters of `POST /v1/search` and of the MCP `search` tool. There is no
@@ -13,7 +13,8 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SearchParams {
-    /// The query text (plain text, never query syntax).
+    /// The query text (plain text, or the simple search-box syntax with `syntax: simple`;
+    /// never tantivy's query language).
     pub query: String,
     /// Hits wanted. By default, 10.
     #[serde(default = "default_k")]
@@ -35,6 +36,20 @@ pub struct SearchParams {
     /// embedding `query`. By default, none.
     #[serde(default)]
     pub vector: Option<Vec<f32>>,
+    /// How the query text is read. By default, plain text.
+    #[serde(default)]
+    pub syntax: Syntax,
+}
+
+/// The query syntaxes the server accepts: tantivy's full query language is never served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Syntax {
+    /// Plain text: every character is text (the default).
+    #[default]
+    Plain,
+    /// The search-box syntax: `"phrase"`, `-exclude`, `OR`, `field:value` (docs/search-box.md).
+    Simple,
 }
 
 fn default_k() -> usize {
@@ -130,6 +145,10 @@ impl Engine {
     /// counted ([`Engine::reload_failures`]) and the next call tries again — a commit that
     /// failed once (a half-copied index, a file briefly unreadable) is never given up on.
     pub fn refresh(&self) -> anyhow::Result<bool> {
+        // Synonyms change without a commit (`braid synonyms`): a bad file keeps the set in use.
+        if let Err(e) = self.index.reload_synonyms() {
+            tracing::warn!(target: "braid::serve", error = %e, "synonyms.txt not reloaded");
+        }
         match self.index.reload() {
             Ok(swapped) => {
                 self.failures.store(0, Ordering::Relaxed);
@@ -169,7 +188,11 @@ impl Engine {
             .k(params.k)
             .mode(params.mode)
             .collapse(params.collapse)
-            .ids_only(params.ids_only);
+            .ids_only(params.ids_only)
+            .syntax(match params.syntax {
+                Syntax::Plain => QuerySyntax::Plain,
+                Syntax::Simple => QuerySyntax::Simple,
+            });
         if let Some(deadline) = DEADLINE.with(Cell::get) {
             request = request.deadline(deadline);
         }

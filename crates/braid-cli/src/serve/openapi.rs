@@ -163,7 +163,7 @@ mod tests {
         let schema = &doc["components"]["schemas"]["SearchParams"];
         assert_eq!(schema["additionalProperties"], false);
         let sample = json!({
-            "query": "x", "k": 3, "mode": "fuzzy", "collapse": true, "ids_only": true, "vector": [0.5, 1],
+            "query": "x", "k": 3, "mode": "fuzzy", "collapse": true, "ids_only": true, "vector": [0.5, 1], "syntax": "simple",
             "filters": [{ "keyword": { "field": "category", "value": "billing" } }]
         });
         let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
@@ -177,6 +177,11 @@ mod tests {
         for mode in modes {
             serde_json::from_value::<SearchParams>(json!({ "query": "x", "mode": mode })).unwrap();
         }
+        for syntax in schema["properties"]["syntax"]["enum"].as_array().unwrap() {
+            serde_json::from_value::<SearchParams>(json!({ "query": "x", "syntax": syntax })).unwrap();
+        }
+        // tantivy's query language is never served.
+        assert!(serde_json::from_value::<SearchParams>(json!({ "query": "x", "syntax": "tantivy" })).is_err());
     }
 
     /// Every filter variant the document describes is one the server parses.

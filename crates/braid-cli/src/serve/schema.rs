@@ -69,6 +69,10 @@ pub fn search_params(defs: &str, max_k: usize) -> Value {
             "vector": {
                 "type": "array", "items": { "type": "number" },
                 "description": "A query vector from your own model (the index's dimension): the semantic leg searches with it instead of embedding the query text. Send an empty query for a vector-only search."
+            },
+            "syntax": {
+                "type": "string", "enum": ["plain", "simple"], "default": "plain",
+                "description": "How the query is read: plain text, or simple (search-box operators: \"exact phrase\", -exclude, OR, field:value on keyword fields; stray operators are plain words)."
             }
         },
         "required": ["query"],
@@ -212,7 +216,15 @@ pub fn search_response() -> Value {
                                 "legs": { "type": "array", "items": { "type": "object" } },
                                 "fused": { "type": "number" },
                                 "fused_rank": { "type": "integer" },
-                                "rerank": { "type": "number" }
+                                "rerank": { "type": "number" },
+                                "synonyms": {
+                                    "type": "array", "description": "The index's synonyms the hit holds in place of the query's words.",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": { "query": { "type": "string" }, "synonym": { "type": "string" } },
+                                        "required": ["query", "synonym"]
+                                    }
+                                }
                             }
                         }
                     },

@@ -1,0 +1,68 @@
+//! The help center's seed examples answer well out of the box, with and without a model: the
+//! intended article is among the first three articles (sections collapsed per article) in
+//! `Mode::Auto`, on the bundled corpus as it is, with its shipped synonyms.
+
+use std::sync::Arc;
+
+use braid::{Index, IndexConfig, Mode, Principal, SearchRequest, Synonyms};
+
+use crate::common::repo;
+
+/// Each seed query and the articles that answer it (any one of them counts).
+const SEEDS: [(&str, &[&str]); 6] = [
+    ("retun policy", &["billing/sync-key-hardware-returns"]),
+    ("HTTP 451", &["api-errors/http-451-unavailable-legal-reasons"]),
+    ("order 202610020001", &["billing/find-invoice-by-order-number"]),
+    ("kuber", &["admin/self-hosted-relay-kubernetes"]),
+    ("can I send it back if I no longer want it?", &["billing/sync-key-hardware-returns"]),
+    ("Can a premium member refund the wrong plan?", &["billing/refund-policy-annual", "billing/refund-policy-monthly"]),
+];
+
+fn build(embedder: Option<Arc<dyn braid::Embedder>>) -> Index {
+    let builder = Index::builder().config(IndexConfig::default());
+    let index = match embedder {
+        Some(e) => builder.embedder(e).create_in_ram().unwrap(),
+        None => builder.create_in_ram().unwrap(),
+    };
+    let mut w = index.writer().unwrap();
+    let corpus = repo().join("datasets/helpcenter");
+    for record in braid::ingest::Source::detect(&corpus).unwrap().records(&index.config().schema) {
+        w.upsert(&record.unwrap()).unwrap();
+    }
+    w.commit().unwrap();
+    let synonyms = std::fs::read_to_string(corpus.join("synonyms.txt")).unwrap();
+    index.set_synonyms(Synonyms::parse(&synonyms).unwrap()).unwrap();
+    index
+}
+
+/// The first three articles for `query`, as a search box shows them.
+fn top_articles(index: &Index, query: &str) -> Vec<String> {
+    let request = SearchRequest::new(query, Principal::public()).mode(Mode::Auto).collapse(true).k(3);
+    index.search(&request).unwrap().hits.into_iter().map(|h| h.parent.unwrap_or(h.id)).collect()
+}
+
+fn check(index: &Index) {
+    let mut misses = Vec::new();
+    for (query, wanted) in SEEDS {
+        let top = top_articles(index, query);
+        if !top.iter().any(|a| wanted.contains(&a.as_str())) {
+            misses.push(format!("{query:?}: {top:?}, wanted one of {wanted:?}"));
+        }
+    }
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
+
+#[test]
+fn seed_examples_without_a_model() {
+    check(&build(None));
+}
+
+/// The same with all-MiniLM-L6-v2 (ONNX Runtime and the model required). Embedding the whole
+/// help center takes minutes on a 2-core machine, so CI skips it:
+/// `cargo test --test tests seed_examples_with_the_model -- --ignored`.
+#[test]
+#[ignore = "embeds the whole help center (minutes on 2 cores)"]
+fn seed_examples_with_the_model() {
+    let model = braid::models::OnnxEmbedder::builder().build().expect("model (bash scripts/setup-onnxruntime.sh)");
+    check(&build(Some(Arc::new(model))));
+}
