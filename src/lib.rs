@@ -26,19 +26,24 @@
 //! ```
 #![deny(missing_docs)]
 
+mod facets;
 mod index;
 pub mod ingest;
 mod manifest;
+mod paging;
 mod rerank;
 mod routing;
+mod scoring;
 mod search;
 mod semantic;
 mod writer;
 
 pub use braid_core::{
-    AccessPolicy, AllowedSet, Embedder, Error, Explain, Filter, Fusion, Hit, Language, Leg, LegExplain, LegWeights,
-    Mode, Principal, QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stage, Stats,
-    Suggestion, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES, RESERVED_PREFIX,
+    AccessPolicy, AllowedSet, BoostExplain, Boosts, Decay, DecayFunction, Embedder, Error, Explain, Facet, FacetRange,
+    Facets, FactorExplain, Filter, Fusion, Hit, KeywordBoost, Language, Leg, LegExplain, LegWeights, Mode, Modifier,
+    NumberBoost, Principal, QuerySyntax, RangeCount, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet,
+    Stage, Stats, Suggestion, ValueCount, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_BOOST_FUNCTIONS, MAX_DEPTH,
+    MAX_FACETS, MAX_FACET_RANGES, MAX_FACET_VALUES, MAX_K, MAX_QUERY_BYTES, RESERVED_PREFIX,
 };
 pub use braid_lexical::{Analyzer, Merges, SchemaConfig, StoredRecord, DEFAULT_WRITER_HEAP};
 pub use index::{Index, IndexConfig};

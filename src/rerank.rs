@@ -84,7 +84,13 @@ mod tests {
             lines: None,
             keywords: Default::default(),
             numbers: Default::default(),
-            explain: Explain { legs: Vec::new(), fused: 1.0 / rank as f32, fused_rank: rank, rerank: None },
+            explain: Explain {
+                legs: Vec::new(),
+                fused: 1.0 / rank as f32,
+                fused_rank: rank,
+                rerank: None,
+                boost: None,
+            },
         };
         (hit, "x".repeat(rank))
     }

@@ -13,8 +13,10 @@ use rayon::prelude::*;
 use tracing::info_span;
 
 use crate::index::Index;
+use crate::paging::Page;
 use crate::rerank;
 use crate::routing;
+use crate::{facets, scoring};
 
 fn micros(since: Instant) -> u64 {
     since.elapsed().as_micros() as u64
@@ -66,6 +68,11 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
             request.depth_ref()
         )));
     }
+    // Results (paging, facets, boosts): checked before anything runs.
+    let page = Page::of(request)?;
+    facets::check(request)?;
+    request.boosts_ref().validate()?;
+    let wants_facets = !request.facets_ref().is_empty();
     // Cooperative cancellation: `check_deadline` runs between stages and before each leg.
     request.check_deadline()?;
     let semantic = index.semantic();
@@ -99,14 +106,30 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     stats.allowed = allowed.len();
     stats.micros.insert(Stage::Visibility.name(), micros(t));
     request.check_deadline()?;
-    if request.limit() == 0 {
+    if request.limit() == 0 && !wants_facets {
         stats.micros.insert(Stage::Total.name(), micros(started));
-        return Ok(SearchResponse { hits: Vec::new(), suggestions: Vec::new(), stats });
+        return Ok(SearchResponse {
+            hits: Vec::new(),
+            suggestions: Vec::new(),
+            stats,
+            next_cursor: None,
+            facets: None,
+        });
     }
 
     // The query's words as the caller's records know them: for routing and suggestions.
     let t = Instant::now();
-    let view = snapshot.view(&allowed)?;
+    let mut view = snapshot.view(&allowed)?;
+    // Results hooks: facets count the legs' whole match sets; field weights reweight the legs.
+    if wants_facets {
+        view.collect_matches();
+    }
+    let boosts = request.boosts_ref();
+    if boosts.reweights_fields() {
+        let title = boosts.title.unwrap_or_else(|| view.title_boost());
+        view.set_field_weights(title, boosts.body.unwrap_or(1.0));
+    }
+    let view = view;
     let words = if request.wants_suggestions() || request.mode_ref() == Mode::Auto {
         view.query_words(query)?
     } else {
@@ -121,11 +144,11 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
 
     // 2. Recall: the legs run in parallel, each confined to the allowed set. A single leg's
     // order is the final order, so it fetches only what the response can use.
-    let depth = if legs.len() == 1 && !request.collapses() {
-        request.leg_depth().min(request.limit().max(rerank_budget))
-    } else {
-        request.leg_depth()
-    };
+    // (Facets count the semantic leg's candidates at the request's depth, whatever k.
+    // Boosts rescore every candidate the legs' depth holds.)
+    let shortcut =
+        legs.len() == 1 && !request.collapses() && !boosts.rescores() && !(wants_facets && legs[0] == Leg::Semantic);
+    let depth = if shortcut { request.leg_depth().min(page.end().max(rerank_budget)) } else { request.leg_depth() };
     let run = |leg: Leg| -> Result<(LegOutput, u64, Option<&'static str>)> {
         request.check_deadline()?;
         let t = Instant::now();
@@ -164,6 +187,16 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         }
         outputs.push((*leg, out, took));
     }
+    // Facets: over every record the legs matched, before fusion cuts anything.
+    let facets = if wants_facets {
+        let t = Instant::now();
+        let counted = facets::count(&view, request, outputs.iter().map(|(leg, out, _)| (*leg, out)))?;
+        stats.micros.insert(Stage::Facets.name(), micros(t));
+        request.check_deadline()?;
+        Some(counted)
+    } else {
+        None
+    };
     let mut highlight: BTreeMap<String, f32> = BTreeMap::new();
     let mut lists = Vec::with_capacity(outputs.len());
     for (leg, out, took) in outputs {
@@ -194,20 +227,32 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         let ceiling = if ceiling > 0.0 { ceiling } else { 1.0 };
         let min_score = request.score_threshold();
         fused.retain(|f| f.score / ceiling >= min_score);
-        // Collapsing needs every candidate: k sections may come from fewer than k articles.
-        if !request.collapses() {
-            fused.truncate(request.limit().max(rerank_budget));
-        }
         (fused, ceiling)
     };
     stats.micros.insert(Stage::Fusion.name(), micros(t));
+    request.check_deadline()?;
+
+    // Boosts: the request's functions of each candidate's fields rescore every fused candidate.
+    let (mut fused, ceiling) = (fused, ceiling);
+    let t = Instant::now();
+    let boosted = scoring::rescore(&snapshot, boosts, &mut fused, ceiling)?;
+    if boosted.is_some() {
+        stats.micros.insert(Stage::Boosts.name(), micros(t));
+    }
+    // Whether the ranking holds hits past the page (a single leg fetched only the page).
+    let mut more = if shortcut { fused.len() >= depth } else { fused.len() > page.end() };
+    // Collapsing needs every candidate: k sections may come from fewer than k articles.
+    if !request.collapses() {
+        fused.truncate(page.end().max(rerank_budget));
+    }
     request.check_deadline()?;
 
     // 4. Hits: stored fields for the fused candidates (ids alone when that is all the caller
     // wants and neither reranking nor collapsing needs the records).
     let t = Instant::now();
     let ids_only = request.wants_ids_only() && rerank_budget == 0 && !request.collapses();
-    let mut hits = build_hits(&snapshot, &fused, ceiling, ids_only)?;
+    let skip = if rerank_budget == 0 && !request.collapses() { page.offset() } else { 0 };
+    let mut hits = build_hits(&snapshot, &fused, ceiling, ids_only, skip, boosted.as_ref())?;
     stats.micros.insert(Stage::Hits.name(), micros(t));
     request.check_deadline()?;
 
@@ -223,7 +268,11 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         let mut seen = std::collections::HashSet::new();
         hits.retain(|(hit, _)| seen.insert(hit.parent.clone().unwrap_or_else(|| hit.id.clone())));
     }
-    hits.truncate(request.limit());
+    // Paging: the page is cut from the ranking; the cursor names what came before the next.
+    if request.collapses() {
+        more = hits.len() > page.end();
+    }
+    let next_cursor = page.cut(&mut hits, |(hit, _)| hit, more)?;
     request.check_deadline()?;
     let t = Instant::now();
     let snippets = snapshot.snippets(&highlight, if request.wants_ids_only() { 0 } else { request.snippet_len() });
@@ -248,7 +297,7 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
         Vec::new()
     };
     stats.micros.insert(Stage::Total.name(), micros(started));
-    Ok(SearchResponse { hits, suggestions, stats })
+    Ok(SearchResponse { hits, suggestions, stats, next_cursor, facets })
 }
 
 /// Hits for the fused candidates, in fused order, each with its body (for reranking and
@@ -259,30 +308,35 @@ fn build_hits(
     fused: &[braid_fusion::Fused],
     ceiling: f32,
     ids_only: bool,
+    skip: usize,
+    boosted: Option<&scoring::Boosted>,
 ) -> Result<Vec<(Hit, String)>> {
-    let ords: Vec<u64> = fused.iter().map(|f| f.ord).collect();
     let hit = |i: usize, f: &braid_fusion::Fused, id: String| {
         let legs = f
             .legs
             .iter()
             .map(|l| LegExplain { leg: l.leg, rank: l.rank, raw: l.raw, contribution: l.contribution })
             .collect();
-        let explain = Explain { legs, fused: f.score, fused_rank: i + 1, rerank: None };
-        Hit::id_only(id, (f.score / ceiling).min(1.0), explain)
+        let boost = boosted.and_then(|b| b.get(&f.ord)).cloned();
+        let score = boost.as_ref().map_or_else(|| scoring::relevance(f, ceiling), |b| b.score);
+        let explain = Explain { legs, fused: f.score, fused_rank: i + 1, rerank: None, boost };
+        Hit::id_only(id, score, explain)
     };
-    if ids_only {
-        let ids = snapshot.ids_of(&ords)?;
-        return Ok(fused
-            .iter()
-            .zip(ids)
-            .enumerate()
-            .filter_map(|(i, (f, id))| id.map(|id| (hit(i, f, id), String::new())))
-            .collect());
-    }
+    // Ids alone for every hit (ids_only), or for the hits before the page (paging: ranked,
+    // never returned).
+    let skip = if ids_only { fused.len() } else { skip.min(fused.len()) };
+    let ords: Vec<u64> = fused[..skip].iter().map(|f| f.ord).collect();
+    let ids = snapshot.ids_of(&ords)?;
+    let mut hits: Vec<(Hit, String)> = fused
+        .iter()
+        .zip(ids)
+        .enumerate()
+        .filter_map(|(i, (f, id))| id.map(|id| (hit(i, f, id), String::new())))
+        .collect();
+    let ords: Vec<u64> = fused[skip..].iter().map(|f| f.ord).collect();
     let records = snapshot.records(&ords)?;
     let mut by_ord: BTreeMap<u64, braid_lexical::StoredRecord> = records.into_iter().map(|r| (r.ord, r)).collect();
-    let mut hits = Vec::with_capacity(fused.len());
-    for (i, f) in fused.iter().enumerate() {
+    for (i, f) in fused.iter().enumerate().skip(skip) {
         let Some(record) = by_ord.remove(&f.ord) else { continue };
         let hit = Hit {
             title: record.title,

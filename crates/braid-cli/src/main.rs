@@ -99,6 +99,24 @@ enum Command {
         /// instead of embedding the text).
         #[arg(long)]
         vector: Option<String>,
+        /// Hits to skip: print ranks offset+1 to offset+k (offset + k must stay within --depth).
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Continue from the `next_cursor` a previous search printed.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Candidates per leg (the ranking pages are cut from). By default, 100.
+        #[arg(long)]
+        depth: Option<usize>,
+        /// A facet: a keyword field's name (its most frequent values), or a facet as JSON
+        /// (`{"ranges":{"field":"updated","ranges":[{"to":1700000000},{"from":1700000000}]}}`).
+        /// Repeatable.
+        #[arg(long)]
+        facet: Vec<String>,
+        /// Boosts as JSON, as the REST API takes them
+        /// (`{"decay":[{"field":"updated","function":"exp","origin":1790000000,"scale":2592000}]}`).
+        #[arg(long)]
+        boosts: Option<String>,
         /// The query text (read as plain text, never as query syntax).
         #[arg(required_unless_present = "vector", num_args = 0..)]
         query: Vec<String>,
@@ -269,7 +287,23 @@ fn main() -> ExitCode {
                 prune: !no_prune,
             })
         }),
-        Command::Search { index, mode, k, json, principal, model, rerank, rerank_candidates, vector, query } => {
+        Command::Search {
+            index,
+            mode,
+            k,
+            json,
+            principal,
+            model,
+            rerank,
+            rerank_candidates,
+            vector,
+            offset,
+            cursor,
+            depth,
+            facet,
+            boosts,
+            query,
+        } => {
             let rerank = rerank.as_deref().map(|dir| (dir, rerank_candidates));
             let vector = match vector.as_deref().map(serde_json::from_str::<Vec<f32>>).transpose() {
                 Ok(v) => v,
@@ -287,6 +321,9 @@ fn main() -> ExitCode {
                 principal: &principal,
                 model: model.as_deref(),
                 rerank,
+                page: commands::PageArgs { offset, cursor: cursor.as_deref(), depth },
+                facets: &facet,
+                boosts: boosts.as_deref(),
             };
             commands::search(&args, &query.join(" "))
         }

@@ -22,7 +22,9 @@
 #![deny(missing_docs)]
 
 mod access;
+mod boost;
 mod error;
+mod facet;
 mod filter;
 mod lang;
 mod models;
@@ -34,7 +36,12 @@ pub use access::{
     is_reserved_token, AccessPolicy, AllowedSet, OrdSet, Principal, Visibility, NO_ACL_TOKEN, NO_TENANT_TOKEN,
     PUBLIC_TOKEN, RESERVED_PREFIX, TENANT_PREFIX,
 };
+pub use boost::{Boosts, Decay, DecayFunction, KeywordBoost, Modifier, NumberBoost, MAX_BOOST_FUNCTIONS};
 pub use error::{Error, Result};
+pub use facet::{
+    Facet, FacetRange, Facets, RangeCount, ValueCount, DEFAULT_FACET_VALUES, MAX_FACETS, MAX_FACET_RANGES,
+    MAX_FACET_VALUES,
+};
 pub use filter::Filter;
 pub use lang::{is_cjk, is_han, is_hangul, is_kana, Language};
 pub use models::{Embedder, Reranker};
@@ -43,7 +50,9 @@ pub use request::{
     Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K,
     MAX_QUERY_BYTES,
 };
-pub use response::{Explain, Hit, LegExplain, SearchResponse, Snippet, Stage, Stats, Suggestion};
+pub use response::{
+    BoostExplain, Explain, FactorExplain, Hit, LegExplain, SearchResponse, Snippet, Stage, Stats, Suggestion,
+};
 
 /// The internal ordinal of a record: shared by the lexical and vector indexes, assigned at
 /// write time, never reused. Fusion and explain speak ordinals; hits map back to ids.

@@ -406,7 +406,7 @@ impl Snapshot {
     }
 
     /// The live document holding `ord`, read straight from the `ord` field's postings.
-    fn address_of_ord(&self, ord: Ord) -> Result<Option<DocAddress>> {
+    pub(crate) fn address_of_ord(&self, ord: Ord) -> Result<Option<DocAddress>> {
         let term = Term::from_field_u64(self.fields.ord, ord);
         for (segment_ord, segment) in self.searcher.segment_readers().iter().enumerate() {
             let inverted = segment.inverted_index(self.fields.ord).map_err(lexical)?;

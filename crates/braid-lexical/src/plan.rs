@@ -26,6 +26,7 @@ use tantivy::query::Bm25Weight;
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocId, Score, Searcher, SegmentReader, Term};
 
+use crate::matches::Matches;
 use crate::visibility::{AllowedDocs, AllowedSegment};
 
 /// One term and the factor its BM25 is multiplied by.
@@ -114,6 +115,7 @@ pub(crate) fn top_k(
     stats: &dyn Statistics,
     allowed: &AllowedDocs,
     k: usize,
+    matches: Option<&Matches>,
 ) -> tantivy::Result<Vec<(Ord, Score)>> {
     // Weights first, in plan order: one per term.
     let weights: Vec<Option<Bm25Weight>> = plan.terms().map(|t| weight_of(stats, t)).collect::<Result<_, _>>()?;
@@ -125,6 +127,9 @@ pub(crate) fn top_k(
         }
         let Some(ords) = ord_columns.get(segment_ord) else { continue };
         let scores = score_segment(segment, plan, &weights)?;
+        if let Some(matches) = matches {
+            matches.add_scored(segment_ord, segment, &scores, allowed_docs);
+        }
         offer_segment(&mut top, segment, ords, &scores, allowed_docs);
     }
     Ok(top.into_sorted())
