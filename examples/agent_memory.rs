@@ -14,14 +14,16 @@
 //! ```
 //!
 //! `relevance` is the fused BM25/fuzzy score on its [0, 1] scale (with an embedding model
-//! attached, the semantic leg joins it). Generative Agents adds the three terms instead; the
+//! attached, the semantic leg joins it), here fused by reciprocal rank: the default blend
+//! normalises a leg's scores min-max over its candidates, which gives the weakest matching
+//! memory relevance 0, and a product would then drop it whatever its importance. Generative Agents adds the three terms instead; the
 //! product keeps a memory that does not match the cue at zero, whatever its age or importance.
 //! Each hit's `explain.boost` shows the three parts, and the example checks that the order is
 //! the formula's.
 
 use braid::{
-    Boosts, Decay, DecayFunction, Index, IndexConfig, Mode, Modifier, NumberBoost, Principal, Record, SchemaConfig,
-    SearchRequest,
+    Boosts, Decay, DecayFunction, Fusion, Index, IndexConfig, Mode, Modifier, NumberBoost, Principal, Record,
+    SchemaConfig, SearchRequest,
 };
 
 const HOUR: f64 = 3600.0;
@@ -60,7 +62,8 @@ fn main() -> braid::Result<()> {
         Modifier::Linear,
     ));
     let cue = "what is happening at the library";
-    let response = index.search(&SearchRequest::new(cue, agent).mode(Mode::Fuzzy).k(5).boosts(boosts))?;
+    let response =
+        index.search(&SearchRequest::new(cue, agent).mode(Mode::Fuzzy).fusion(Fusion::Rrf).k(5).boosts(boosts))?;
 
     println!("cue: {cue:?}");
     let mut last = f32::INFINITY;

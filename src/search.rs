@@ -146,8 +146,8 @@ pub(crate) fn search(index: &Index, request: &SearchRequest) -> Result<SearchRes
     // order is the final order, so it fetches only what the response can use.
     // (Facets count the semantic leg's candidates at the request's depth, whatever k.
     // Boosts rescore every candidate the legs' depth holds.)
-    let shortcut =
-        legs.len() == 1 && !request.collapses() && !boosts.rescores() && !(wants_facets && legs[0] == Leg::Semantic);
+    let semantic_facets = wants_facets && legs == [Leg::Semantic];
+    let shortcut = legs.len() == 1 && !request.collapses() && !boosts.rescores() && !semantic_facets;
     let depth = if shortcut { request.leg_depth().min(page.end().max(rerank_budget)) } else { request.leg_depth() };
     let run = |leg: Leg| -> Result<(LegOutput, u64, Option<&'static str>)> {
         request.check_deadline()?;

@@ -58,6 +58,10 @@ fn default_k() -> usize {
     10
 }
 
+/// The deepest ranking a client may ask for (`depth`): ten times the library's default, so a
+/// page reaches rank 1,000; deeper pages cost every leg that much more for every caller.
+pub const MAX_SERVED_DEPTH: usize = 1_000;
+
 /// The bytes of an on-disk index's commit point: tantivy's `meta.json`, replaced by rename
 /// at every commit (`None` for an in-memory index or an unreadable file).
 fn commit_point(index: &Index) -> Option<Vec<u8>> {
@@ -232,6 +236,11 @@ impl Engine {
             request = request.cursor(cursor.as_str());
         }
         if let Some(depth) = params.depth {
+            if depth > MAX_SERVED_DEPTH {
+                return Err(Failure::BadRequest(format!(
+                    "depth = {depth} is above this server's maximum of {MAX_SERVED_DEPTH}"
+                )));
+            }
             request = request.depth(depth);
         }
         for facet in &params.facets {
@@ -386,6 +395,8 @@ mod tests {
         let newest = e.search(&acme, &params(boosted).unwrap()).unwrap();
         assert_eq!(ids(&newest)[0], "r11");
         assert!(params(r#"{"query": "x", "boosts": {"recency": 1}}"#).is_err());
+        let deep = params(r#"{"query": "refund", "depth": 1001, "offset": 990}"#).unwrap();
+        assert!(matches!(e.search(&acme, &deep), Err(Failure::BadRequest(m)) if m.contains("depth")));
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub fn search_params(defs: &str, max_k: usize) -> Value {
                 "description": "The next_cursor of a previous response to the same request: its next page. Refused when made for another request, or when the hits before it changed."
             },
             "depth": {
-                "type": "integer", "minimum": 1, "maximum": braid::MAX_DEPTH, "default": 100,
+                "type": "integer", "minimum": 1, "maximum": super::api::MAX_SERVED_DEPTH, "default": 100,
                 "description": "Candidates per leg: the ranking pages are cut from."
             },
             "facets": {
