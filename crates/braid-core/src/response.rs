@@ -122,7 +122,7 @@ pub struct Explain {
     pub legs: Vec<LegExplain>,
     /// The fused score (sum of contributions).
     pub fused: f32,
-    /// 1-based rank after fusion.
+    /// 1-based rank after fusion (and after the request's boosts, when any rescore).
     pub fused_rank: usize,
     /// The cross-encoder's score, when the hit was among the reranked candidates.
     #[serde(skip_serializing_if = "Option::is_none")]
