@@ -35,11 +35,14 @@
 //! leg over the caller's [`Embedder`] or supplied vectors, with no C build and no dictionary.
 #![deny(missing_docs)]
 
+mod facets;
 mod index;
 mod layout;
 mod manifest;
+mod paging;
 mod rerank;
 mod routing;
+mod scoring;
 mod search;
 mod searcher;
 mod semantic;
@@ -47,9 +50,11 @@ mod stored;
 mod writer;
 
 pub use braid_core::{
-    AccessPolicy, Citation, Embedder, Error, Explain, Filter, Fusion, Hit, Language, Leg, LegExplain, LegWeights, Mode,
-    Principal, QuerySyntax, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet, Stage, Stats, Suggestion,
-    SynonymMatch, UnknownName, Visibility, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES,
+    AccessPolicy, BoostExplain, Boosts, Citation, Decay, DecayFunction, Embedder, Error, Explain, Facet, FacetRange,
+    Facets, FactorExplain, Filter, Fusion, Hit, KeywordBoost, Language, Leg, LegExplain, LegWeights, Mode, Modifier,
+    NumberBoost, Principal, QuerySyntax, RangeCount, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet,
+    Stage, Stats, Suggestion, SynonymMatch, UnknownName, ValueCount, Visibility, DEFAULT_RERANK_CANDIDATES,
+    MAX_BOOST_FUNCTIONS, MAX_DEPTH, MAX_FACETS, MAX_FACET_RANGES, MAX_FACET_VALUES, MAX_K, MAX_QUERY_BYTES,
     RESERVED_PREFIX,
 };
 pub use braid_lexical::{Analyzer, Merges, SchemaConfig, Synonyms, DEFAULT_WRITER_HEAP};

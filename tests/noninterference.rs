@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use braid::{
-    AccessPolicy, Fusion, Index, IndexConfig, Mode, Principal, QuerySyntax, Record, SearchRequest, SearchResponse,
-    Synonyms, Visibility,
+    AccessPolicy, Boosts, Decay, DecayFunction, Facet, FacetRange, Fusion, Index, IndexConfig, KeywordBoost, Mode,
+    Modifier, NumberBoost, Principal, QuerySyntax, Record, SearchRequest, SearchResponse, Synonyms, Visibility,
 };
 use proptest::prelude::*;
 
@@ -46,11 +46,17 @@ const WORDS: [&str; 20] = [
 /// ACL tokens; `tenant:` ones are tenants.
 const TOKENS: [&str; 6] = ["public", "group:a", "group:b", "tenant:acme", "tenant:globex", "user:1"];
 
+/// Values of the `category` keyword field (index 3: none).
+const CATEGORIES: [&str; 3] = ["billing", "admin", "security"];
+
 #[derive(Debug, Clone)]
 struct Doc {
     title: Vec<usize>,
     body: Vec<usize>,
     acl: Vec<usize>,
+    /// A `category` (an index into CATEGORIES, or none) and an `updated` value (or none).
+    category: usize,
+    updated: Option<u8>,
 }
 
 fn doc() -> impl Strategy<Value = Doc> {
@@ -58,8 +64,10 @@ fn doc() -> impl Strategy<Value = Doc> {
         proptest::collection::vec(0..WORDS.len(), 0..3),
         proptest::collection::vec(0..WORDS.len(), 1..12),
         proptest::collection::vec(0..TOKENS.len(), 0..3),
+        0..=CATEGORIES.len(),
+        proptest::option::of(any::<u8>()),
     )
-        .prop_map(|(title, body, acl)| Doc { title, body, acl })
+        .prop_map(|(title, body, acl, category, updated)| Doc { title, body, acl, category, updated })
 }
 
 fn text(words: &[usize]) -> String {
@@ -67,7 +75,32 @@ fn text(words: &[usize]) -> String {
 }
 
 fn record(id: usize, d: &Doc) -> Record {
-    Record::new(format!("r{id}")).title(text(&d.title)).body(text(&d.body)).acl(d.acl.iter().map(|&t| TOKENS[t]))
+    let mut r =
+        Record::new(format!("r{id}")).title(text(&d.title)).body(text(&d.body)).acl(d.acl.iter().map(|&t| TOKENS[t]));
+    if let Some(category) = CATEGORIES.get(d.category) {
+        r = r.keyword("category", *category);
+    }
+    if let Some(updated) = d.updated {
+        r = r.number("updated", f64::from(updated));
+    }
+    r
+}
+
+/// The results side of a request: facets over the matches, boosts, and a page cut from a
+/// ranking deeper than `k` (so a cursor comes back when there is a further page).
+fn with_results(request: SearchRequest, k: usize) -> SearchRequest {
+    request
+        .k(k.div_ceil(2))
+        .depth(k + 2)
+        .facet(Facet::values("category"))
+        .facet(Facet::ranges("updated", [FacetRange::new(None, Some(100.0)), FacetRange::new(Some(100.0), None)]))
+        .boosts(
+            Boosts::default()
+                .title_weight(1.5)
+                .keyword(KeywordBoost::new("category", "admin", 2.0))
+                .decay(Decay::new("updated", DecayFunction::Gauss, 200.0, 60.0))
+                .number(NumberBoost::new("updated", 0.01, Modifier::Log1p)),
+        )
 }
 
 fn acl(d: &Doc) -> Vec<String> {
@@ -245,6 +278,24 @@ proptest! {
                     (a, b) => prop_assert_eq!(a.err().map(|e| e.to_string()), b.err().map(|e| e.to_string())),
                 }
                 PAIRS.fetch_add(1, Ordering::SeqCst);
+                // Facets, boosts and paging: counts, boosted scores and cursors (bytes and
+                // all) are functions of the visible records; so is the page a cursor names.
+                let paged = with_results(request.clone(), *k);
+                let (a, b) = (full.search(&paged), control.search(&paged));
+                match (a, b) {
+                    (Ok(a), Ok(b)) => {
+                        prop_assert_eq!(comparable(&a), comparable(&b), "paged {:?} {:?} {:?}", q, mode, principal);
+                        prop_assert_eq!(&a.next_cursor, &b.next_cursor);
+                        if let Some(cursor) = &a.next_cursor {
+                            let next = paged.clone().cursor(cursor.as_str());
+                            match (full.search(&next), control.search(&next)) {
+                                (Ok(a), Ok(b)) => prop_assert_eq!(comparable(&a), comparable(&b), "next page {:?} {:?}", q, mode),
+                                (a, b) => prop_assert_eq!(a.err().map(|e| e.to_string()), b.err().map(|e| e.to_string())),
+                            }
+                        }
+                    }
+                    (a, b) => prop_assert_eq!(a.err().map(|e| e.to_string()), b.err().map(|e| e.to_string())),
+                }
             }
             // The same through the record lookups every surface offers.
             for (_, i, _) in &visible {

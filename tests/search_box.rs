@@ -126,8 +126,13 @@ fn the_simple_syntax_changes_nothing_without_operators() {
             continue;
         }
         for mode in MODES {
-            let a = comparable(&search(idx, &q, mode, QuerySyntax::Plain));
-            assert_eq!(a, comparable(&search(idx, &q, mode, QuerySyntax::Simple)), "{q:?} {mode:?}");
+            // The cursors differ on purpose: a cursor names the request it continues, syntax included.
+            let without_cursor = |syntax| {
+                let mut v = comparable(&search(idx, &q, mode, syntax));
+                v.as_object_mut().unwrap().remove("next_cursor");
+                v
+            };
+            assert_eq!(without_cursor(QuerySyntax::Plain), without_cursor(QuerySyntax::Simple), "{q:?} {mode:?}");
         }
     }
 }

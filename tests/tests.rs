@@ -5,12 +5,14 @@
 //! `leaks`, `noninterference` use the deterministic `HashEmbedder` where ONNX Runtime is not
 //! built in), so `cargo test -p braid --no-default-features` runs it too.
 
+mod boosts;
 mod bulk;
 #[cfg(all(feature = "cjk", feature = "models", feature = "ingest"))]
 mod cjk;
 mod common;
 mod crash;
 mod engine_shape;
+mod facets;
 mod fail_closed;
 mod features;
 #[cfg(feature = "ingest")]
@@ -19,6 +21,7 @@ mod hostile_input;
 mod leaks;
 mod lifecycle;
 mod noninterference;
+mod paging;
 mod permissions;
 #[cfg(feature = "ingest")]
 mod quality;

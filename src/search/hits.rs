@@ -1,46 +1,54 @@
-//! Stages 7–10: hits for the fused candidates, collapsing, and snippets.
+//! Stages 7–10: hits for the ranked candidates, collapsing, and snippets.
 
 use std::collections::{BTreeMap, HashSet};
 
-use braid_core::{Explain, Hit, LegExplain, Result, SynonymMatch};
+use braid_core::{BoostExplain, Explain, Hit, LegExplain, Result, SynonymMatch};
 use braid_fusion::Fused;
 use braid_lexical::{Snapshot, StoredRecord, SynonymUse};
+
+use crate::scoring::{self, Boosted};
 
 /// A hit with the body its record holds (for reranking and snippets, which only the final
 /// top k get; empty when only ids were read).
 pub(super) type HitWithBody = (Hit, String);
 
-/// Hits for the fused candidates, in fused order. With `ids_only`, hits carry ids alone and no
-/// stored record is read.
+/// What fusion and the boost stage found: the ranked candidates, the query's synonym expansions
+/// and, when the request's boosts rescored, each candidate's boost explanation.
+pub(super) struct Found<'a> {
+    pub fused: &'a [Fused],
+    pub synonyms: &'a [SynonymUse],
+    pub boosted: Option<&'a Boosted>,
+}
+
+/// Hits for the ranked candidates, in order. With `ids_only`, hits carry ids alone and no
+/// stored record is read; the first `skip` (ranked before the page, never returned) carry ids
+/// alone too.
 ///
-/// Each hit's explain record names the synonyms (of the query's expansions, `synonyms`) its
-/// record holds.
-pub(super) fn hits(
-    snapshot: &Snapshot,
-    fused: &[Fused],
-    ids_only: bool,
-    synonyms: &[SynonymUse],
-) -> Result<Vec<HitWithBody>> {
+/// Each hit's explain record names the synonyms (of the query's expansions) its record holds,
+/// and how the boosts changed its score.
+pub(super) fn hits(snapshot: &Snapshot, found: &Found<'_>, ids_only: bool, skip: usize) -> Result<Vec<HitWithBody>> {
+    let fused = found.fused;
     let ords: Vec<u64> = fused.iter().map(|f| f.ord).collect();
-    let held: BTreeMap<u64, Vec<SynonymMatch>> = if synonyms.is_empty() {
+    let held: BTreeMap<u64, Vec<SynonymMatch>> = if found.synonyms.is_empty() {
         BTreeMap::new()
     } else {
-        ords.iter().copied().zip(snapshot.synonyms_held(synonyms, &ords)?).collect()
+        ords.iter().copied().zip(snapshot.synonyms_held(found.synonyms, &ords)?).collect()
     };
-    let bare_hit = |i: usize, f: &Fused, id: String| bare_hit(i, f, id, held.get(&f.ord));
-    if ids_only {
-        let ids = snapshot.ids_of(&ords)?;
-        return Ok(fused
-            .iter()
-            .zip(ids)
-            .enumerate()
-            .filter_map(|(i, (f, id))| id.map(|id| (bare_hit(i, f, id), String::new())))
-            .collect());
-    }
-    let records = snapshot.records(&ords)?;
+    let bare_hit = |i: usize, f: &Fused, id: String| {
+        let boost = found.boosted.and_then(|b| b.get(&f.ord)).cloned();
+        bare_hit(i, f, id, held.get(&f.ord), boost)
+    };
+    let skip = if ids_only { fused.len() } else { skip.min(fused.len()) };
+    let ids = snapshot.ids_of(&ords[..skip])?;
+    let mut hits: Vec<HitWithBody> = fused
+        .iter()
+        .zip(ids)
+        .enumerate()
+        .filter_map(|(i, (f, id))| id.map(|id| (bare_hit(i, f, id), String::new())))
+        .collect();
+    let records = snapshot.records(&ords[skip..])?;
     let mut by_ord: BTreeMap<u64, StoredRecord> = records.into_iter().map(|r| (r.ord, r)).collect();
-    let mut hits = Vec::with_capacity(fused.len());
-    for (i, f) in fused.iter().enumerate() {
+    for (i, f) in fused.iter().enumerate().skip(skip) {
         let Some(record) = by_ord.remove(&f.ord) else { continue };
         let hit = Hit {
             title: record.title,
@@ -56,21 +64,23 @@ pub(super) fn hits(
     Ok(hits)
 }
 
-/// The hit of the `i`-th fused candidate: id, score and explain record.
-fn bare_hit(i: usize, f: &Fused, id: String, synonyms: Option<&Vec<SynonymMatch>>) -> Hit {
+/// The hit of the `i`-th ranked candidate: id, score and explain record.
+fn bare_hit(i: usize, f: &Fused, id: String, synonyms: Option<&Vec<SynonymMatch>>, boost: Option<BoostExplain>) -> Hit {
     let legs = f
         .legs
         .iter()
         .map(|l| LegExplain { leg: l.leg, rank: l.rank, raw: l.raw, contribution: l.contribution })
         .collect();
+    let score = boost.as_ref().map_or_else(|| scoring::relevance(f), |b| b.score);
     let explain = Explain {
         legs,
         fused: f.score,
         fused_rank: i + 1,
         rerank: None,
         synonyms: synonyms.cloned().unwrap_or_default(),
+        boost,
     };
-    Hit::id_only(id, f.score.min(1.0), explain)
+    Hit::id_only(id, score, explain)
 }
 
 /// Keeps the best hit per article (a record's parent, or the record itself): after rerank, so

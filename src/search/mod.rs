@@ -30,6 +30,7 @@ use tracing::info_span;
 use crate::rerank;
 use crate::routing;
 use crate::searcher::Searcher;
+use crate::{facets, scoring};
 
 fn micros(since: Instant) -> u64 {
     since.elapsed().as_micros() as u64
@@ -37,8 +38,8 @@ fn micros(since: Instant) -> u64 {
 
 pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<SearchResponse> {
     let started = Instant::now();
-    validate::validate(request)?;
-    let plan = plan::plan(searcher, request)?;
+    let page = validate::validate(request)?;
+    let plan = plan::plan(searcher, request, &page)?;
     let mut stats = Stats { mode: Some(request.mode), language: Some(plan.language), ..Stats::default() };
     let snapshot = &searcher.snapshot;
 
@@ -52,14 +53,30 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     stats.allowed = allowed.len();
     stats.micros.insert(Stage::Visibility.name(), micros(t));
     request.check_deadline()?;
-    if request.k == 0 {
+    if request.k == 0 && !plan.facets {
         stats.micros.insert(Stage::Total.name(), micros(started));
-        return Ok(SearchResponse { hits: Vec::new(), suggestions: Vec::new(), stats });
+        return Ok(SearchResponse {
+            hits: Vec::new(),
+            suggestions: Vec::new(),
+            stats,
+            next_cursor: None,
+            facets: None,
+        });
     }
 
     // 4. Analyse: the query's words as the caller's records know them.
     let t = Instant::now();
-    let view = snapshot.view(&allowed)?;
+    let mut view = snapshot.view(&allowed)?;
+    // Facets count the legs' whole match sets; the request's field weights reweight the legs.
+    if plan.facets {
+        view.collect_matches();
+    }
+    let boosts = &request.boosts;
+    if boosts.reweights_fields() {
+        let title = boosts.title.unwrap_or_else(|| view.title_boost());
+        view.set_field_weights(title, boosts.body.unwrap_or(1.0));
+    }
+    let view = view;
     // The words that score: the query itself, less the simple syntax's operators.
     let scoring = view.scoring_text(&request.query, request.syntax);
     let words = if request.suggest || request.mode == Mode::Auto { view.query_words(&scoring)? } else { Vec::new() };
@@ -74,29 +91,53 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     let legs = recall::Legs { plan: &plan, view: &view, semantic: searcher.semantic.as_deref(), allowed: &allowed };
     let recalled = recall::recall(&legs, &scoring, weights, request, &mut stats)?;
 
+    // 5b. Facets: over every record the legs matched, before fusion cuts anything.
+    let facets = if plan.facets {
+        let t = Instant::now();
+        let counted = facets::count(&view, request, &recalled.lists)?;
+        stats.micros.insert(Stage::Facets.name(), micros(t));
+        request.check_deadline()?;
+        Some(counted)
+    } else {
+        None
+    };
+
     // 6. Fuse.
     request.check_deadline()?;
     let t = Instant::now();
-    let fused = {
+    let mut fused = {
         let _span = info_span!(target: "braid::fusion", "fusion").entered();
         let params = FuseParams { rrf_k: request.rrf_k, blend: BlendParams::DEFAULT };
         let mut fused = fuse(request.fusion, &recalled.lists, &params);
         let min_score = request.min_score;
         fused.retain(|f| f.score >= min_score);
-        // Collapsing needs every candidate: k sections may come from fewer than k articles.
-        if !request.collapse {
-            fused.truncate(request.k.max(plan.rerank_budget));
-        }
         fused
     };
     stats.micros.insert(Stage::Fusion.name(), micros(t));
+    request.check_deadline()?;
+
+    // 6b. Boosts: the request's functions of each candidate's fields rescore every fused
+    // candidate, before the ranking is cut to the page.
+    let t = Instant::now();
+    let boosted = scoring::rescore(snapshot, boosts, &mut fused)?;
+    if boosted.is_some() {
+        stats.micros.insert(Stage::Boosts.name(), micros(t));
+    }
+    // Whether the ranking holds hits past the page (a single leg fetched only the page).
+    let mut more = if plan.shortcut { fused.len() >= plan.depth } else { fused.len() > page.end() };
+    // Collapsing needs every candidate: k sections may come from fewer than k articles.
+    if !request.collapse {
+        fused.truncate(page.end().max(plan.rerank_budget));
+    }
     request.check_deadline()?;
 
     // 7. Hits: stored fields for the fused candidates (ids alone when that is all the caller
     // wants and neither reranking nor collapsing needs the records).
     let t = Instant::now();
     let ids_only = request.ids_only && plan.rerank_budget == 0 && !request.collapse;
-    let mut hits = hits::hits(snapshot, &fused, ids_only, &recalled.synonyms)?;
+    let skip = if plan.rerank_budget == 0 && !request.collapse { page.offset() } else { 0 };
+    let found = hits::Found { fused: &fused, synonyms: &recalled.synonyms, boosted: boosted.as_ref() };
+    let mut hits = hits::hits(snapshot, &found, ids_only, skip)?;
     stats.micros.insert(Stage::Hits.name(), micros(t));
     request.check_deadline()?;
 
@@ -109,11 +150,13 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
         stats.micros.insert(Stage::Rerank.name(), micros(t));
     }
 
-    // 9. Collapse and truncate.
+    // 9. Collapse, then the page: cut from the ranking; the cursor names what came before the
+    // next one.
     if request.collapse {
         hits::collapse(&mut hits);
+        more = hits.len() > page.end();
     }
-    hits.truncate(request.k);
+    let next_cursor = page.cut(&mut hits, |(hit, _)| hit, more)?;
     request.check_deadline()?;
 
     // 10. Snippets, then the suggestions, from records the caller may see only (computed
@@ -124,5 +167,5 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     let suggestions: Vec<Suggestion> =
         if request.suggest { words.iter().filter_map(|w| w.suggestion.clone()).collect() } else { Vec::new() };
     stats.micros.insert(Stage::Total.name(), micros(started));
-    Ok(SearchResponse { hits, suggestions, stats })
+    Ok(SearchResponse { hits, suggestions, stats, next_cursor, facets })
 }

@@ -2,6 +2,7 @@
 
 use braid_core::{Error, Language, Leg, Mode, Result, SearchRequest, DEFAULT_RERANK_CANDIDATES};
 
+use crate::paging::Page;
 use crate::searcher::Searcher;
 
 /// What a request will do on this searcher's commit, decided before any record is read.
@@ -16,10 +17,14 @@ pub(super) struct Plan<'r> {
     pub rerank_budget: usize,
     /// Candidates each leg returns.
     pub depth: usize,
+    /// A single leg whose order is the final one fetches only up to the page's end.
+    pub shortcut: bool,
+    /// Whether the request counts facets.
+    pub facets: bool,
 }
 
 /// Plans `request` on `searcher`.
-pub(super) fn plan<'r>(searcher: &Searcher, request: &'r SearchRequest) -> Result<Plan<'r>> {
+pub(super) fn plan<'r>(searcher: &Searcher, request: &'r SearchRequest, page: &Page) -> Result<Plan<'r>> {
     let semantic = searcher.semantic.as_deref();
     let language = Language::detect(request.query.as_str());
     let rerank_budget = match &searcher.reranker {
@@ -32,13 +37,17 @@ pub(super) fn plan<'r>(searcher: &Searcher, request: &'r SearchRequest) -> Resul
     }
     let can_embed = semantic.map(|s| supplied.is_some() || s.embeds(language));
     let legs = legs_for(request.mode, can_embed, language)?;
-    // A single leg's order is the final order, so it fetches only what the response can use.
-    let depth = if legs.len() == 1 && !request.collapse {
-        request.candidates_per_leg().min(request.k.max(rerank_budget))
+    // A single leg's order is the final order, so it fetches only what the response can use —
+    // unless boosts rescore every candidate, or facets count the semantic leg's candidates.
+    let facets = !request.facets.is_empty();
+    let semantic_facets = facets && legs == [Leg::Semantic];
+    let shortcut = legs.len() == 1 && !request.collapse && !request.boosts.rescores() && !semantic_facets;
+    let depth = if shortcut {
+        request.candidates_per_leg().min(page.end().max(rerank_budget))
     } else {
         request.candidates_per_leg()
     };
-    Ok(Plan { legs, language, supplied, rerank_budget, depth })
+    Ok(Plan { legs, language, supplied, rerank_budget, depth, shortcut, facets })
 }
 
 /// The legs a mode runs on this index: `semantic` is `None` without an embedding model, and

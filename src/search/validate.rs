@@ -2,8 +2,12 @@
 
 use braid_core::{Error, Result, SearchRequest, MAX_DEPTH, MAX_K, MAX_QUERY_BYTES};
 
-/// Checks the request's sizes against the library's limits.
-pub(super) fn validate(request: &SearchRequest) -> Result<()> {
+use crate::facets;
+use crate::paging::Page;
+
+/// Checks the request's sizes against the library's limits, and its page, facets and boosts;
+/// returns the page it asks for.
+pub(super) fn validate(request: &SearchRequest) -> Result<Page> {
     let query = request.query.as_str();
     if query.len() > MAX_QUERY_BYTES {
         return Err(Error::QueryTooLong { max: MAX_QUERY_BYTES, got: query.len() });
@@ -14,6 +18,10 @@ pub(super) fn validate(request: &SearchRequest) -> Result<()> {
     if request.depth > MAX_DEPTH {
         return Err(Error::invalid_request(format!("depth = {} is above the maximum of {MAX_DEPTH}", request.depth)));
     }
+    let page = Page::of(request)?;
+    facets::check(request)?;
+    request.boosts.validate()?;
     // Cooperative cancellation: the deadline is checked between stages and before each leg.
-    request.check_deadline()
+    request.check_deadline()?;
+    Ok(page)
 }

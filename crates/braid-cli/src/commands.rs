@@ -304,6 +304,29 @@ pub struct SearchArgs<'a> {
     pub vector: Option<Vec<f32>>,
     /// `plain` or `simple`.
     pub syntax: &'a str,
+    /// Which page.
+    pub page: PageArgs<'a>,
+    /// `--facet` values: field names or facets as JSON.
+    pub facets: &'a [String],
+    /// `--boosts` as JSON.
+    pub boosts: Option<&'a str>,
+}
+
+/// `braid search`'s paging flags.
+#[derive(Clone, Copy)]
+pub struct PageArgs<'a> {
+    pub offset: usize,
+    pub cursor: Option<&'a str>,
+    pub depth: Option<usize>,
+}
+
+/// A `--facet` value: a keyword field's name, or a `braid::Facet` as JSON.
+fn parse_facet(text: &str) -> Result<braid::Facet> {
+    if text.trim_start().starts_with('{') {
+        serde_json::from_str(text).with_context(|| format!("--facet {text:?} is not a facet"))
+    } else {
+        Ok(braid::Facet::values(text.trim()))
+    }
 }
 
 /// `braid synonyms`: installs, clears or prints an index's synonym set.
@@ -343,6 +366,19 @@ pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
     let mut request = SearchRequest::new(query, principal).k(k).mode(mode).syntax(syntax);
     if let Some(vector) = &args.vector {
         request = request.vector(vector.clone());
+    }
+    request = request.offset(args.page.offset);
+    if let Some(cursor) = args.page.cursor {
+        request = request.cursor(cursor);
+    }
+    if let Some(depth) = args.page.depth {
+        request = request.depth(depth);
+    }
+    for facet in args.facets {
+        request = request.facet(parse_facet(facet)?);
+    }
+    if let Some(boosts) = args.boosts {
+        request = request.boosts(serde_json::from_str(boosts).context("--boosts is not valid boosts JSON")?);
     }
     if let Some((_, candidates)) = rerank {
         request = request.rerank(candidates);

@@ -103,6 +103,24 @@ enum Command {
         /// operators: "exact phrase", -exclude, OR, field:value on keyword fields).
         #[arg(long, default_value = "plain")]
         syntax: String,
+        /// Hits to skip: print ranks offset+1 to offset+k (offset + k must stay within --depth).
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Continue from the `next_cursor` a previous search printed.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Candidates per leg (the ranking pages are cut from). By default, 100.
+        #[arg(long)]
+        depth: Option<usize>,
+        /// A facet: a keyword field's name (its most frequent values), or a facet as JSON
+        /// (`{"ranges":{"field":"updated","ranges":[{"to":1700000000},{"from":1700000000}]}}`).
+        /// Repeatable.
+        #[arg(long)]
+        facet: Vec<String>,
+        /// Boosts as JSON, as the REST API takes them
+        /// (`{"decay":[{"field":"updated","function":"exp","origin":1790000000,"scale":2592000}]}`).
+        #[arg(long)]
+        boosts: Option<String>,
         /// The query text (plain text unless --syntax says otherwise; never tantivy's syntax).
         #[arg(required_unless_present = "vector", num_args = 0..)]
         query: Vec<String>,
@@ -302,6 +320,11 @@ fn main() -> ExitCode {
             rerank_candidates,
             vector,
             syntax,
+            offset,
+            cursor,
+            depth,
+            facet,
+            boosts,
             query,
         } => {
             let rerank = rerank.as_deref().map(|dir| (dir, rerank_candidates));
@@ -322,6 +345,9 @@ fn main() -> ExitCode {
                 model: model.as_deref(),
                 rerank,
                 syntax: &syntax,
+                page: commands::PageArgs { offset, cursor: cursor.as_deref(), depth },
+                facets: &facet,
+                boosts: boosts.as_deref(),
             };
             commands::search(&args, &query.join(" "))
         }

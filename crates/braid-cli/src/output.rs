@@ -22,6 +22,22 @@ pub fn print_response(response: &SearchResponse) {
             println!("    {}", snippet.trim());
         }
     }
+    if let Some(facets) = &response.facets {
+        println!("— {} matching records", facets.matched);
+        for (field, values) in &facets.values {
+            let counts: Vec<String> = values.iter().map(|v| format!("{} {}", v.value, v.count)).collect();
+            println!("  {field}: {}", counts.join(" · "));
+        }
+        for (field, ranges) in &facets.ranges {
+            let bound = |b: Option<f64>| b.map_or_else(String::new, |b| b.to_string());
+            let counts: Vec<String> =
+                ranges.iter().map(|r| format!("{}..{} {}", bound(r.from), bound(r.to), r.count)).collect();
+            println!("  {field}: {}", counts.join(" · "));
+        }
+    }
+    if let Some(cursor) = &response.next_cursor {
+        println!("— next page: --cursor {cursor}");
+    }
     let s = &response.stats;
     let legs: Vec<String> =
         s.legs.iter().map(|l| format!("{l} {}", s.candidates.get(l).copied().unwrap_or(0))).collect();

@@ -8,5 +8,6 @@ mod mcp_sdk;
 mod mcp_stdio;
 mod noninterference;
 mod oauth;
+mod search_flags;
 mod serve;
 mod support;

@@ -113,6 +113,28 @@ pub enum Error {
     /// it stopped at the next check and returned nothing.
     #[error("the search ran past its deadline and was cancelled")]
     DeadlineExceeded,
+    /// A page ends past the ranking it is cut from: `offset + k` must stay within the
+    /// candidates each leg contributes (`max(depth, k)`, at most [`crate::MAX_DEPTH`]).
+    #[error("the page ends at hit {end}, past the {window} hits this request ranks (raise `depth`, up to {max})")]
+    PageOutOfRange {
+        /// Where the page would end (`offset + k`).
+        end: usize,
+        /// The request's ranking window, `max(depth, k)`.
+        window: usize,
+        /// The largest window accepted.
+        max: usize,
+    },
+    /// A paging cursor that is malformed or was made for another request (another query,
+    /// filter, mode, depth, boosts or principal).
+    #[error("invalid cursor: {reason}")]
+    InvalidCursor {
+        /// What is wrong, in words.
+        reason: String,
+    },
+    /// A paging cursor whose earlier pages no longer hold: records the caller may see changed
+    /// since it was made. Start again from the first page.
+    #[error("the cursor is stale: the hits before it changed since it was made; start again from the first page")]
+    StaleCursor,
     /// An error inside the lexical engine (tantivy).
     #[error("lexical index error: {0}")]
     Lexical(String),
@@ -145,6 +167,9 @@ impl Error {
                 | Error::LegUnavailable { .. }
                 | Error::ReservedToken { .. }
                 | Error::Synonyms { .. }
+                | Error::PageOutOfRange { .. }
+                | Error::InvalidCursor { .. }
+                | Error::StaleCursor
         )
     }
 }

@@ -22,8 +22,10 @@
 #![deny(missing_docs)]
 
 mod access;
+mod boost;
 mod citation;
 mod error;
+mod facet;
 mod filter;
 mod lang;
 mod models;
@@ -35,8 +37,13 @@ pub use access::{
     is_reserved_token, AccessPolicy, AllowedSet, OrdSet, Principal, Visibility, NO_ACL_TOKEN, NO_TENANT_TOKEN,
     PUBLIC_TOKEN, RESERVED_PREFIX, TENANT_PREFIX,
 };
+pub use boost::{Boosts, Decay, DecayFunction, KeywordBoost, Modifier, NumberBoost, MAX_BOOST_FUNCTIONS};
 pub use citation::Citation;
 pub use error::{Error, Result};
+pub use facet::{
+    Facet, FacetRange, Facets, RangeCount, ValueCount, DEFAULT_FACET_VALUES, MAX_FACETS, MAX_FACET_RANGES,
+    MAX_FACET_VALUES,
+};
 pub use filter::Filter;
 pub use lang::{is_cjk, is_han, is_hangul, is_kana, Language};
 pub use models::{Embedder, Reranker};
@@ -45,7 +52,10 @@ pub use request::{
     Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, UnknownName, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH,
     MAX_K, MAX_QUERY_BYTES,
 };
-pub use response::{Explain, Hit, LegExplain, SearchResponse, Snippet, Stage, Stats, Suggestion, SynonymMatch};
+pub use response::{
+    BoostExplain, Explain, FactorExplain, Hit, LegExplain, SearchResponse, Snippet, Stage, Stats, Suggestion,
+    SynonymMatch,
+};
 
 /// The internal ordinal of a record: shared by the lexical and vector indexes, assigned at
 /// write time, never reused. Fusion and explain speak ordinals; hits map back to ids.

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Filter, Principal, Result};
+use crate::{Boosts, Error, Facet, Filter, Principal, Result};
 
 /// The largest `k` a request may ask for.
 pub const MAX_K: usize = 10_000;
@@ -286,6 +286,14 @@ pub struct SearchRequest {
     pub deadline: Option<Instant>,
     /// See [`SearchRequest::vector`].
     pub vector: Option<Vec<f32>>,
+    /// See [`SearchRequest::offset`].
+    pub offset: usize,
+    /// See [`SearchRequest::cursor`].
+    pub cursor: Option<String>,
+    /// See [`SearchRequest::facet`] (one per call).
+    pub facets: Vec<Facet>,
+    /// See [`SearchRequest::boosts`].
+    pub boosts: Boosts,
 }
 
 impl SearchRequest {
@@ -310,7 +318,58 @@ impl SearchRequest {
             ids_only: false,
             deadline: None,
             vector: None,
+            offset: 0,
+            cursor: None,
+            facets: Vec::new(),
+            boosts: Boosts::default(),
         }
+    }
+
+    /// Skips the first `offset` hits of the ranking: the hits are ranks `offset + 1` to
+    /// `offset + k`. A page must end within the ranking, `offset + k <= max(depth, k)`
+    /// ([`Error::PageOutOfRange`] otherwise), so that every page of one query is cut from
+    /// the same ranking. By default, 0.
+    ///
+    /// ```
+    /// use braid_core::{Principal, SearchRequest};
+    /// let second_page = SearchRequest::new("refund", Principal::public()).k(10).offset(10);
+    /// assert_eq!(second_page.offset, 10);
+    /// ```
+    pub fn offset(mut self, offset: usize) -> Self {
+        self.offset = offset;
+        self
+    }
+
+    /// Continues from a cursor a previous response returned (`SearchResponse::next_cursor`):
+    /// the next `k` hits of the same ranking. The cursor is refused with
+    /// [`Error::InvalidCursor`] when it was made for another request (query, filter, mode,
+    /// depth, fusion, boosts or principal) or is malformed, and with [`Error::StaleCursor`]
+    /// when the hits before it changed since. It cannot be combined with an offset. By
+    /// default, none.
+    pub fn cursor(mut self, cursor: impl Into<String>) -> Self {
+        self.cursor = Some(cursor.into());
+        self
+    }
+
+    /// Adds a facet: counts per value or range of a field over every record the request
+    /// matches that the caller may see (see [`crate::Facets`]). At most
+    /// [`crate::MAX_FACETS`]. By default, none.
+    ///
+    /// ```
+    /// use braid_core::{Facet, Principal, SearchRequest};
+    /// let req = SearchRequest::new("refund", Principal::public()).facet(Facet::values("category"));
+    /// assert_eq!(req.facets.len(), 1);
+    /// ```
+    pub fn facet(mut self, facet: Facet) -> Self {
+        self.facets.push(facet);
+        self
+    }
+
+    /// Field weights, decays and numeric or keyword boosts (see [`Boosts`] for the formula).
+    /// By default, none: the ranking is the fused ranking.
+    pub fn boosts(mut self, boosts: Boosts) -> Self {
+        self.boosts = boosts;
+        self
     }
 
     /// A query vector computed by the caller's own model: the semantic leg searches with it

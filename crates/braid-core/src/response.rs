@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::{Language, Leg, Mode};
+use crate::{Facets, Language, Leg, Mode};
 
 /// The answer to one `search()`.
 #[derive(Debug, Clone, Serialize)]
@@ -16,6 +16,15 @@ pub struct SearchResponse {
     pub suggestions: Vec<Suggestion>,
     /// Timings and counts, beside the answer.
     pub stats: Stats,
+    /// Where the next page starts (`SearchRequest::cursor`), when this page is full and the
+    /// ranking holds a further page. It encodes the request and the hits up to here, never
+    /// anything about records the caller may not see.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Counts per value and range over every matched record the caller may see, when the
+    /// request asked for facets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub facets: Option<Facets>,
 }
 
 /// One ranked record.
@@ -24,7 +33,8 @@ pub struct Hit {
     /// The record's external id.
     pub id: String,
     /// The fused score on a `[0, 1]` scale for every fusion method (see
-    /// `SearchRequest::min_score`): 1 means first in every leg that ran. The raw fused value
+    /// `SearchRequest::min_score`): 1 means first in every leg that ran. With boosts that
+    /// rescore, the boosted score (`explain.boost`), which may exceed 1. The raw fused value
     /// is in `explain.fused`. With a reranker, the order of the reranked prefix follows
     /// `explain.rerank` instead.
     pub score: f32,
@@ -112,7 +122,7 @@ pub struct Explain {
     pub legs: Vec<LegExplain>,
     /// The fused score (sum of contributions).
     pub fused: f32,
-    /// 1-based rank after fusion.
+    /// 1-based rank after fusion (and after the request's boosts, when any rescore).
     pub fused_rank: usize,
     /// The cross-encoder's score, when the hit was among the reranked candidates.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -121,6 +131,9 @@ pub struct Explain {
     /// synonyms, or when it matched the words as typed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub synonyms: Vec<SynonymMatch>,
+    /// How the request's boosts changed the score, when it had any that rescore.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boost: Option<BoostExplain>,
 }
 
 /// A synonym the query was expanded with, and that a hit holds.
@@ -130,6 +143,32 @@ pub struct SynonymMatch {
     pub query: String,
     /// What it expanded to that the hit holds, as written in the synonym file.
     pub synonym: String,
+}
+
+/// A boosted score: `score = relevance × Π factor` (`braid_core::Boosts`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct BoostExplain {
+    /// The fused score on its `[0, 1]` scale, before boosts.
+    pub relevance: f32,
+    /// Each function's factor, in the order: keywords, decays, numbers.
+    pub factors: Vec<FactorExplain>,
+    /// The boosted score (the hit's `score`).
+    pub score: f32,
+}
+
+/// One boost function's factor for one hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FactorExplain {
+    /// `keyword`, `decay:exp`, `decay:gauss`, `decay:linear`, `number:linear`, `number:log1p`
+    /// or `number:sqrt`.
+    pub function: String,
+    /// The field the function read.
+    pub field: String,
+    /// The field's value in the hit (none: the record lacks it, or a keyword function).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// The factor.
+    pub factor: f64,
 }
 
 /// One leg's part in a hit's score.
@@ -198,8 +237,12 @@ pub enum Stage {
     Fuzzy,
     /// The semantic leg (the query's embedding included).
     Semantic,
+    /// Facet counts over the matched records, when asked for.
+    Facets,
     /// Fusion of the legs' lists.
     Fusion,
+    /// The request's boosts, when any rescore.
+    Boosts,
     /// Stored fields of the fused candidates.
     Hits,
     /// The cross-encoder, when one is attached.
@@ -212,13 +255,15 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in order.
-    pub const ALL: [Stage; 10] = [
+    pub const ALL: [Stage; 12] = [
         Stage::Visibility,
         Stage::Analyse,
         Stage::Lexical,
         Stage::Fuzzy,
         Stage::Semantic,
+        Stage::Facets,
         Stage::Fusion,
+        Stage::Boosts,
         Stage::Hits,
         Stage::Rerank,
         Stage::Snippets,
@@ -233,7 +278,9 @@ impl Stage {
             Stage::Lexical => "lexical",
             Stage::Fuzzy => "fuzzy",
             Stage::Semantic => "semantic",
+            Stage::Facets => "facets",
             Stage::Fusion => "fusion",
+            Stage::Boosts => "boosts",
             Stage::Hits => "hits",
             Stage::Rerank => "rerank",
             Stage::Snippets => "snippets",

@@ -26,6 +26,7 @@ use tantivy::query::Bm25Weight;
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocId, Score, Searcher, SegmentReader, Term};
 
+use crate::matches::Matches;
 use crate::simple::{Constraints, Verdict, MAX_PHRASE_CHECKS};
 use crate::visibility::{AllowedDocs, AllowedSegment};
 
@@ -121,6 +122,7 @@ pub(crate) fn top_k(
     stats: &dyn Statistics,
     allowed: &AllowedDocs,
     k: usize,
+    matches: Option<&Matches>,
 ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
     // Weights first, in plan order: one per term.
     let weights: Vec<Option<Bm25Weight>> = plan.terms().map(|t| weight_of(stats, t)).collect::<Result<_, _>>()?;
@@ -135,6 +137,9 @@ pub(crate) fn top_k(
         }
         let Some(ords) = ord_columns.get(segment_ord) else { continue };
         let scores = score_segment(segment, plan, &weights)?;
+        if let Some(matches) = matches {
+            matches.add_scored(segment_ord, segment, &scores, allowed_docs);
+        }
         offer_segment(&mut top, segment, ords, &scores, allowed_docs);
     }
     Ok(top.into_sorted())

@@ -11,7 +11,7 @@ use tantivy::schema::{
 use crate::analysis::{Analyzer, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER};
 
 const KEYWORD_PREFIX: &str = "kw.";
-const NUMBER_PREFIX: &str = "num.";
+pub(crate) const NUMBER_PREFIX: &str = "num.";
 
 /// How an index is laid out: the analyzer, field boosts, and the keyword and numeric fields
 /// records may carry. Chosen when the index is created and stored with it.

@@ -23,7 +23,9 @@ use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader, Term};
 use crate::analysis;
 use crate::index::{LegOutput, QueryWord, Snapshot};
 use crate::legs::{fuzzy_query, lexical_query, max_edits, BuiltQuery, Scoring, MAX_QUERY_TERMS};
+use crate::matches::Matches;
 use crate::plan::{self, Statistics, TopK};
+use crate::reweight::{reweight, FieldWeights};
 use crate::simple::{self, Constraints, SimpleQuery, Verdict, MAX_PHRASE_CHECKS};
 use crate::synonyms::Compiled;
 use crate::visibility::{restrict, AllowedDocs};
@@ -46,6 +48,10 @@ pub struct View<'a> {
     failure: Mutex<Option<Error>>,
     /// The index's synonyms, as they were when the request started.
     synonyms: Arc<Compiled>,
+    /// The request's own field weights, when it has any ([`View::set_field_weights`]).
+    weights: Option<FieldWeights>,
+    /// Every document the legs match, when the request counts facets ([`View::collect_matches`]).
+    matches: Option<Matches>,
 }
 
 impl<'a> View<'a> {
@@ -60,7 +66,41 @@ impl<'a> View<'a> {
             walks: Lookups::default(),
             failure: Mutex::new(None),
             synonyms: snapshot.synonyms.compiled(),
+            weights: None,
+            matches: None,
         }
+    }
+
+    /// Makes the lexical and fuzzy legs (plain query syntax) weigh a title match by `title`
+    /// instead of the schema's `title_boost`, and the flat title+body BM25 by `body` instead
+    /// of 1.
+    pub fn set_field_weights(&mut self, title: f32, body: f32) {
+        self.weights = Some(FieldWeights { title, body });
+    }
+
+    /// The schema's title boost (what [`View::set_field_weights`] replaces).
+    pub fn title_boost(&self) -> f32 {
+        self.snapshot.config.title_boost
+    }
+
+    /// Makes the lexical and fuzzy legs record every allowed record they match (score above
+    /// zero, at any depth — depth 0 included), for [`View::facets`].
+    pub fn collect_matches(&mut self) {
+        self.matches = Some(Matches::default());
+    }
+
+    /// Counts `facets` over every record the legs that ran on this view matched, plus `extra`
+    /// (the semantic leg's candidates), all within the allowed set; call it after the legs.
+    /// Without [`View::collect_matches`] only `extra` counts.
+    ///
+    /// # Errors
+    /// [`Error::UnknownField`] for a facet on a field that is not a declared keyword field
+    /// (values) or numeric field (ranges); [`Error::InvalidRequest`] for a facet beyond its
+    /// limits; [`Error::Lexical`] on an internal failure.
+    pub fn facets(&self, facets: &[braid_core::Facet], extra: &[braid_core::Ordinal]) -> Result<braid_core::Facets> {
+        let extra: Vec<braid_core::Ordinal> = extra.iter().copied().filter(|&o| self.allowed.contains(o)).collect();
+        let none = Matches::default();
+        crate::matches::count(self.snapshot, self.matches.as_ref().unwrap_or(&none), facets, &extra)
     }
 
     /// The allowed set this view is confined to.
@@ -336,14 +376,24 @@ impl<'a> View<'a> {
             Scoring::Plan(p) => p.is_empty(),
             Scoring::Tantivy(_) => false,
         };
-        if empty || depth == 0 || self.allowed.is_empty() {
+        if empty || (depth == 0 && self.matches.is_none()) || self.allowed.is_empty() {
             return Ok(LegOutput { candidates: Vec::new(), highlight: built.highlight, synonyms: built.synonyms });
         }
         let s = self.snapshot;
+        let matches = self.matches.as_ref();
         let top = match built.scoring {
-            Scoring::Plan(plan) => plan::top_k(&s.searcher, &s.ord_columns, &plan, self, &self.docs, depth),
+            Scoring::Plan(mut plan) => {
+                if let Some(weights) = self.weights {
+                    reweight(&mut plan, &s.fields, weights);
+                }
+                plan::top_k(&s.searcher, &s.ord_columns, &plan, self, &self.docs, depth, matches)
+            }
             Scoring::Tantivy(query) => {
                 let query = restrict(&self.docs, query);
+                if let Some(matches) = matches {
+                    let all = s.searcher.search(&*query, &tantivy::collector::DocSetCollector);
+                    matches.add_addresses(s, all.map_err(|e| Error::Lexical(e.to_string()))?);
+                }
                 s.searcher.search_with_statistics_provider(&*query, &OrdTop { k: depth }, self)
             }
         }

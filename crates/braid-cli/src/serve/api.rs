@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use braid::{Filter, Index, Mode, Principal, QuerySyntax, SearchRequest, SearchResponse, StoredRecord};
+use braid::{Boosts, Facet, Filter, Index, Mode, Principal, QuerySyntax, SearchRequest, SearchResponse, StoredRecord};
 use serde::Deserialize;
 
 /// The search parameters of `POST /v1/search` and of the MCP `search` tool. There is no
@@ -39,6 +39,22 @@ pub struct SearchParams {
     /// How the query text is read. By default, plain text.
     #[serde(default)]
     pub syntax: Syntax,
+    /// Hits to skip (the page starts at rank `offset + 1`). By default, 0.
+    #[serde(default)]
+    pub offset: usize,
+    /// The `next_cursor` of a previous response: the next page of the same ranking.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Candidates per leg: the ranking pages are cut from (`offset + k` must stay within it).
+    /// By default, 100.
+    #[serde(default)]
+    pub depth: Option<usize>,
+    /// Counts per value or range over every matched record the caller may see.
+    #[serde(default)]
+    pub facets: Vec<Facet>,
+    /// Field weights, decays and numeric or keyword boosts.
+    #[serde(default)]
+    pub boosts: Option<Boosts>,
 }
 
 /// The query syntaxes the server accepts: tantivy's full query language is never served.
@@ -55,6 +71,10 @@ pub enum Syntax {
 fn default_k() -> usize {
     10
 }
+
+/// The deepest ranking a client may ask for (`depth`): ten times the library's default, so a
+/// page reaches rank 1,000; deeper pages cost every leg that much more for every caller.
+pub const MAX_SERVED_DEPTH: usize = 1_000;
 
 thread_local! {
     /// The deadline of the request this thread works for (see [`with_deadline`]).
@@ -192,7 +212,25 @@ impl Engine {
             .syntax(match params.syntax {
                 Syntax::Plain => QuerySyntax::Plain,
                 Syntax::Simple => QuerySyntax::Simple,
-            });
+            })
+            .offset(params.offset);
+        if let Some(cursor) = &params.cursor {
+            request = request.cursor(cursor.as_str());
+        }
+        if let Some(depth) = params.depth {
+            if depth > MAX_SERVED_DEPTH {
+                return Err(Failure::BadRequest(format!(
+                    "depth = {depth} is above this server's maximum of {MAX_SERVED_DEPTH}"
+                )));
+            }
+            request = request.depth(depth);
+        }
+        for facet in &params.facets {
+            request = request.facet(facet.clone());
+        }
+        if let Some(boosts) = &params.boosts {
+            request = request.boosts(boosts.clone());
+        }
         if let Some(deadline) = DEADLINE.with(Cell::get) {
             request = request.deadline(deadline);
         }
@@ -296,6 +334,51 @@ mod tests {
         }
         assert!(params(r#"{"query": "x", "mode": "psychic"}"#).is_err());
         assert!(params(r#"{"k": 3}"#).is_err());
+    }
+
+    #[test]
+    fn pages_facets_and_boosts_come_through_the_parameters() {
+        let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let mut w = index.writer().unwrap();
+        for i in 0..12 {
+            let category = if i % 3 == 0 { "billing" } else { "account" };
+            let record = Record::new(format!("r{i}"))
+                .title(format!("Refund {i}"))
+                .body("Refunds go back to the card.")
+                .keyword("category", category)
+                .number("updated", 1_700_000_000.0 + f64::from(i) * 86_400.0);
+            w.upsert(&record.acl(["tenant:acme"])).unwrap();
+        }
+        w.upsert(&Record::new("hidden").title("Refund").keyword("category", "secret").acl(["tenant:globex"])).unwrap();
+        w.commit().unwrap();
+        let e = Engine::new(index, 50);
+        let acme = Principal::from_verified_tokens(["tenant:acme"]);
+        let first = e
+            .search(
+                &acme,
+                &params(r#"{"query": "refund", "k": 5, "facets": [{"values": {"field": "category"}}]}"#).unwrap(),
+            )
+            .unwrap();
+        let facets = first.facets.as_ref().unwrap();
+        assert_eq!(facets.matched, 12);
+        let values: Vec<(&str, u64)> = facets.values["category"].iter().map(|v| (v.value.as_str(), v.count)).collect();
+        assert_eq!(values, [("account", 8), ("billing", 4)], "globex's value is not counted");
+        let cursor = first.next_cursor.clone().unwrap();
+        let body = format!(r#"{{"query": "refund", "k": 5, "cursor": "{cursor}"}}"#);
+        let second = e.search(&acme, &params(&body).unwrap()).unwrap();
+        let by_offset = e.search(&acme, &params(r#"{"query": "refund", "k": 5, "offset": 5}"#).unwrap()).unwrap();
+        let ids = |r: &SearchResponse| r.hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&second), ids(&by_offset));
+        assert!(matches!(
+            e.search(&acme, &params(r#"{"query": "refund", "cursor": "nope"}"#).unwrap()),
+            Err(Failure::BadRequest(_))
+        ));
+        let boosted = r#"{"query": "refund", "k": 3, "boosts": {"decay": [{"field": "updated", "function": "exp", "origin": 1700950400, "scale": 86400}]}}"#;
+        let newest = e.search(&acme, &params(boosted).unwrap()).unwrap();
+        assert_eq!(ids(&newest)[0], "r11");
+        assert!(params(r#"{"query": "x", "boosts": {"recency": 1}}"#).is_err());
+        let deep = params(r#"{"query": "refund", "depth": 1001, "offset": 990}"#).unwrap();
+        assert!(matches!(e.search(&acme, &deep), Err(Failure::BadRequest(m)) if m.contains("depth")));
     }
 
     #[test]

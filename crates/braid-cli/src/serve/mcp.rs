@@ -675,7 +675,15 @@ fn search_text_and_data(response: &SearchResponse) -> (String, Value) {
     }
     let steps: Map<String, Value> =
         response.stats.micros.iter().map(|(stage, us)| (stage.to_string(), json!(*us as f64 / 1000.0))).collect();
-    let data = json!({ "sources": sources, "suggestions": response.suggestions, "steps": steps, "legs": legs });
+    let mut data = json!({ "sources": sources, "suggestions": response.suggestions, "steps": steps, "legs": legs });
+    if let Some(facets) = &response.facets {
+        data["facets"] = json!(facets);
+        text.push_str(&format!("\n{} matching records you may see.", facets.matched));
+    }
+    if let Some(cursor) = &response.next_cursor {
+        data["next_cursor"] = json!(cursor);
+        text.push_str(&format!("\nMore results: call search again with cursor \"{cursor}\"."));
+    }
     (text, data)
 }
 

@@ -164,8 +164,32 @@ mod tests {
         assert_eq!(schema["additionalProperties"], false);
         let sample = json!({
             "query": "x", "k": 3, "mode": "fuzzy", "collapse": true, "ids_only": true, "vector": [0.5, 1], "syntax": "simple",
-            "filters": [{ "keyword": { "field": "category", "value": "billing" } }]
+            "filters": [{ "keyword": { "field": "category", "value": "billing" } }],
+            "offset": 10, "cursor": "c", "depth": 50,
+            "facets": [
+                { "values": { "field": "category", "size": 5 } },
+                { "ranges": { "field": "updated", "ranges": [{ "to": 1.0 }, { "from": 1.0, "to": null }] } }
+            ],
+            "boosts": {
+                "title": 1.0, "body": 1.0,
+                "keywords": [{ "field": "category", "value": "billing", "factor": 2.0 }],
+                "decay": [{ "field": "updated", "function": "gauss", "origin": 0, "scale": 1, "offset": 0, "decay": 0.5 }],
+                "numbers": [{ "field": "priority", "weight": 0.1, "modifier": "log1p" }]
+            }
         });
+        // Every boosts and facet property the schema names is one the types read.
+        let boosts = &schema["properties"]["boosts"]["properties"];
+        let mut boost_names: Vec<&String> = boosts.as_object().unwrap().keys().collect();
+        boost_names.sort();
+        let mut sample_boosts: Vec<&String> = sample["boosts"].as_object().unwrap().keys().collect();
+        sample_boosts.sort();
+        assert_eq!(boost_names, sample_boosts);
+        for (list, item) in [("keywords", 0), ("decay", 0), ("numbers", 0)] {
+            let props = boosts[list]["items"]["properties"].as_object().unwrap();
+            let given = sample["boosts"][list][item].as_object().unwrap();
+            assert_eq!(props.keys().collect::<Vec<_>>().len(), given.len(), "{list}");
+            assert!(given.keys().all(|k| props.contains_key(k)), "{list}");
+        }
         let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
         let mut sample_names: Vec<&String> = sample.as_object().unwrap().keys().collect();
         sample_names.sort();

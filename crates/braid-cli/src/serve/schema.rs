@@ -73,11 +73,132 @@ pub fn search_params(defs: &str, max_k: usize) -> Value {
             "syntax": {
                 "type": "string", "enum": ["plain", "simple"], "default": "plain",
                 "description": "How the query is read: plain text, or simple (search-box operators: \"exact phrase\", -exclude, OR, field:value on keyword fields; stray operators are plain words)."
-            }
+            },
+            "offset": {
+                "type": "integer", "minimum": 0, "default": 0,
+                "description": "Hits to skip: the page is ranks offset+1 to offset+k. offset + k must stay within depth."
+            },
+            "cursor": {
+                "type": "string",
+                "description": "The next_cursor of a previous response to the same request: its next page. Refused when made for another request, or when the hits before it changed."
+            },
+            "depth": {
+                "type": "integer", "minimum": 1, "maximum": super::api::MAX_SERVED_DEPTH, "default": 100,
+                "description": "Candidates per leg: the ranking pages are cut from."
+            },
+            "facets": {
+                "type": "array", "maxItems": braid::MAX_FACETS, "items": facet(),
+                "description": "Counts per value or range over every matched record you may see (not only the page)."
+            },
+            "boosts": boosts()
         },
         "required": ["query"],
         "additionalProperties": false
     })
+}
+
+/// A facet request (`braid::Facet`).
+fn facet() -> Value {
+    let range = json!({
+        "type": "object",
+        "properties": { "from": { "type": ["number", "null"] }, "to": { "type": ["number", "null"] } },
+        "additionalProperties": false,
+        "description": "from inclusive, to exclusive; either may be null (open)."
+    });
+    json!({
+        "oneOf": [
+            {
+                "type": "object", "description": "The most frequent values of a keyword field.",
+                "properties": { "values": {
+                    "type": "object",
+                    "properties": {
+                        "field": { "type": "string" },
+                        "size": { "type": "integer", "minimum": 0, "maximum": braid::MAX_FACET_VALUES, "default": 10 }
+                    },
+                    "required": ["field"], "additionalProperties": false
+                } },
+                "required": ["values"], "additionalProperties": false
+            },
+            {
+                "type": "object", "description": "Counts per range of a numeric or date field (Unix seconds).",
+                "properties": { "ranges": {
+                    "type": "object",
+                    "properties": {
+                        "field": { "type": "string" },
+                        "ranges": { "type": "array", "items": range, "minItems": 1, "maxItems": braid::MAX_FACET_RANGES }
+                    },
+                    "required": ["field", "ranges"], "additionalProperties": false
+                } },
+                "required": ["ranges"], "additionalProperties": false
+            }
+        ]
+    })
+}
+
+/// The boosts (`braid::Boosts`): score = relevance × Π decay × Π (1 + weight·f(value)) × Π keyword factor.
+fn boosts() -> Value {
+    let field = json!({ "type": "string" });
+    json!({
+        "type": "object",
+        "description": "score = relevance × Π decay(field) × Π (1 + weight · f(field)) × Π keyword factor; a record without the field gets 1 from that function.",
+        "properties": {
+            "title": { "type": "number", "minimum": 0, "description": "Weight of a title match (by default the index's title boost, 0.5)." },
+            "body": { "type": "number", "minimum": 0, "description": "Weight of the title+body BM25 (by default 1)." },
+            "keywords": { "type": "array", "items": {
+                "type": "object",
+                "properties": { "field": field, "value": { "type": "string" }, "factor": { "type": "number", "minimum": 0 } },
+                "required": ["field", "value", "factor"], "additionalProperties": false
+            } },
+            "decay": { "type": "array", "items": {
+                "type": "object",
+                "description": "Elasticsearch's decay functions on a numeric or date field (Unix seconds).",
+                "properties": {
+                    "field": field,
+                    "function": { "type": "string", "enum": ["exp", "gauss", "linear"] },
+                    "origin": { "type": "number" },
+                    "scale": { "type": "number", "exclusiveMinimum": 0 },
+                    "offset": { "type": "number", "minimum": 0, "default": 0 },
+                    "decay": { "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.5 }
+                },
+                "required": ["field", "function", "origin", "scale"], "additionalProperties": false
+            } },
+            "numbers": { "type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "field": field,
+                    "weight": { "type": "number", "minimum": 0 },
+                    "modifier": { "type": "string", "enum": ["linear", "log1p", "sqrt"], "default": "linear" }
+                },
+                "required": ["field", "weight"], "additionalProperties": false
+            } }
+        },
+        "additionalProperties": false
+    })
+}
+
+/// Facet counts (`braid::Facets`).
+fn facets_output() -> Value {
+    let count = json!({ "type": "integer", "minimum": 0 });
+    json!({
+        "type": "object",
+        "description": "Counts over every matched record the caller may see.",
+        "properties": {
+            "matched": count,
+            "values": { "type": "object", "additionalProperties": { "type": "array", "items": {
+                "type": "object", "properties": { "value": { "type": "string" }, "count": count }, "required": ["value", "count"]
+            } } },
+            "ranges": { "type": "object", "additionalProperties": { "type": "array", "items": {
+                "type": "object",
+                "properties": { "from": { "type": ["number", "null"] }, "to": { "type": ["number", "null"] }, "count": count },
+                "required": ["from", "to", "count"]
+            } } }
+        },
+        "required": ["matched"]
+    })
+}
+
+fn next_cursor() -> Value {
+    json!({ "type": "string", "description": "Pass as cursor for the next page; absent when there is none." })
 }
 
 fn lines() -> Value {
@@ -122,7 +243,7 @@ pub fn search_output() -> Value {
                         "parent": { "type": ["string", "null"], "description": "The article, for sections." },
                         "section": section(),
                         "lines": lines(),
-                        "score": { "type": "number", "minimum": 0, "maximum": 1 },
+                        "score": { "type": "number", "minimum": 0, "description": "In [0, 1]; boosts may raise it above 1." },
                         "snippet": { "type": "string" }
                     },
                     "required": ["ref", "id", "title", "parent", "section", "lines", "score", "snippet"],
@@ -134,7 +255,9 @@ pub fn search_output() -> Value {
                 "type": "object", "additionalProperties": { "type": "number" },
                 "description": "Milliseconds per stage (visibility, lexical, fuzzy, semantic, fusion, hits, total, …)."
             },
-            "legs": { "type": "array", "items": { "type": "string" }, "description": "The recall legs that ran." }
+            "legs": { "type": "array", "items": { "type": "string" }, "description": "The recall legs that ran." },
+            "facets": facets_output(),
+            "next_cursor": next_cursor()
         },
         "required": ["sources", "suggestions", "steps", "legs"],
         "additionalProperties": false
@@ -198,7 +321,7 @@ pub fn search_response() -> Value {
                     "type": "object",
                     "properties": {
                         "id": { "type": "string" },
-                        "score": { "type": "number", "minimum": 0, "maximum": 1 },
+                        "score": { "type": "number", "minimum": 0, "description": "In [0, 1]; boosts may raise it above 1 (explain.boost)." },
                         "title": { "type": "string" },
                         "snippet": { "type": "string" },
                         "highlights": {
@@ -224,6 +347,14 @@ pub fn search_response() -> Value {
                                         "properties": { "query": { "type": "string" }, "synonym": { "type": "string" } },
                                         "required": ["query", "synonym"]
                                     }
+                                },
+                                "boost": {
+                                    "type": "object", "description": "score = relevance × Π factors.",
+                                    "properties": {
+                                        "relevance": { "type": "number" },
+                                        "factors": { "type": "array", "items": { "type": "object" } },
+                                        "score": { "type": "number" }
+                                    }
                                 }
                             }
                         }
@@ -232,6 +363,8 @@ pub fn search_response() -> Value {
                 }
             },
             "suggestions": suggestions(),
+            "next_cursor": next_cursor(),
+            "facets": facets_output(),
             "stats": {
                 "type": "object",
                 "description": "Telemetry beside the answer: the steps (microseconds per stage) and counts.",

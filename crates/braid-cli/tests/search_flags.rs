@@ -1,0 +1,64 @@
+//! `braid search`'s results flags: `--facet`, `--offset`, `--cursor` and `--boosts`.
+
+use std::io::Write;
+
+use serde_json::Value;
+
+use crate::support::braid;
+
+fn search(index: &std::path::Path, args: &[&str]) -> Value {
+    let out =
+        braid().args(["search", "--json", "--mode", "lexical", "--index"]).arg(index).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn ids(v: &Value) -> Vec<String> {
+    v["hits"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn facets_pages_and_boosts_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, index) = (dir.path().join("c.jsonl"), dir.path().join("idx"));
+    let mut f = std::fs::File::create(&corpus).unwrap();
+    for i in 0..9 {
+        let category = if i < 6 { "billing" } else { "admin" };
+        let doc = serde_json::json!({
+            "_id": format!("d{i}"), "title": "Walrus", "text": "walrus ".repeat(i + 1),
+            "metadata": { "category": category, "updated": 1_700_000_000 + i * 86_400 }
+        });
+        writeln!(f, "{doc}").unwrap();
+    }
+    drop(f);
+    let out = braid().args(["index"]).arg(&corpus).arg("--index").arg(&index).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let first = search(&index, &["-k", "4", "--facet", "category", "walrus"]);
+    assert_eq!(first["facets"]["matched"], 9);
+    assert_eq!(
+        first["facets"]["values"]["category"],
+        serde_json::json!([{"value": "billing", "count": 6}, {"value": "admin", "count": 3}])
+    );
+    let cursor = first["next_cursor"].as_str().unwrap();
+    let second = search(&index, &["-k", "4", "--cursor", cursor, "walrus"]);
+    assert_eq!(ids(&second), ids(&search(&index, &["-k", "4", "--offset", "4", "walrus"])));
+    let ranges = r#"{"ranges":{"field":"updated","ranges":[{"to":1700200000},{"from":1700200000}]}}"#;
+    let counted = search(&index, &["-k", "1", "--facet", ranges, "walrus"]);
+    let counts: Vec<u64> = counted["facets"]["ranges"]["updated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["count"].as_u64().unwrap())
+        .collect();
+    assert_eq!(counts, [3, 6]);
+    // d4's date: its neighbours a day away get 0.01, the rest next to nothing.
+    let around_d4 =
+        r#"{"decay":[{"field":"updated","function":"gauss","origin":1700345600,"scale":86400,"decay":0.01}]}"#;
+    assert_eq!(ids(&search(&index, &["-k", "1", "walrus"])), ["d8"]);
+    let boosted = search(&index, &["-k", "1", "--boosts", around_d4, "walrus"]);
+    assert_eq!(ids(&boosted), ["d4"]);
+    let bad = braid().args(["search", "--index"]).arg(&index).args(["--cursor", "nope", "walrus"]).output().unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("cursor"), "{}", String::from_utf8_lossy(&bad.stderr));
+}

@@ -1,0 +1,43 @@
+//! Per-request field weights: a plan's title and body terms reweighted before it runs.
+//!
+//! Both legs score an analysed term as BM25 over the flat title+body field times the term's
+//! weight `w`, plus BM25 over the title times `w × title_boost` (`legs::scored_term`). A
+//! request's weights replace the two factors: `w × body` and `w × title`. With the schema's
+//! own values (body 1, title `title_boost`) the plan is the one the leg built, term for term.
+
+use tantivy::Term;
+
+use crate::plan::{Alternative, Plan, WeightedTerm};
+use crate::schema::Fields;
+
+/// Weights of the flat title+body field and of the title field, for one request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct FieldWeights {
+    pub title: f32,
+    pub body: f32,
+}
+
+/// Rewrites every scored term of `plan` to `weights` (trigram alternatives are left alone).
+pub(crate) fn reweight(plan: &mut Plan, fields: &Fields, weights: FieldWeights) {
+    for alternative in plan.groups.iter_mut().flat_map(|g| g.alternatives.iter_mut()) {
+        let Alternative::Terms(terms) = alternative else { continue };
+        let mut out = Vec::with_capacity(terms.len() + 1);
+        for t in terms.drain(..) {
+            let field = t.term.field();
+            if field == fields.text {
+                let w = t.boost;
+                let text = t.term.value().as_str().map(str::to_string);
+                out.push(WeightedTerm { term: t.term, boost: w * weights.body });
+                if let (Some(text), true) = (text, weights.title > 0.0) {
+                    out.push(WeightedTerm {
+                        term: Term::from_field_text(fields.title, &text),
+                        boost: w * weights.title,
+                    });
+                }
+            } else if field != fields.title {
+                out.push(t);
+            }
+        }
+        *terms = out;
+    }
+}
