@@ -1,6 +1,8 @@
 //! Shared fixtures.
 
-use std::path::{Path, PathBuf};
+#[cfg(feature = "ingest")]
+use std::path::Path;
+use std::path::PathBuf;
 
 #[cfg(feature = "ingest")]
 use braid::ingest::Source;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use braid::{Index, IndexConfig, Mode, Principal, Record, SearchRequest, Visibility};
 use braid_core::{AccessPolicy, AllowedSet, OrdSet};
-use braid_vector::{HnswParams, SearchPath, VectorStore, VECTORS_FILE};
+use braid_vector::{SearchPath, VectorStore, VECTORS_FILE};
 
 use crate::common::ids;
 
@@ -65,6 +65,7 @@ fn copy_fixture() -> tempfile::TempDir {
 #[test]
 #[ignore = "writes tests/fixtures/vectors-with-graph"]
 fn write_the_graph_fixture() {
+    use braid_vector::HnswParams;
     let dir = fixture();
     let _ = std::fs::remove_dir_all(&dir);
     let mut store = VectorStore::new(DIM, HnswParams { exact_threshold: 8, ..HnswParams::default() });

@@ -304,11 +304,10 @@ fn cheapest_path(
     pieces
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "cjk"))]
 mod tests {
     use super::*;
 
-    #[cfg(feature = "cjk")]
     #[test]
     fn keys_cover_heteronyms_and_u_umlaut() {
         let (full, initials) = keys("同步");

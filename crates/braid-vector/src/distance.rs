@@ -1,5 +1,6 @@
 //! Dot products and normalisation, shared by the exact scan and the graph.
 
+#[cfg(feature = "hnsw")]
 use hnsw_rs::prelude::Distance;
 
 /// The dot product of two equally long slices, written so the compiler vectorises it.
@@ -58,9 +59,11 @@ pub(crate) fn normalised(v: &[f32]) -> Result<Vec<f32>, BadVector> {
 ///
 /// `hnsw_rs`'s own `DistDot` asserts `dot <= 1`, which rounding breaks for a vector and its
 /// duplicate; its search also asserts non-negative distances. Clamping keeps both true.
+#[cfg(feature = "hnsw")]
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct DotDistance;
 
+#[cfg(feature = "hnsw")]
 impl Distance<f32> for DotDistance {
     fn eval(&self, va: &[f32], vb: &[f32]) -> f32 {
         let d = 1.0 - dot(va, vb);
@@ -98,6 +101,7 @@ mod tests {
         assert!((dot(&big, &big) - 1.0).abs() < 1e-5);
     }
 
+    #[cfg(feature = "hnsw")]
     #[test]
     fn distance_never_negative() {
         let v = normalised(&[0.1, 0.7, 0.3]).unwrap();
