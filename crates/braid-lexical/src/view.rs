@@ -182,14 +182,14 @@ impl<'a> View<'a> {
         let mut out = Vec::with_capacity(candidates.len());
         for (ord, score) in candidates {
             let Some(address) = s.address_of_ord(ord)? else { continue };
-            if !masks.contains_key(&address.segment_ord) {
-                let segment = s.searcher.segment_reader(address.segment_ord);
-                masks.insert(
-                    address.segment_ord,
-                    constraints.masks(segment).map_err(|e| Error::Lexical(e.to_string()))?,
-                );
-            }
-            let Some(m) = masks.get(&address.segment_ord) else { continue };
+            let m = match masks.entry(address.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    let segment = s.searcher.segment_reader(address.segment_ord);
+                    e.insert(constraints.masks(segment).map_err(|e| Error::Lexical(e.to_string()))?)
+                }
+            };
+            let m = &*m;
             let keep = match constraints.verdict(m, address.doc_id) {
                 Verdict::Accept => true,
                 Verdict::Reject => false,
