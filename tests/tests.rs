@@ -28,7 +28,9 @@ mod quality;
 mod recall;
 #[cfg(feature = "models")]
 mod rerank;
+#[cfg(feature = "ingest")]
 mod search_box;
+#[cfg(all(feature = "ingest", feature = "models"))]
 mod seed_examples;
 #[cfg(feature = "models")]
 mod semantic;
