@@ -5,6 +5,7 @@
 //! `leaks`, `noninterference` use the deterministic `HashEmbedder` where ONNX Runtime is not
 //! built in), so `cargo test -p braid --no-default-features` runs it too.
 
+#[cfg(feature = "ingest")]
 mod boosts;
 mod bulk;
 #[cfg(all(feature = "cjk", feature = "models", feature = "ingest"))]
@@ -12,6 +13,7 @@ mod cjk;
 mod common;
 mod crash;
 mod engine_shape;
+#[cfg(feature = "ingest")]
 mod facets;
 mod fail_closed;
 mod features;
@@ -21,6 +23,7 @@ mod hostile_input;
 mod leaks;
 mod lifecycle;
 mod noninterference;
+#[cfg(feature = "ingest")]
 mod paging;
 mod permissions;
 #[cfg(feature = "ingest")]
