@@ -161,3 +161,35 @@ impl braid::Embedder for HashEmbedder {
         Ok(texts.iter().map(|t| self.embed_one(t)).collect())
     }
 }
+
+/// Whether `p` may see `record` under the public policy the shared corpus is indexed with.
+pub fn visible(p: &braid::Principal, record: &Record) -> bool {
+    braid::Visibility::new(p.clone(), braid::AccessPolicy::Public, None).admits_acl(record.acl.as_slice())
+}
+
+/// Semantic, hybrid and auto search on an index of [`corpus`] return only records the caller
+/// may see, for three principals and queries from on-topic to empty. With
+/// `every_record_has_a_vector`, semantic mode also returns every record the caller may see.
+pub fn assert_semantic_search_is_confined(index: &Index, every_record_has_a_vector: bool) {
+    use braid::{Mode, Principal, SearchRequest};
+    let principals = [
+        Principal::public(),
+        Principal::from_verified_tokens(["tenant:acme"]),
+        Principal::from_verified_tokens(["tenant:globex", "group:support"]),
+    ];
+    for p in principals {
+        for mode in [Mode::Semantic, Mode::Hybrid, Mode::Auto] {
+            for q in ["single sign-on for employees", "escalation rota", "refund after 30 days", "🙂", ""] {
+                let r = index.search(&SearchRequest::new(q, p.clone()).mode(mode).k(50)).unwrap();
+                for hit in &r.hits {
+                    let record = corpus().into_iter().find(|c| c.id() == hit.id).unwrap();
+                    assert!(visible(&p, &record), "{p:?} {mode:?} {q:?} leaked {}", hit.id);
+                }
+                if every_record_has_a_vector && mode == Mode::Semantic && !q.is_empty() {
+                    let expected = corpus().iter().filter(|c| visible(&p, c)).count();
+                    assert_eq!(r.hits.len(), expected, "{p:?} {q:?}: every visible record has a vector");
+                }
+            }
+        }
+    }
+}

@@ -7,9 +7,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use braid::{AccessPolicy, Embedder, Error, Index, Leg, Mode, Principal, Record, SearchRequest, Visibility};
+use braid::{Embedder, Error, Index, Leg, Mode, Principal, Record, SearchRequest};
 
-use crate::common::{corpus, ids, HashEmbedder};
+use crate::common::{assert_semantic_search_is_confined, corpus, ids, visible, HashEmbedder};
 
 const DIM: usize = 64;
 
@@ -48,10 +48,6 @@ fn semantic_index() -> Index {
     let index = Index::builder().embedder(Arc::new(HashEmbedder::new(DIM))).create_in_ram().unwrap();
     fill(&index, &corpus());
     index
-}
-
-fn visible(p: &Principal, record: &Record) -> bool {
-    Visibility::new(p.clone(), AccessPolicy::Public, None).admits_acl(record.acl.as_slice())
 }
 
 #[test]
@@ -100,26 +96,7 @@ fn hybrid_fuses_the_semantic_leg() {
 #[test]
 fn filtered_vector_search_respects_permissions() {
     let idx = semantic_index();
-    let principals = [
-        Principal::public(),
-        Principal::from_verified_tokens(["tenant:acme"]),
-        Principal::from_verified_tokens(["tenant:globex", "group:support"]),
-    ];
-    for p in principals {
-        for mode in [Mode::Semantic, Mode::Hybrid, Mode::Auto] {
-            for q in ["single sign-on for employees", "escalation rota", "refund after 30 days", "🙂", ""] {
-                let r = idx.search(&SearchRequest::new(q, p.clone()).mode(mode).k(50)).unwrap();
-                for hit in &r.hits {
-                    let record = corpus().into_iter().find(|c| c.id() == hit.id).unwrap();
-                    assert!(visible(&p, &record), "{p:?} {mode:?} {q:?} leaked {}", hit.id);
-                }
-                if mode == Mode::Semantic && !q.is_empty() {
-                    let expected = corpus().iter().filter(|c| visible(&p, c)).count();
-                    assert_eq!(r.hits.len(), expected, "{p:?} {q:?}: every visible record has a vector");
-                }
-            }
-        }
-    }
+    assert_semantic_search_is_confined(&idx, true);
     // Stored vectors: the embedding of the passage, and none for a record the caller may not see.
     let record = corpus().into_iter().find(|r| r.id() == "returns").unwrap();
     let stored = idx.vector("returns", &Principal::public()).unwrap().expect("a vector");
