@@ -5,8 +5,13 @@ Usage: scale_corpus.py DATASETS_DIR OUT_DIR N [DIM]
 
 Writes OUT_DIR/corpus.jsonl (BEIR layout with an `acl` per record), vectors.npy (N x DIM
 float32, C order), ids.txt (the id of each row), queries.jsonl (text and a query vector per
-line) and stats.json (raw text bytes). Same arguments, same bytes: every choice comes from a
-seeded random.Random.
+line) and stats.json (raw text bytes). DIM 0 writes no vectors (and queries without one): the
+pure-Python vector sums dominate the run time at 1M records. Same arguments, same bytes: every
+choice comes from a seeded random.Random.
+
+Metadata for facets: `category` (one of 20 values) and `updated` (a date in 2022-2025), both
+from a multiplicative hash of the record's number, so they change neither the text nor the
+ACLs drawn from the seeded generator.
 
 Records: 3-12 sentences drawn from the sentences of every corpus.jsonl under DATASETS_DIR.
 ACLs: half the records belong to one of 10 tenants (`tenant:tT`, 5 % each), the other half to
@@ -18,6 +23,7 @@ Gaussian vector, a record's vector is the normalised sum of its sentences' docum
 and a query's vector is its sentence's document's vector plus noise.
 """
 import array
+import datetime
 import json
 import math
 import os
@@ -53,6 +59,11 @@ def normalised(v):
     return [x / n for x in v]
 
 
+def updated(h):
+    """A date in 2022-2025 (1,461 days from 2022-01-01), as YYYY-MM-DD."""
+    return (datetime.date(2022, 1, 1) + datetime.timedelta(days=h % 1461)).isoformat()
+
+
 def npy_header(rows, dim):
     d = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, dim)
     pad = 64 - (10 + len(d) + 1) % 64
@@ -65,13 +76,14 @@ def main():
     dim = int(sys.argv[4]) if len(sys.argv) > 4 else 384
     rng = random.Random(20261201)
     sents, docs = sentences_of(datasets)
-    doc_vecs = gaussian_vectors(docs, dim, random.Random(7))
+    doc_vecs = gaussian_vectors(docs, dim, random.Random(7)) if dim else []
     os.makedirs(out, exist_ok=True)
     raw = 0
     with open(os.path.join(out, "corpus.jsonl"), "w", encoding="utf-8") as corpus, \
-            open(os.path.join(out, "vectors.npy"), "wb") as vecs, \
+            open(os.path.join(out, "vectors.npy") if dim else os.devnull, "wb") as vecs, \
             open(os.path.join(out, "ids.txt"), "w", encoding="utf-8") as ids:
-        vecs.write(npy_header(n, dim))
+        if dim:
+            vecs.write(npy_header(n, dim))
         for i in range(n):
             picks = [sents[rng.randrange(len(sents))] for _ in range(rng.randint(3, 12))]
             title = " ".join(picks[0][1].split()[:8])
@@ -81,10 +93,14 @@ def main():
             else:
                 acl = ["group:g%d" % rng.randrange(100)]
             rid = "r%07d" % i
-            corpus.write(json.dumps({"_id": rid, "title": title, "text": body, "acl": acl}) + "\n")
+            h = (i * 2654435761) % 2**32
+            metadata = {"category": "c%02d" % (h % 20), "updated": updated(h >> 8)}
+            corpus.write(json.dumps({"_id": rid, "title": title, "text": body, "acl": acl,
+                                     "metadata": metadata}) + "\n")
             raw += len(title.encode()) + len(body.encode())
-            v = list(map(sum, zip(*(doc_vecs[d] for d, _ in picks))))
-            array.array("f", normalised(v)).tofile(vecs)
+            if dim:
+                v = list(map(sum, zip(*(doc_vecs[d] for d, _ in picks))))
+                array.array("f", normalised(v)).tofile(vecs)
             ids.write(rid + "\n")
     qrng = random.Random(99)
     with open(os.path.join(out, "queries.jsonl"), "w", encoding="utf-8") as q:
@@ -93,8 +109,13 @@ def main():
             words = s.split()
             start = qrng.randrange(max(1, len(words) - 6))
             text = " ".join(words[start:start + qrng.randint(2, 6)])
-            vec = normalised([x + qrng.gauss(0.0, 0.5) for x in doc_vecs[d]])
-            q.write(json.dumps({"_id": "q%d" % i, "text": text, "vector": [round(x, 6) for x in vec]}) + "\n")
+            query = {"_id": "q%d" % i, "text": text}
+            # Drawn even without vectors (as for 384-d), so DIM 0 asks the same queries.
+            noise = [qrng.gauss(0.0, 0.5) for _ in range(dim or 384)]
+            if dim:
+                vec = normalised([x + e for x, e in zip(doc_vecs[d], noise)])
+                query["vector"] = [round(x, 6) for x in vec]
+            q.write(json.dumps(query) + "\n")
     with open(os.path.join(out, "stats.json"), "w") as f:
         json.dump({"records": n, "dim": dim, "raw_text_bytes": raw, "source_sentences": len(sents)}, f)
 

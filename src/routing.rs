@@ -9,25 +9,15 @@
 //! - **Long questions lean on the semantic leg.** Six words or more, ending in `?` or opening
 //!   with a question word (`how`, `can`, `does`, …): semantic weight × 1.5.
 //!
-//! Then, for misspellings: a content word (not a stop word)
-//! is *misspelled* when no record the caller may see holds it but one holds a word within the
-//! length-scaled edit distance (it has a "did you mean" suggestion). With `trust` the share of
-//! content words that are not misspelled:
-//! - **Misspelled words lean on fuzzy.** The lexical weight is multiplied by `trust²` and the
-//!   semantic weight by `trust`; fuzzy keeps its weight. BM25 on "retun polcy" matches
-//!   near-random records, and an embedding of misspelled words drifts, so neither may outvote
-//!   the fuzzy leg's corrected matches. Squared for BM25: a typo that spells another known
-//!   word still leaves BM25 chasing the wrong word.
-//! - An unknown word *without* a near neighbour is vocabulary mismatch, not a typo: the
-//!   weights stay, since that is where the semantic leg helps most.
-//! - Queries with no content words keep the request's weights.
+//! Misspellings need no routing of their own: the lexical and semantic legs read the query as
+//! "did you mean" corrects it (see `search::correct`), the fuzzy leg the words as typed, so a
+//! misspelt query is weighed as its correction would be. (Until 2026-12 the misspelt words'
+//! share lowered the lexical and semantic weights instead; reading the correction does better
+//! on every fitting split, see docs/ranking.md.)
 //!
-//! Measured with `braid eval` (README): `auto` is at or above plain RRF (`hybrid`) on SciFact
-//! (0.7160 vs 0.7150), NFCorpus (0.3560 vs 0.3552) and the help center (0.9464 vs 0.9435), and
-//! on misspelled SciFact queries it recovers most of what plain RRF loses (0.6486 vs 0.5070).
+//! Measured with `braid eval`: docs/ranking.md.
 
 use braid_core::LegWeights;
-use braid_lexical::QueryWord;
 
 /// Queries of at most this many words can be lookups of a code.
 const MAX_CODE_QUERY_WORDS: usize = 4;
@@ -82,7 +72,7 @@ fn code_like(token: &str) -> bool {
         || (letters >= 2 && token.chars().all(|c| c.is_ascii_uppercase()))
 }
 
-pub(crate) fn route(query: &str, words: &[QueryWord], base: LegWeights) -> LegWeights {
+pub(crate) fn route(query: &str, base: LegWeights) -> LegWeights {
     let mut w = base;
     match shape(query) {
         Shape::Code => {
@@ -93,42 +83,19 @@ pub(crate) fn route(query: &str, words: &[QueryWord], base: LegWeights) -> LegWe
         Shape::Question => w.semantic *= QUESTION_LEAN,
         Shape::Plain => {}
     }
-    let content = words.iter().filter(|w| !w.stop_word).count();
-    if content == 0 {
-        return w;
-    }
-    let misspelled = words.iter().filter(|w| w.suggestion.is_some()).count() as f32;
-    let trust = 1.0 - misspelled / content as f32;
-    LegWeights { lexical: w.lexical * trust * trust, fuzzy: w.fuzzy, semantic: w.semantic * trust }
+    w
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use braid_core::Suggestion;
-
-    fn word(w: &str, df: usize, stop: bool, fix: Option<&str>) -> QueryWord {
-        let suggestion = fix.map(|s| Suggestion { term: w.into(), suggestion: s.into(), distance: 1 });
-        QueryWord { word: w.into(), visible_df: df, stop_word: stop, suggestion }
-    }
 
     #[test]
-    fn misspelled_words_shift_weight_to_fuzzy() {
+    fn plain_queries_keep_the_request_weights() {
         let base = LegWeights::default();
-        assert_eq!(
-            route("return policy", &[word("return", 5, false, None), word("policy", 3, false, None)], base),
-            base
-        );
-        let w = route(
-            "the retun policy",
-            &[word("retun", 0, false, Some("return")), word("policy", 3, false, None), word("the", 9, true, None)],
-            base,
-        );
-        assert!((w.lexical - 0.25).abs() < 1e-6 && (w.semantic - 0.5).abs() < 1e-6 && w.fuzzy == 1.0);
-        // An unknown word with no near neighbour is vocabulary mismatch, not a typo.
-        assert_eq!(route("zyzzyva", &[word("zyzzyva", 0, false, None)], base), base);
-        assert_eq!(route("the", &[word("the", 9, true, None)], base), base);
-        assert_eq!(route("", &[], base), base);
+        for q in ["return policy", "the retun policy", "zyzzyva", "the", ""] {
+            assert_eq!(route(q, base), base, "{q}");
+        }
     }
 
     #[test]
@@ -161,9 +128,9 @@ mod tests {
         ] {
             assert_eq!(shape(q), Shape::Plain, "{q}");
         }
-        let w = route("HTTP 451", &[], LegWeights::default());
+        let w = route("HTTP 451", LegWeights::default());
         assert!(w.lexical > w.fuzzy && w.lexical > w.semantic);
-        let w = route("how do I rotate an API key for a service account", &[], LegWeights::default());
+        let w = route("how do I rotate an API key for a service account", LegWeights::default());
         assert!(w.semantic > w.lexical);
     }
 }

@@ -169,3 +169,45 @@ fn deleted_and_replaced_records_leave_the_vector_leg() {
     let r = idx.search(&SearchRequest::new(new, Principal::public()).mode(Mode::Semantic)).unwrap();
     assert_eq!(ids(&r)[0], "two-factor");
 }
+
+/// The semantic leg embeds the query with its misspellings corrected by "did you mean", from
+/// the caller's records only: a word some record the caller sees holds is embedded as typed.
+#[test]
+fn the_semantic_leg_embeds_the_corrected_query() {
+    let idx = Index::builder().embedder(Arc::new(HashEmbedder::new(DIM))).create_in_ram().unwrap();
+    let mut records = corpus();
+    records.push(
+        Record::new("typo-note").title("Retun").body("An internal note that spells retun so.").acl(["group:ops"]),
+    );
+    fill(&idx, &records);
+    let public = Principal::public();
+    let ops = Principal::from_verified_tokens(["group:ops"]);
+    for mode in [Mode::Semantic, Mode::Hybrid, Mode::Auto] {
+        let search = |who: &Principal, query: &str| {
+            idx.search(&SearchRequest::new(query, who.clone()).mode(mode).suggest(false)).unwrap()
+        };
+        let typed = search(&public, "Retun policy?");
+        assert_eq!(typed.stats.embedded.as_deref(), Some("return policy?"), "{mode:?}");
+        let corrected = search(&public, "return policy?");
+        assert_eq!(corrected.stats.embedded, None);
+        if mode == Mode::Semantic {
+            // The same vector, so the same ranking and scores.
+            let scores = |r: &braid::SearchResponse| r.hits.iter().map(|h| (h.id.clone(), h.score)).collect::<Vec<_>>();
+            assert_eq!(scores(&typed), scores(&corrected));
+        }
+        // `ops` sees a record holding "retun": nothing to correct.
+        assert_eq!(search(&ops, "Retun policy?").stats.embedded, None, "{mode:?}");
+    }
+    // Beside the fuzzy leg, the lexical leg reads the correction too; alone, it is plain BM25
+    // of the words as typed.
+    let leg_hits = |mode: Mode| {
+        let r = idx.search(&SearchRequest::new("retun", Principal::public()).mode(mode)).unwrap();
+        r.stats.candidates.get(&Leg::Lexical).copied()
+    };
+    assert!(leg_hits(Mode::Hybrid) > Some(0));
+    assert_eq!(leg_hits(Mode::Lexical), Some(0));
+    // A supplied query vector is searched as given: nothing is embedded.
+    let vector = HashEmbedder::new(DIM).embed(&["x"]).unwrap().remove(0);
+    let r = idx.search(&SearchRequest::new("retun", public).mode(Mode::Hybrid).vector(vector)).unwrap();
+    assert_eq!(r.stats.embedded, None);
+}

@@ -3,8 +3,9 @@
 //! 1. [`validate`](validate::validate) — the request's bounds, before any work;
 //! 2. [`plan`](plan::plan) — which legs run, how deep, what the rerank stage may score;
 //! 3. visibility — the allowed set (principal, policy, filter): every later stage sees only it;
-//! 4. analyse — the query's words among the caller's records (routing for `auto`, "did you
-//!    mean");
+//! 4. analyse — the query's words among the caller's records ("did you mean", and the
+//!    [corrected](correct::corrected) query the lexical and semantic legs read), routing for
+//!    `auto`;
 //! 5. [`recall`](recall::recall) — the legs, in parallel, confined to the allowed set;
 //! 6. fuse — [`braid_fusion::fuse`], scores on `[0, 1]`, the score threshold, the candidates
 //!    kept;
@@ -16,11 +17,13 @@
 //! Each stage's time goes to [`Stats::micros`] under its [`Stage`]; the deadline is checked
 //! between stages.
 
+mod correct;
 mod hits;
 mod plan;
 mod recall;
 mod validate;
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use braid_core::{Mode, Result, SearchRequest, SearchResponse, Stage, Stats, Suggestion, Visibility};
@@ -79,17 +82,38 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     let view = view;
     // The words that score: the query itself, less the simple syntax's operators.
     let scoring = view.scoring_text(&request.query, request.syntax);
-    let words = if request.suggest || request.mode == Mode::Auto { view.query_words(&scoring)? } else { Vec::new() };
+    let words = if request.suggest || plan.embeds_text() || plan.corrects_lexical() {
+        view.query_words(&scoring)?
+    } else {
+        Vec::new()
+    };
     let weights = match request.mode {
-        Mode::Auto => routing::route(&scoring, &words, request.weights),
+        Mode::Auto => routing::route(&scoring, request.weights),
         _ => request.weights,
+    };
+    // The query as "did you mean" corrects it: what the semantic leg embeds and, beside the
+    // fuzzy leg, what the lexical leg reads.
+    let embedded = correct::corrected(&scoring, &words);
+    if plan.embeds_text() && embedded != scoring {
+        stats.embedded = Some(embedded.to_string());
+    }
+    let lexical_text = if plan.corrects_lexical() {
+        correct::corrected(request.query.as_str(), &words)
+    } else {
+        Cow::Borrowed(request.query.as_str())
     };
     stats.micros.insert(Stage::Analyse.name(), micros(t));
     request.check_deadline()?;
 
     // 5. Recall.
-    let legs = recall::Legs { plan: &plan, view: &view, semantic: searcher.semantic.as_deref(), allowed: &allowed };
-    let recalled = recall::recall(&legs, &scoring, weights, request, &mut stats)?;
+    let legs = recall::Legs {
+        plan: &plan,
+        view: &view,
+        semantic: searcher.semantic.as_deref(),
+        allowed: &allowed,
+        lexical_text: &lexical_text,
+    };
+    let recalled = recall::recall(&legs, &embedded, weights, request, &mut stats)?;
 
     // 5b. Facets: over every record the legs matched, before fusion cuts anything.
     let facets = if plan.facets {

@@ -23,6 +23,19 @@ pub(super) struct Plan<'r> {
     pub facets: bool,
 }
 
+impl Plan<'_> {
+    /// Whether the lexical leg runs on the corrected query: when the fuzzy leg runs beside it.
+    pub fn corrects_lexical(&self) -> bool {
+        self.legs.contains(&Leg::Lexical) && self.legs.contains(&Leg::Fuzzy)
+    }
+
+    /// Whether the semantic leg runs on the query's text (it embeds it) rather than on a
+    /// supplied vector.
+    pub fn embeds_text(&self) -> bool {
+        self.supplied.is_none() && self.legs.contains(&Leg::Semantic)
+    }
+}
+
 /// Plans `request` on `searcher`.
 pub(super) fn plan<'r>(searcher: &Searcher, request: &'r SearchRequest, page: &Page) -> Result<Plan<'r>> {
     let semantic = searcher.semantic.as_deref();

@@ -30,6 +30,8 @@ pub(super) struct Legs<'a> {
     pub view: &'a View<'a>,
     pub semantic: Option<&'a Semantic>,
     pub allowed: &'a AllowedSet,
+    /// What the lexical leg reads.
+    pub lexical_text: &'a str,
 }
 
 /// One leg's run: its output, how long it took, and the vector path it took (semantic only).
@@ -41,17 +43,17 @@ struct LegRun {
 
 /// Runs the plan's legs (in parallel when there are several) and records what each did in
 /// `stats`.
-/// `scoring` is the query's text without the simple syntax's operators (what the semantic leg
-/// embeds).
+/// `embedded` is what the semantic leg embeds: the query's text without the simple syntax's
+/// operators, its misspellings corrected.
 pub(super) fn recall(
     legs: &Legs<'_>,
-    scoring: &str,
+    embedded: &str,
     weights: LegWeights,
     request: &SearchRequest,
     stats: &mut Stats,
 ) -> Result<Recalled> {
     let plan = legs.plan;
-    let run = |leg: Leg| run_leg(leg, legs, scoring, request);
+    let run = |leg: Leg| run_leg(leg, legs, embedded, request);
     let results: Vec<Result<LegRun>> = match plan.legs.as_slice() {
         [leg] => vec![run(*leg)],
         legs => legs.par_iter().map(|&leg| run(leg)).collect(),
@@ -81,8 +83,8 @@ pub(super) fn recall(
     Ok(recalled)
 }
 
-fn run_leg(leg: Leg, legs: &Legs<'_>, scoring: &str, request: &SearchRequest) -> Result<LegRun> {
-    let Legs { plan, view, semantic, allowed } = *legs;
+fn run_leg(leg: Leg, legs: &Legs<'_>, embedded: &str, request: &SearchRequest) -> Result<LegRun> {
+    let Legs { plan, view, semantic, allowed, lexical_text } = *legs;
     request.check_deadline()?;
     let t = Instant::now();
     let query = request.query.as_str();
@@ -90,7 +92,7 @@ fn run_leg(leg: Leg, legs: &Legs<'_>, scoring: &str, request: &SearchRequest) ->
     let output = match leg {
         Leg::Lexical => {
             let _span = info_span!(target: "braid::recall::lexical", "lexical").entered();
-            view.lexical(query, plan.depth, request.syntax)?
+            view.lexical(lexical_text, plan.depth, request.syntax)?
         }
         Leg::Fuzzy => {
             let _span = info_span!(target: "braid::recall::fuzzy", "fuzzy").entered();
@@ -102,7 +104,7 @@ fn run_leg(leg: Leg, legs: &Legs<'_>, scoring: &str, request: &SearchRequest) ->
                 leg: "semantic",
                 reason: "no embedding model is attached to this index".into(),
             })?;
-            let (candidates, took) = semantic.search(scoring, plan.supplied, plan.depth, allowed, request)?;
+            let (candidates, took) = semantic.search(embedded, plan.supplied, plan.depth, allowed, request)?;
             path = Some(took.name());
             // The simple syntax's exclusions and phrases hold for the semantic leg too.
             let candidates = view.keep_matching(query, request.syntax, candidates)?;

@@ -9,12 +9,27 @@
 //! every query of `QUERIES_JSONL` (`{"text", "vector"}` per line) at k = 10 in each mode for
 //! three principals: every token (100 % of records), `tenant:t3` plus groups g0-g9 (10 %), and
 //! groups g0-g1 (1 %). Semantic and hybrid requests carry the query's supplied vector, so no
-//! model runs: the times exclude query embedding. Prints one JSON object.
+//! model runs: the times exclude query embedding. An index without vectors (a corpus written
+//! with DIM 0) runs the lexical and fuzzy modes only. Two more rows per principal measure
+//! facets: lexical requests counting the `category` values and four yearly `updated` ranges
+//! over every matched record, and the same requests plain, on the same queries. Prints one
+//! JSON object.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use braid::{Index, Mode, Principal, SearchRequest};
+use braid::{Facet, FacetRange, Index, Mode, Principal, SearchRequest};
+
+/// 2022-01-01, the first `updated` date of the corpus, and a year in seconds.
+const START: f64 = 1_640_995_200.0;
+const YEAR: f64 = 365.0 * 86_400.0;
+
+/// How a request is measured: its mode, and whether it counts facets.
+#[derive(Clone, Copy)]
+struct Run {
+    mode: Mode,
+    facets: bool,
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -35,9 +50,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     drop(Index::open(&dir)?);
     let open_lexical_ms = t.elapsed().as_secs_f64() * 1e3;
+    let has_vectors = Index::recorded_embedding(&dir)?.is_some();
     let t = Instant::now();
-    let index = Index::builder().stored_vectors().open(&dir)?;
-    let open_vectors_ms = (t.elapsed().as_secs_f64() * 1e3 - open_lexical_ms).max(0.0);
+    let index = if has_vectors { Index::builder().stored_vectors().open(&dir)? } else { Index::open(&dir)? };
+    let open_vectors_ms = if has_vectors { (t.elapsed().as_secs_f64() * 1e3 - open_lexical_ms).max(0.0) } else { 0.0 };
     let rss_open = status_kib("VmRSS");
 
     let everyone: Vec<String> =
@@ -46,22 +62,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::iter::once("tenant:t3".to_string()).chain((0..10).map(|g| format!("group:g{g}"))).collect();
     let hundredth: Vec<String> = vec!["group:g0".into(), "group:g1".into()];
     let principals = [("100%", everyone), ("10%", tenth), ("1%", hundredth)];
-    let modes = [Mode::Lexical, Mode::Fuzzy, Mode::Semantic, Mode::Hybrid];
+    let mut runs: Vec<Run> = [Mode::Lexical, Mode::Fuzzy].map(|mode| Run { mode, facets: false }).into();
+    if has_vectors {
+        runs.extend([Mode::Semantic, Mode::Hybrid].map(|mode| Run { mode, facets: false }));
+    }
+    runs.push(Run { mode: Mode::Lexical, facets: true });
     let mut rows = Vec::new();
     for (label, tokens) in &principals {
         let principal = Principal::from_verified_tokens(tokens);
         let allowed = index.search(&SearchRequest::new("", principal.clone()).k(0))?.stats.allowed;
-        for mode in modes {
+        for run in &runs {
             let mut micros = Vec::with_capacity(queries.len());
             let mut paths = std::collections::BTreeMap::<String, usize>::new();
+            let mut matched = 0u64;
             // One warm-up pass (caches, allowed-set cache), then the measured one.
             for pass in 0..2 {
                 for (text, vector) in &queries {
-                    let mut request =
-                        SearchRequest::new(text.as_str(), principal.clone()).k(10).mode(mode).suggest(false);
-                    if matches!(mode, Mode::Semantic | Mode::Hybrid) && !vector.is_empty() {
-                        request = request.vector(vector.clone());
-                    }
+                    let request = request(text, vector, &principal, *run);
                     let t = Instant::now();
                     let response = index.search(&request)?;
                     if pass == 1 {
@@ -69,20 +86,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         if let Some(p) = response.stats.semantic_path {
                             *paths.entry(p.to_string()).or_default() += 1;
                         }
+                        matched += response.facets.map_or(0, |f| f.matched);
                     }
                 }
             }
             micros.sort_by(f64::total_cmp);
             let pct = |p: f64| micros[((micros.len() as f64 - 1.0) * p).round() as usize] / 1e3;
-            rows.push(serde_json::json!({
-                "principal": label, "allowed": allowed, "mode": mode.name(),
+            let mut row = serde_json::json!({
+                "principal": label, "allowed": allowed, "mode": run.mode.name(),
                 "p50_ms": round(pct(0.5)), "p95_ms": round(pct(0.95)), "queries": micros.len(),
                 "semantic_paths": paths,
-            }));
+            });
+            if run.facets {
+                row["facets"] = "category values + 4 updated ranges".into();
+                row["mean_matched"] = round(matched as f64 / micros.len() as f64).into();
+            }
+            rows.push(row);
         }
     }
     let out = serde_json::json!({
         "records": index.num_records(),
+        "has_vectors": has_vectors,
         "open_lexical_ms": round(open_lexical_ms),
         "open_vectors_ms": round(open_vectors_ms),
         "rss_before_open_mib": rss_before / 1024,
@@ -92,6 +116,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
+}
+
+/// One measured request: k = 10, no suggestions; the query vector for the semantic modes;
+/// facets when the run counts them.
+fn request(text: &str, vector: &[f32], principal: &Principal, run: Run) -> SearchRequest {
+    let mut request = SearchRequest::new(text, principal.clone()).k(10).mode(run.mode).suggest(false);
+    if matches!(run.mode, Mode::Semantic | Mode::Hybrid) && !vector.is_empty() {
+        request = request.vector(vector.to_vec());
+    }
+    if run.facets {
+        let years =
+            (0..4).map(|y| FacetRange::new(Some(START + f64::from(y) * YEAR), Some(START + f64::from(y + 1) * YEAR)));
+        request = request.facet(Facet::values("category")).facet(Facet::ranges("updated", years));
+    }
+    request
 }
 
 fn round(x: f64) -> f64 {

@@ -215,6 +215,10 @@ pub struct Stats {
     /// Microseconds per stage that ran, keyed by [`Stage::name`] (`total` for the whole
     /// request).
     pub micros: BTreeMap<&'static str, u64>,
+    /// The text the semantic leg embedded, when it differs from the query: the words no
+    /// record the caller may see holds, replaced by their "did you mean" corrections.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedded: Option<String>,
     /// Which path the semantic leg took (`hnsw` or `exact`), when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub semantic_path: Option<&'static str>,
