@@ -235,6 +235,8 @@ pub struct Snapshot {
     pub(crate) fields: Fields,
     pub(crate) config: SchemaConfig,
     pub(crate) analyzer: TextAnalyzer,
+    /// The analysed words snippets never mark ([`crate::snippets::stop_terms`]).
+    highlight_stop: std::collections::HashSet<String>,
     words: TextAnalyzer,
     /// Analyzers for queries in a CJK language: Han cut as records in that language are.
     by_mode: [ModeAnalyzers; 2],
@@ -299,6 +301,7 @@ impl Snapshot {
         let vocabulary = Vocabulary::build(&searcher, fields.words)?;
         let phonetic = Phonetic::build(&vocabulary);
         let analyzer = config.analyzer.build();
+        let highlight_stop = crate::snippets::stop_terms(&analyzer);
         let by_mode = ModeAnalyzers::both(config.analyzer);
         let ord_columns =
             searcher.segment_readers().iter().map(|s| s.fast_fields().u64("ord")).collect::<tantivy::Result<_>>();
@@ -314,6 +317,7 @@ impl Snapshot {
             fields,
             config,
             analyzer,
+            highlight_stop,
             words: words_analyzer(),
             by_mode,
             vocabulary,
@@ -593,7 +597,7 @@ impl Snapshot {
     pub fn snippets(&self, highlight: &BTreeMap<String, f32>, max_chars: usize) -> Snippets {
         let maker = (max_chars > 0).then(|| {
             let finder = self.config.analyzer.build_finding(highlight.keys().map(String::as_str));
-            SnippetMaker::new(finder, &self.analyzer, highlight, max_chars)
+            SnippetMaker::new(finder, &self.highlight_stop, highlight, max_chars)
         });
         Snippets { maker }
     }

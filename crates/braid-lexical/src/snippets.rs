@@ -16,9 +16,9 @@
 use std::collections::{BTreeMap, HashSet};
 
 use braid_core::Snippet;
-use tantivy::tokenizer::TextAnalyzer;
+use tantivy::tokenizer::{TextAnalyzer, TokenStream};
 
-use crate::analysis::{terms, tokens};
+use crate::analysis::terms;
 
 /// Words never marked in snippets (nor counted in choosing the passage): English function
 /// words beyond the analyzer's own stop list (a subset of Snowball's English stop words).
@@ -31,6 +31,12 @@ pub const HIGHLIGHT_STOP_WORDS: &[&str] = &[
     "most", "other", "some", "nor", "only", "own", "same", "so", "than", "too", "very", "just", "now", "also", "s",
     "t", "don", "d", "ll", "m", "re", "ve", "y",
 ];
+
+/// [`HIGHLIGHT_STOP_WORDS`] as `analyzer` analyses them (what a snippet never marks), computed
+/// once per snapshot.
+pub(crate) fn stop_terms(analyzer: &TextAnalyzer) -> HashSet<String> {
+    terms(analyzer, &HIGHLIGHT_STOP_WORDS.join(" ")).into_iter().collect()
+}
 
 /// Characters that join two matches into one mark (identifiers such as `FBX-1042`).
 const JOINERS: &[char] = &['-', '_', '.', '/', '#'];
@@ -46,15 +52,14 @@ pub(crate) struct SnippetMaker {
 }
 
 impl SnippetMaker {
-    /// `finder` yields the index's terms of a text; `highlight` is term → weight; `analyzer`
-    /// is the index's (to analyse the highlight stop words the same way).
+    /// `finder` yields the index's terms of a text; `highlight` is term → weight; `stop` is
+    /// [`stop_terms`] of the index's analyzer.
     pub fn new(
         finder: TextAnalyzer,
-        analyzer: &TextAnalyzer,
+        stop: &HashSet<String>,
         highlight: &BTreeMap<String, f32>,
         max_chars: usize,
     ) -> Self {
-        let stop: HashSet<String> = terms(analyzer, &HIGHLIGHT_STOP_WORDS.join(" ")).into_iter().collect();
         let terms =
             highlight.iter().filter(|(t, w)| **w > 0.0 && !stop.contains(*t)).map(|(t, w)| (t.clone(), *w)).collect();
         SnippetMaker { finder, terms, max_chars }
@@ -66,22 +71,28 @@ impl SnippetMaker {
         self.terms.keys().map(String::as_str).collect()
     }
 
+    /// The wanted terms in `body`, as `(from, to, term)` byte ranges in order: the tokens are
+    /// read off the stream, and only the matches kept (no token is copied).
+    fn matches<'t>(&'t self, body: &str) -> Vec<(usize, usize, &'t str)> {
+        let mut finder = self.finder.clone();
+        let mut stream = finder.token_stream(body);
+        let mut out = Vec::new();
+        while stream.advance() {
+            let t = stream.token();
+            if let Some((term, _)) = self.terms.get_key_value(&t.text) {
+                out.push((t.offset_from, t.offset_to, term.as_str()));
+            }
+        }
+        out
+    }
+
     /// The passage of `body` with the most distinct query terms, their byte ranges marked;
     /// the beginning of `body` when it holds none.
     pub fn of(&self, body: &str) -> Snippet {
         if body.is_empty() || self.max_chars == 0 {
             return Snippet::default();
         }
-        let matches: Vec<(usize, usize, &str)> = if self.terms.is_empty() {
-            Vec::new()
-        } else {
-            tokens(&self.finder, body)
-                .into_iter()
-                .filter_map(|t| {
-                    self.terms.get_key_value(&t.text).map(|(k, _)| (t.offset_from, t.offset_to, k.as_str()))
-                })
-                .collect()
-        };
+        let matches = if self.terms.is_empty() { Vec::new() } else { self.matches(body) };
         if matches.is_empty() {
             let end = char_end(body, 0, self.max_chars);
             return Snippet { text: body[..end].to_string(), highlights: Vec::new() };
@@ -190,7 +201,7 @@ mod tests {
             query.iter().flat_map(|q| terms(&analyzer, q)).map(|t| (t, 1.0)).collect();
         SnippetMaker::new(
             Analyzer::English.build_finding(highlight.keys().map(String::as_str)),
-            &analyzer,
+            &stop_terms(&analyzer),
             &highlight,
             max_chars,
         )

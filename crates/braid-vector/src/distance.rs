@@ -4,6 +4,7 @@
 use hnsw_rs::prelude::Distance;
 
 /// The dot product of two equally long slices, written so the compiler vectorises it.
+#[inline]
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     debug_assert_eq!(a.len(), b.len());
     const LANES: usize = 8;

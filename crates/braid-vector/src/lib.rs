@@ -71,6 +71,7 @@ mod graph;
 mod graph;
 mod params;
 mod persist;
+mod scan;
 mod search;
 mod store;
 

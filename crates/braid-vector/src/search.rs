@@ -71,6 +71,7 @@ impl TopK {
         TopK { k, heap: BinaryHeap::with_capacity(k.saturating_add(1).min(4096)) }
     }
 
+    #[inline]
     pub(crate) fn push(&mut self, ord: Ordinal, score: f32) {
         if self.k == 0 {
             return;

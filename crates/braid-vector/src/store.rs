@@ -10,6 +10,7 @@ use crate::distance::{dot, normalised, BadVector};
 use crate::graph::Graph;
 use crate::params::HnswParams;
 use crate::persist;
+use crate::scan::scan_into;
 use crate::search::{better, SearchPath, TopK, VectorSearch};
 
 /// Unit vectors keyed by record ordinal, searchable by dot product within an [`AllowedSet`].
@@ -398,23 +399,28 @@ impl VectorStore {
         hits
     }
 
+    /// The exact top `k` of the allowed live vectors. The candidates are the same on either
+    /// walk (the live slot of each allowed ordinal), and [`TopK`] orders them totally, so
+    /// which walk runs changes the time only.
     fn scan(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
-        let mut top = TopK::new(k);
-        if k == 0 {
+        if k == 0 || self.dim == 0 {
             return Vec::new();
         }
-        if allowed.len() < self.slots.len() {
-            for ord in allowed.ords().iter() {
-                if let Some(&slot) = self.slots.get(&ord) {
-                    top.push(ord, dot(query, self.slot_vector(slot)));
-                }
-            }
+        let mut top = TopK::new(k);
+        if allowed.len().saturating_mul(LOOKUP_RATIO) < self.slot_ord.len() {
+            // Few allowed: look their slots up rather than test every slot.
+            let candidates =
+                allowed.ords().iter().filter_map(|ord| self.slots.get(&ord).map(|&slot| (ord, self.slot_vector(slot))));
+            scan_into(query, candidates, &mut top);
         } else {
-            for (slot, &ord) in self.slot_ord.iter().enumerate() {
-                if self.live[slot] && allowed.contains(ord) {
-                    top.push(ord, dot(query, self.slot_vector(slot)));
-                }
-            }
+            let candidates = self
+                .slot_ord
+                .iter()
+                .zip(&self.live)
+                .zip(self.arena.chunks_exact(self.dim))
+                .filter(|((&ord, &live), _)| live && allowed.contains(ord))
+                .map(|((&ord, _), row)| (ord, row));
+            scan_into(query, candidates, &mut top);
         }
         top.into_sorted()
     }
@@ -480,6 +486,11 @@ impl VectorStore {
         tracing::debug!(target: "braid::vector", points, ms = started.elapsed().as_millis() as u64, "graph rebuilt");
     }
 }
+
+/// The exact scan looks each allowed ordinal's slot up (a hash lookup) when fewer than one in
+/// this many slots is allowed, and otherwise walks every slot in memory order testing the
+/// allowed set's bits (far cheaper per slot than a lookup).
+const LOOKUP_RATIO: usize = 8;
 
 /// The vector of `slot` in a slot-major arena of `dim`-float vectors.
 fn slot_slice(arena: &[f32], dim: usize, slot: usize) -> &[f32] {
