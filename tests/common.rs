@@ -119,6 +119,37 @@ pub fn ids(response: &braid::SearchResponse) -> Vec<&str> {
     response.hits.iter().map(|h| h.id.as_str()).collect()
 }
 
+/// An embedder wrapped to count how many texts it embeds (to check what indexing re-embeds).
+pub struct Counting {
+    inner: std::sync::Arc<dyn braid::Embedder>,
+    texts: std::sync::atomic::AtomicUsize,
+}
+
+impl Counting {
+    /// Wraps `inner`, with the count at zero.
+    pub fn new(inner: std::sync::Arc<dyn braid::Embedder>) -> std::sync::Arc<Counting> {
+        std::sync::Arc::new(Counting { inner, texts: std::sync::atomic::AtomicUsize::new(0) })
+    }
+
+    /// Texts embedded so far.
+    pub fn texts(&self) -> usize {
+        self.texts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl braid::Embedder for Counting {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> braid::Result<Vec<Vec<f32>>> {
+        self.texts.fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        self.inner.embed(texts)
+    }
+}
+
 /// A deterministic embedder for tests that must not depend on ONNX Runtime: each word
 /// (lowercased alphanumeric run) is hashed (FNV-1a) to one of `dim` dimensions with a sign,
 /// plus a small constant component so no text embeds to zero; L2-normalised. Texts that share

@@ -1,32 +1,12 @@
 //! The semantic leg with the real all-MiniLM-L6-v2 model (ONNX Runtime must be installed:
 //! `bash scripts/setup-onnxruntime.sh`, which the README's test command runs).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use braid::models::OnnxEmbedder;
 use braid::{Embedder, Error, Index, Leg, Mode, Principal, Record, SearchRequest};
 
-use crate::common::{assert_semantic_search_is_confined, corpus, ids};
-
-/// The real model, wrapped to count how many texts it embeds.
-struct Counting {
-    inner: Arc<OnnxEmbedder>,
-    texts: AtomicUsize,
-}
-
-impl Embedder for Counting {
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-    fn embed(&self, texts: &[&str]) -> braid::Result<Vec<Vec<f32>>> {
-        self.texts.fetch_add(texts.len(), Ordering::SeqCst);
-        self.inner.embed(texts)
-    }
-}
+use crate::common::{assert_semantic_search_is_confined, corpus, ids, Counting};
 
 fn model() -> Arc<OnnxEmbedder> {
     static MODEL: OnceLock<Arc<OnnxEmbedder>> = OnceLock::new();
@@ -34,7 +14,7 @@ fn model() -> Arc<OnnxEmbedder> {
 }
 
 fn counting() -> Arc<Counting> {
-    Arc::new(Counting { inner: model(), texts: AtomicUsize::new(0) })
+    Counting::new(model())
 }
 
 fn semantic_index() -> Index {
@@ -78,7 +58,7 @@ fn unchanged_records_are_not_embedded_again() {
         w.upsert(&r).unwrap();
     }
     w.commit().unwrap();
-    let first = embedder.texts.load(Ordering::SeqCst);
+    let first = embedder.texts();
     assert_eq!(first, corpus().len());
     // Re-index everything, one record changed.
     for r in corpus() {
@@ -86,7 +66,7 @@ fn unchanged_records_are_not_embedded_again() {
         w.upsert(&r).unwrap();
     }
     w.commit().unwrap();
-    assert_eq!(embedder.texts.load(Ordering::SeqCst), first + 1);
+    assert_eq!(embedder.texts(), first + 1);
     drop(w);
 
     // Reopen with the same model: the vectors come back; another model is refused.

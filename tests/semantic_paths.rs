@@ -4,36 +4,16 @@
 //! well as with it. `semantic.rs` tests the same paths with the real model where the `models`
 //! feature is on; `crash.rs` and `leaks.rs` pick the hash embedder when it is off.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use braid::{Embedder, Error, Index, Leg, Mode, Principal, Record, SearchRequest};
 
-use crate::common::{assert_semantic_search_is_confined, corpus, ids, visible, HashEmbedder};
+use crate::common::{assert_semantic_search_is_confined, corpus, ids, visible, Counting, HashEmbedder};
 
 const DIM: usize = 64;
 
-/// The hash embedder, counting the texts it embeds.
-struct Counting {
-    inner: HashEmbedder,
-    texts: AtomicUsize,
-}
-
-impl Embedder for Counting {
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-    fn embed(&self, texts: &[&str]) -> braid::Result<Vec<Vec<f32>>> {
-        self.texts.fetch_add(texts.len(), Ordering::SeqCst);
-        self.inner.embed(texts)
-    }
-}
-
 fn counting() -> Arc<Counting> {
-    Arc::new(Counting { inner: HashEmbedder::new(DIM), texts: AtomicUsize::new(0) })
+    Counting::new(Arc::new(HashEmbedder::new(DIM)))
 }
 
 fn fill(index: &Index, records: &[Record]) {
@@ -113,20 +93,20 @@ fn vectors_persist_and_unchanged_records_are_not_embedded_again() {
     let embedder = counting();
     let idx = Index::builder().embedder(embedder.clone()).create(dir.path()).unwrap();
     fill(&idx, &corpus());
-    let first = embedder.texts.load(Ordering::SeqCst);
+    let first = embedder.texts();
     assert_eq!(first, corpus().len());
     let changed: Vec<Record> = corpus()
         .into_iter()
         .map(|r| if r.id() == "returns" { r.body("Items can be returned within 45 days.") } else { r })
         .collect();
     fill(&idx, &changed);
-    assert_eq!(embedder.texts.load(Ordering::SeqCst), first + 1);
+    assert_eq!(embedder.texts(), first + 1);
     drop(idx);
 
     assert_eq!(Index::recorded_embedding(dir.path()).unwrap().unwrap().dim, DIM);
     let again = counting();
     let reopened = Index::builder().embedder(again.clone()).open(dir.path()).unwrap();
-    assert_eq!(again.texts.load(Ordering::SeqCst), 0, "reopening embeds nothing");
+    assert_eq!(again.texts(), 0, "reopening embeds nothing");
     let passage = changed.iter().find(|r| r.id() == "returns").unwrap().passage();
     let r = reopened.search(&SearchRequest::new(passage, Principal::public()).mode(Mode::Semantic).k(50)).unwrap();
     assert_eq!(ids(&r)[0], "returns");

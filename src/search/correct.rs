@@ -26,8 +26,9 @@ pub(super) fn corrected<'t>(text: &'t str, words: &[QueryWord]) -> Cow<'t, str> 
     let mut out = String::with_capacity(text.len() + 8);
     let mut changed = false;
     for piece in pieces(text) {
-        let lower = piece.to_lowercase();
-        match fixes.iter().find(|(term, _)| *term == lower) {
+        let lower = piece.starts_with(char::is_alphanumeric).then(|| piece.to_lowercase());
+        let fix = lower.and_then(|lower| fixes.iter().find(|(term, _)| *term == lower));
+        match fix {
             Some((_, fix)) => {
                 out.push_str(fix);
                 changed = true;

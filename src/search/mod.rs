@@ -93,8 +93,8 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     };
     // The query as "did you mean" corrects it: what the semantic leg embeds and, beside the
     // fuzzy leg, what the lexical leg reads.
-    let embedded = correct::corrected(&scoring, &words);
-    if plan.embeds_text() && embedded != scoring {
+    let embedded = if plan.embeds_text() { correct::corrected(&scoring, &words) } else { Cow::Borrowed(&*scoring) };
+    if embedded != scoring {
         stats.embedded = Some(embedded.to_string());
     }
     let lexical_text = if plan.corrects_lexical() {
