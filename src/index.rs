@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use braid_core::{AccessPolicy, Embedder, Error, Principal, Reranker, Result, SearchRequest, SearchResponse};
 use braid_lexical::{LexicalIndex, SchemaConfig, Synonyms};
+use braid_vector::Quantization;
 use serde::{Deserialize, Serialize};
 
 use crate::layout::Layout;
@@ -21,13 +22,18 @@ use crate::writer::{Ordinals, Writer, WriterOptions};
 
 /// How an index is built; fixed at creation and stored with the index.
 ///
-/// By default: [`SchemaConfig::default`] and [`AccessPolicy::Public`] for records without ACL.
+/// By default: [`SchemaConfig::default`], [`AccessPolicy::Public`] for records without ACL, and
+/// f32 vectors ([`Quantization::F32`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IndexConfig {
     /// Analyzer, boosts, keyword and numeric fields.
     pub schema: SchemaConfig,
     /// Visibility of records that carry no ACL tokens.
     pub policy: AccessPolicy,
+    /// How the vector store, once the index has one, holds its vectors (the store records it
+    /// too, so a store keeps the setting it was created with).
+    #[serde(default)]
+    pub quantization: Quantization,
 }
 
 /// A Braid index. Cheap to clone; every clone sees the same data.
@@ -150,7 +156,7 @@ impl IndexBuilder {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         clear_interrupted_create(&layout.lexical())?;
         let lexical = LexicalIndex::create(Some(&layout.lexical()), self.config.schema.clone())?;
-        let semantic = self.models.new_semantic(&lexical)?;
+        let semantic = self.models.new_semantic(&lexical, self.config.quantization)?;
         let manifest = Manifest { format: FORMAT_VERSION, config: self.config.clone(), next_ord: 0, embedding: None };
         manifest.write(&layout)?;
         let parts = Parts::new(lexical, semantic, None, layout.commit_point());
@@ -163,7 +169,7 @@ impl IndexBuilder {
     /// [`Error::InvalidRequest`] for a bad configuration.
     pub fn create_in_ram(self) -> Result<Index> {
         let lexical = LexicalIndex::create(None, self.config.schema.clone())?;
-        let semantic = self.models.new_semantic(&lexical)?;
+        let semantic = self.models.new_semantic(&lexical, self.config.quantization)?;
         let parts = Parts::new(lexical, semantic, None, None);
         Ok(Index::assemble(None, self.config, self.models, parts, 0))
     }
@@ -207,9 +213,9 @@ impl Models {
     }
 
     /// The semantic leg of a new index, when the builder asked for one with a known model.
-    fn new_semantic(&self, lexical: &LexicalIndex) -> Result<Option<Semantic>> {
+    fn new_semantic(&self, lexical: &LexicalIndex, quantization: Quantization) -> Result<Option<Semantic>> {
         let Some(info) = self.info() else { return Ok(None) };
-        let (semantic, _) = open_semantic(None, info, self.embedder.clone(), None, &lexical.snapshot())?;
+        let (semantic, _) = open_semantic(None, info, self.embedder.clone(), None, &lexical.snapshot(), quantization)?;
         Ok(Some(semantic))
     }
 }
@@ -247,8 +253,14 @@ impl Parts {
         };
         let semantic = match wanted {
             Some(info) => {
-                let (semantic, after_orphans) =
-                    open_semantic(Some(layout), info, models.embedder.clone(), recorded.as_ref(), &snapshot)?;
+                let (semantic, after_orphans) = open_semantic(
+                    Some(layout),
+                    info,
+                    models.embedder.clone(),
+                    recorded.as_ref(),
+                    &snapshot,
+                    manifest.config.quantization,
+                )?;
                 next_ord = next_ord.max(after_orphans);
                 Some(semantic)
             }
@@ -270,6 +282,7 @@ pub(crate) fn open_semantic(
     embedder: Option<Arc<dyn Embedder>>,
     recorded: Option<&EmbeddingInfo>,
     snapshot: &braid_lexical::Snapshot,
+    quantization: Quantization,
 ) -> Result<(Semantic, u64)> {
     if info.dim == 0 {
         return Err(Error::invalid_request("vectors need at least one dimension"));
@@ -295,7 +308,7 @@ pub(crate) fn open_semantic(
             store.delete(ord);
         }
     }
-    Ok((Semantic::new(info, embedder, store)?, next_ord))
+    Ok((Semantic::new(info, embedder, store, quantization)?, next_ord))
 }
 
 impl Index {

@@ -58,6 +58,7 @@ pub use braid_core::{
     RESERVED_PREFIX,
 };
 pub use braid_lexical::{Analyzer, Merges, SchemaConfig, Synonyms, DEFAULT_WRITER_HEAP};
+pub use braid_vector::Quantization;
 pub use index::{Index, IndexBuilder, IndexConfig};
 pub use searcher::Searcher;
 pub use semantic::EmbeddingInfo;

@@ -76,7 +76,7 @@ impl Searcher {
         }
         let Some(semantic) = &self.semantic else { return Ok(None) };
         let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
-        Ok(store.vector(record.ord).map(<[f32]>::to_vec))
+        Ok(store.vector(record.ord))
     }
 
     /// A section with its neighbours, for a RAG prompt: the chunk `id` plus up to `before`

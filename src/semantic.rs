@@ -4,7 +4,7 @@
 use std::sync::{Arc, RwLock};
 
 use braid_core::{AllowedSet, Embedder, Error, Ordinal, Result, SearchRequest};
-use braid_vector::{HnswParams, SearchPath, VectorStore};
+use braid_vector::{HnswParams, Quantization, SearchPath, VectorStore};
 use serde::{Deserialize, Serialize};
 
 use crate::layout::Layout;
@@ -32,13 +32,14 @@ impl Semantic {
         info: EmbeddingInfo,
         embedder: Option<Arc<dyn Embedder>>,
         store: Option<VectorStore>,
+        quantization: Quantization,
     ) -> Result<Semantic> {
         let store = match store {
             Some(s) if s.dim() != info.dim => {
                 return Err(Error::DimensionMismatch { expected: s.dim(), got: info.dim })
             }
             Some(s) => s,
-            None => VectorStore::new(info.dim, HnswParams::default()),
+            None => VectorStore::new(info.dim, HnswParams { quantization, ..HnswParams::default() }),
         };
         Ok(Semantic { info, embedder, store: RwLock::new(store) })
     }

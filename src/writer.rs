@@ -203,7 +203,9 @@ impl Writer {
         let recorded = self.parts.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let info = recorded.clone().unwrap_or(EmbeddingInfo { model_id: SUPPLIED_MODEL.into(), dim });
         let snapshot = self.parts.lexical.snapshot();
-        let (semantic, next_ord) = open_semantic(self.index.layout(), info, None, recorded.as_ref(), &snapshot)?;
+        let quantization = self.index.config().quantization;
+        let (semantic, next_ord) =
+            open_semantic(self.index.layout(), info, None, recorded.as_ref(), &snapshot, quantization)?;
         self.index.ordinals().raise_to(next_ord);
         // The cell is set only here and at open, and this writer is the index's only one.
         let _ = self.parts.semantic.set(Arc::new(semantic));

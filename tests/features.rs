@@ -1,9 +1,11 @@
 //! What the optional features change, tested in the build that has them and in the one
 //! that does not (`cargo test -p braid --no-default-features`).
 //!
-//! - `hnsw`: a vector store saved with an HNSW graph (the checked-in fixture, written by a
-//!   build with `hnsw`) opens in every build; without `hnsw` its graph is not read, every
-//!   search is the exact scan with the same hits, and the next save drops the dump.
+//! - `hnsw`: a vector store saved with its HNSW graph (the checked-in fixture, written by a
+//!   build with `hnsw`) opens in every build; without `hnsw` its graph is not kept, every
+//!   search is the exact scan with the same hits, and the next save writes none. A store of
+//!   format 2 (whose graph was an `hnsw_rs` dump beside the file) opens in every build too:
+//!   its graph is rebuilt where there is one, and the next save removes the old dump.
 //! - `cjk`: Chinese is found in every build; without `cjk` it is cut into character bigrams
 //!   (a two-character span across a word boundary matches too) and pinyin reads nothing.
 
@@ -16,11 +18,17 @@ use braid_vector::{SearchPath, VectorStore, VECTORS_FILE};
 use crate::common::ids;
 
 const FIXTURE: &str = "tests/fixtures/vectors-with-graph";
+/// The same 40 vectors saved by format 2, with `hnsw_rs`'s dump of their graph beside them.
+const FIXTURE_FORMAT_2: &str = "tests/fixtures/vectors-format-2";
 const DIM: usize = 4;
 const POINTS: u64 = 40;
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(FIXTURE)
+}
+
+fn fixture_format_2() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(FIXTURE_FORMAT_2)
 }
 
 /// Vector `i` of the fixture: a seeded point in `DIM` dimensions (xorshift), never zero.
@@ -50,9 +58,9 @@ fn graph_files(dir: &Path) -> Vec<String> {
     names
 }
 
-fn copy_fixture() -> tempfile::TempDir {
+fn copy_fixture(from: &Path) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(fixture()).unwrap() {
+    for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
     }
@@ -74,11 +82,8 @@ fn write_the_graph_fixture() {
     store.save(&dir).unwrap();
 }
 
-#[test]
-fn a_store_saved_with_a_graph_opens_in_every_build() {
-    assert_eq!(graph_files(&fixture()).len(), 2, "the fixture holds a graph dump");
-    let tmp = copy_fixture();
-    let store = VectorStore::open(tmp.path()).expect("the fixture opens");
+/// The fixture's 40 vectors, as stored (unit length), and its exact top 5 for vector 7.
+fn check_fixture_vectors(store: &VectorStore) -> Vec<(u64, f32)> {
     assert_eq!(store.len(), POINTS as usize);
     assert_eq!(store.params().exact_threshold, 8);
     for i in 1..=POINTS {
@@ -87,11 +92,18 @@ fn a_store_saved_with_a_graph_opens_in_every_build() {
         let norm = want.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!(stored.iter().zip(&want).all(|(s, w)| (s - w / norm).abs() < 1e-6), "vector {i}");
     }
-    let allowed = everyone();
-    let query = vector(7);
-    let found = store.search(&query, 5, &allowed).unwrap();
-    let exact = store.search_exact(&query, 5, &allowed).unwrap();
-    assert_eq!(found.hits[0].0, 7);
+    let exact = store.search_exact(&vector(7), 5, &everyone()).unwrap();
+    assert_eq!(exact[0].0, 7);
+    exact
+}
+
+#[test]
+fn a_store_saved_with_a_graph_opens_in_every_build() {
+    assert_eq!(std::fs::read_dir(fixture()).unwrap().count(), 1, "the fixture is one file, graph inside");
+    let tmp = copy_fixture(&fixture());
+    let store = VectorStore::open(tmp.path()).expect("the fixture opens");
+    let exact = check_fixture_vectors(&store);
+    let found = store.search(&vector(7), 5, &everyone()).unwrap();
     assert_eq!(found.hits, exact, "40 points: the graph (where there is one) finds the exact top 5");
     if cfg!(feature = "hnsw") {
         assert!(store.graph_was_loaded(), "a build with hnsw loads the saved graph");
@@ -100,15 +112,29 @@ fn a_store_saved_with_a_graph_opens_in_every_build() {
         assert!(!store.has_graph(), "a build without hnsw keeps no graph");
         assert_eq!(found.path, SearchPath::Exact);
     }
-
-    // Saving again: without hnsw the dump is dropped (the vector file names no graph), with
-    // it a new dump replaces the old one; either way the store reopens with the same hits.
     store.save(tmp.path()).unwrap();
-    assert_eq!(graph_files(tmp.path()).len(), if cfg!(feature = "hnsw") { 2 } else { 0 });
+    let reopened = VectorStore::open(tmp.path()).unwrap();
+    assert_eq!(reopened.search(&vector(7), 5, &everyone()).unwrap().hits, exact);
+    assert_eq!(reopened.graph_was_loaded(), cfg!(feature = "hnsw"));
+}
+
+#[test]
+fn a_store_of_format_2_opens_in_every_build() {
+    assert_eq!(graph_files(&fixture_format_2()).len(), 2, "the old fixture holds an hnsw_rs dump");
+    let tmp = copy_fixture(&fixture_format_2());
+    let store = VectorStore::open(tmp.path()).expect("the format 2 fixture opens");
+    let exact = check_fixture_vectors(&store);
+    assert!(!store.graph_was_loaded(), "an hnsw_rs dump is not read");
+    assert_eq!(store.has_graph(), cfg!(feature = "hnsw"), "the graph is rebuilt where there is one");
+    assert_eq!(store.search(&vector(7), 5, &everyone()).unwrap().hits, exact);
+
+    // The next save writes format 3 and removes the old dump.
+    store.save(tmp.path()).unwrap();
+    assert!(graph_files(tmp.path()).is_empty());
     assert!(tmp.path().join(VECTORS_FILE).is_file());
     let reopened = VectorStore::open(tmp.path()).unwrap();
-    assert_eq!(reopened.search(&query, 5, &allowed).unwrap().hits, exact);
-    assert_eq!(reopened.has_graph(), cfg!(feature = "hnsw"));
+    assert_eq!(reopened.search(&vector(7), 5, &everyone()).unwrap().hits, exact);
+    assert_eq!(reopened.graph_was_loaded(), cfg!(feature = "hnsw"));
 }
 
 fn chinese_index() -> Index {

@@ -34,6 +34,8 @@ pub struct IndexArgs<'a> {
     pub dir: &'a Path,
     /// For a new index; an existing index with another policy is an error.
     pub policy: Option<AccessPolicy>,
+    /// For a new index; an existing index with another setting is an error.
+    pub quantization: Option<braid::Quantization>,
     pub model: Option<&'a str>,
     /// Upserts between intermediate commits (each bounds the writer's memory).
     pub commit_every: usize,
@@ -221,12 +223,16 @@ pub(crate) fn open_with_model(dir: &Path, spec: Option<&str>) -> Result<Index> {
 /// fails the run, and the index is left as it was. `policy` is for a new index; given for an
 /// existing index with another policy, it is an error.
 pub fn index(args: IndexArgs<'_>) -> Result<()> {
-    let IndexArgs { input, dir, policy, model, commit_every, vectors, vector_model, prune } = args;
+    let IndexArgs { input, dir, policy, quantization, model, commit_every, vectors, vector_model, prune } = args;
     if commit_every == 0 {
         bail!("--commit-every must be at least 1");
     }
     let source = Source::detect(input).with_context(|| format!("reading {}", input.display()))?;
-    let config = IndexConfig { policy: policy.unwrap_or_default(), ..IndexConfig::default() };
+    let config = IndexConfig {
+        policy: policy.unwrap_or_default(),
+        quantization: quantization.unwrap_or_default(),
+        ..IndexConfig::default()
+    };
     let (mut builder, semantic) = builder_for(dir, model)?;
     if let (Some(VectorSource::Sidecar(sidecar)), false) = (&vectors, semantic) {
         let model_id = vector_model.unwrap_or(braid::SUPPLIED_MODEL).to_string();
@@ -242,6 +248,16 @@ pub fn index(args: IndexArgs<'_>) -> Result<()> {
             dir.display(),
             policy_name(existing),
             policy_name(asked)
+        );
+    }
+    let existing = index.config().quantization;
+    if let Some(asked) = quantization.filter(|q| *q != existing) {
+        bail!(
+            "index {} was created with --quantize {}; --quantize {} cannot change it: build a new index, or drop \
+             --quantize",
+            dir.display(),
+            existing.name(),
+            asked.name()
         );
     }
     match (&vectors, vector_model) {

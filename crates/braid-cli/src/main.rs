@@ -38,6 +38,11 @@ enum Command {
         /// for an existing index with another policy, it is an error.
         #[arg(long, value_enum)]
         policy: Option<Policy>,
+        /// How a new index holds its vectors: `f32` (the default) or `int8` (one byte a
+        /// dimension plus a scale per vector, about a quarter of the memory). Given for an
+        /// existing index with another setting, it is an error.
+        #[arg(long)]
+        quantize: Option<braid::Quantization>,
         /// Keep records whose documents are no longer in the input (ingest without syncing,
         /// for example several folders into one index).
         #[arg(long)]
@@ -288,6 +293,7 @@ fn main() -> ExitCode {
             input,
             index,
             policy,
+            quantize,
             no_prune,
             model,
             commit_every,
@@ -301,6 +307,7 @@ fn main() -> ExitCode {
                 input: &input,
                 dir: &index,
                 policy: policy.map(policy_of),
+                quantization: quantize,
                 model: model.as_deref(),
                 commit_every,
                 vectors,

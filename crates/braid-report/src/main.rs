@@ -6,7 +6,8 @@
 //! - `score` scores every engine's rankings with the same metric code (`braid_eval`) and prints
 //!   q/s and nDCG@10 side by side with ratios;
 //! - `readme` regenerates the README tables between marker comments from the JSON results;
-//! - `plot` draws one quality-vs-latency SVG per dataset.
+//! - `plot` draws one quality-vs-latency SVG per dataset;
+//! - `scale` draws cost against size, log-log, from `scripts/scale.sh`'s results.
 //!
 //! `scripts/report.sh` and `benches/peers/peers.sh` drive it; it is a separate crate so that
 //! `plotters` never enters the library or the `braid` CLI build.
@@ -14,6 +15,7 @@
 mod peers;
 mod plot;
 mod readme;
+mod scale;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -101,6 +103,18 @@ enum Command {
         #[arg(long, default_value = "docs/plots")]
         out: PathBuf,
     },
+    /// Draw cost against records, log-log, from `results/scale-N<suffix>.json`.
+    Scale {
+        /// The folder holding `scripts/scale.sh`'s JSON.
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+        /// The series: the file names' part after the size (`-int8`, `-d0`; empty for f32).
+        #[arg(long, default_value = "", allow_hyphen_values = true)]
+        suffix: String,
+        /// The SVG to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -113,6 +127,7 @@ fn main() -> ExitCode {
         Command::Score { dataset, out, note, runs } => peers::score(&dataset, &runs, out.as_deref(), &note),
         Command::Readme { results, readme } => readme::regenerate(&results, &readme),
         Command::Plot { results, out } => plot::plot_all(&results, &out),
+        Command::Scale { results, suffix, out } => scale::plot_scale(&results, &suffix, &out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,12 +7,14 @@
 //! ```
 //! Defaults: 5,000 seeded random unit vectors of 384 dimensions, 100 queries. A fourth
 //! argument `lowrank` draws vectors from a 24-dimensional latent space mapped into DIM
-//! dimensions plus noise, which is closer to real embeddings than uniform random vectors.
+//! dimensions plus noise, which is closer to real embeddings than uniform random vectors;
+//! `int8` holds the vectors as int8 codes ([`Quantization::Int8`]); the environment variable
+//! `BRAID_EF_CONSTRUCTION` overrides the graph's construction width.
 
 use std::time::{Duration, Instant};
 
 use braid_core::{AccessPolicy, AllowedSet, OrdSet, Ordinal, Principal, Visibility};
-use braid_vector::{HnswParams, SearchPath, VectorStore};
+use braid_vector::{HnswParams, Quantization, SearchPath, VectorStore};
 
 /// A small seeded generator (xorshift64*), so runs are repeatable without extra crates.
 struct Rng(u64);
@@ -65,7 +67,10 @@ fn main() {
     let n = args.first().copied().unwrap_or(5_000);
     let dim = args.get(1).copied().unwrap_or(384);
     let nq = args.get(2).copied().unwrap_or(100);
-    let lowrank = std::env::args().nth(4).is_some_and(|a| a == "lowrank");
+    let lowrank = std::env::args().skip(4).any(|a| a == "lowrank");
+    let quantization =
+        if std::env::args().skip(4).any(|a| a == "int8") { Quantization::Int8 } else { Quantization::F32 };
+    let ef_construction = std::env::var("BRAID_EF_CONSTRUCTION").ok().and_then(|v| v.parse().ok());
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let basis: Vec<Vec<f32>> = (0..24).map(|_| rng.unit_vector(dim)).collect();
     let draw = |rng: &mut Rng| -> Vec<f32> {
@@ -93,7 +98,11 @@ fn main() {
         .collect();
 
     let t = Instant::now();
-    let mut store = VectorStore::new(dim, HnswParams::default());
+    let defaults = HnswParams::default();
+    let params =
+        HnswParams { quantization, ef_construction: ef_construction.unwrap_or(defaults.ef_construction), ..defaults };
+    println!("vectors: {}, ef_construction {}", quantization.name(), params.ef_construction);
+    let mut store = VectorStore::new(dim, params);
     store.insert_batch(&data).unwrap();
     println!("build {n} x {dim}: {:.2?} ({} threads)", t.elapsed(), rayon_threads());
 

@@ -1,11 +1,47 @@
 //! Dot products and normalisation, shared by the exact scan and the graph.
 
-#[cfg(feature = "hnsw")]
-use hnsw_rs::prelude::Distance;
+/// Defines `$name`, which runs `$body` compiled for AVX2 where the CPU has it (checked at run
+/// time, a cached flag) and as portable code elsewhere. No fused multiply-add is enabled (and
+/// Rust never fuses on its own), so both builds round alike and give the same bits.
+macro_rules! dispatched {
+    ($(#[$doc:meta])* $name:ident = $body:ident ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        $(#[$doc])*
+        #[inline]
+        pub(crate) fn $name($($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2($($arg: $ty),*) -> $ret {
+                    $body($($arg),*)
+                }
+                // SAFETY: `avx2` requires only that the CPU supports AVX2, just checked; its
+                // body is safe code.
+                return unsafe { avx2($($arg),*) };
+            }
+            $body($($arg),*)
+        }
+    };
+}
 
-/// The dot product of two equally long slices, written so the compiler vectorises it.
-#[inline]
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+dispatched!(
+    /// The dot product of two equally long slices.
+    dot = dot_body(a: &[f32], b: &[f32]) -> f32
+);
+dispatched!(
+    /// The dot product of an f32 query with a row of int8 codes (to be multiplied by the
+    /// row's scale).
+    dot_codes = dot_codes_body(a: &[f32], codes: &[i8]) -> f32
+);
+dispatched!(
+    /// The dot product of two rows of int8 codes, exact in `i32` (384 products of at most
+    /// 127² each are far from overflowing).
+    dot_i8 = dot_i8_body(a: &[i8], b: &[i8]) -> i32
+);
+
+/// [`dot`]'s body, written so the compiler vectorises it; the exact scan inlines it into its
+/// own AVX2 loop.
+#[inline(always)]
+pub(crate) fn dot_body(a: &[f32], b: &[f32]) -> f32 {
     debug_assert_eq!(a.len(), b.len());
     const LANES: usize = 8;
     let mut acc = [0.0f32; LANES];
@@ -19,6 +55,26 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut sum: f32 = acc.iter().sum();
     for (x, y) in a_rest.iter().zip(b_rest) {
         sum += x * y;
+    }
+    sum
+}
+
+/// [`dot_i8`]'s body: sixteen `i32` lanes, so AVX2 widens and multiplies a register at a time.
+#[inline(always)]
+fn dot_i8_body(a: &[i8], b: &[i8]) -> i32 {
+    debug_assert_eq!(a.len(), b.len());
+    const LANES: usize = 16;
+    let mut acc = [0i32; LANES];
+    let (a_chunks, a_rest) = a.split_at(a.len() - a.len() % LANES);
+    let (b_chunks, b_rest) = b.split_at(a_chunks.len());
+    for (x, y) in a_chunks.chunks_exact(LANES).zip(b_chunks.chunks_exact(LANES)) {
+        for i in 0..LANES {
+            acc[i] += i32::from(x[i]) * i32::from(y[i]);
+        }
+    }
+    let mut sum: i32 = acc.iter().sum();
+    for (x, y) in a_rest.iter().zip(b_rest) {
+        sum += i32::from(*x) * i32::from(*y);
     }
     sum
 }
@@ -56,24 +112,24 @@ pub(crate) fn normalised(v: &[f32]) -> Result<Vec<f32>, BadVector> {
     Ok(out)
 }
 
-/// `1 - dot`, clamped at zero: the graph's distance for unit vectors.
-///
-/// `hnsw_rs`'s own `DistDot` asserts `dot <= 1`, which rounding breaks for a vector and its
-/// duplicate; its search also asserts non-negative distances. Clamping keeps both true.
-#[cfg(feature = "hnsw")]
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct DotDistance;
-
-#[cfg(feature = "hnsw")]
-impl Distance<f32> for DotDistance {
-    fn eval(&self, va: &[f32], vb: &[f32]) -> f32 {
-        let d = 1.0 - dot(va, vb);
-        if d > 0.0 {
-            d
-        } else {
-            0.0
+/// [`dot_codes`]'s body, written like [`dot_body`].
+#[inline(always)]
+pub(crate) fn dot_codes_body(a: &[f32], codes: &[i8]) -> f32 {
+    debug_assert_eq!(a.len(), codes.len());
+    const LANES: usize = 8;
+    let mut acc = [0.0f32; LANES];
+    let (a_chunks, a_rest) = a.split_at(a.len() - a.len() % LANES);
+    let (c_chunks, c_rest) = codes.split_at(a_chunks.len());
+    for (x, c) in a_chunks.chunks_exact(LANES).zip(c_chunks.chunks_exact(LANES)) {
+        for i in 0..LANES {
+            acc[i] += x[i] * f32::from(c[i]);
         }
     }
+    let mut sum: f32 = acc.iter().sum();
+    for (x, c) in a_rest.iter().zip(c_rest) {
+        sum += x * f32::from(*c);
+    }
+    sum
 }
 
 #[cfg(test)]
@@ -102,11 +158,24 @@ mod tests {
         assert!((dot(&big, &big) - 1.0).abs() < 1e-5);
     }
 
-    #[cfg(feature = "hnsw")]
     #[test]
-    fn distance_never_negative() {
-        let v = normalised(&[0.1, 0.7, 0.3]).unwrap();
-        assert!(DotDistance.eval(&v, &v) >= 0.0);
-        assert!(DotDistance.eval(&v, &v) < 1e-6);
+    fn dot_i8_is_exact() {
+        for n in 0..40 {
+            let a: Vec<i8> = (0..n).map(|i| (i as i8).wrapping_mul(53)).collect();
+            let b: Vec<i8> = (0..n).map(|i| 127 - (i as i8)).collect();
+            let naive: i32 = a.iter().zip(&b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+            assert_eq!(dot_i8(&a, &b), naive);
+            assert_eq!(dot_i8_body(&a, &b), naive);
+        }
+    }
+
+    #[test]
+    fn dot_codes_matches_naive_for_all_tail_lengths() {
+        for n in 0..20 {
+            let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 3.0).collect();
+            let c: Vec<i8> = (0..n).map(|i| (i as i8).wrapping_mul(37)).collect();
+            let naive: f32 = a.iter().zip(&c).map(|(x, y)| x * f32::from(*y)).sum();
+            assert!((dot_codes(&a, &c) - naive).abs() < 1e-2, "n = {n}");
+        }
     }
 }

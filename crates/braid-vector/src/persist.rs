@@ -1,201 +1,413 @@
-//! The on-disk format: one checksummed file of live vectors by slot, and, once the store has a
-//! graph, the `hnsw_rs` dump of that graph beside it (two files, checksummed in the vector
-//! file), so opening a large store loads its graph instead of rebuilding it.
+//! The on-disk format: one checksummed file holding every slot's vector (live or tombstoned)
+//! and, once the store has one, its graph, so opening a large store reads its graph instead of
+//! rebuilding it.
 //!
 //! ```text
 //! magic      8 bytes  "BRAIDVEC"
-//! version    u32      FORMAT_VERSION (version 1, without slots or graph, is still read)
+//! version    u32      FORMAT_VERSION (versions 1 and 2 are still read, see below)
 //! dim        u32
 //! m, ef_construction, ef_search         u32 each
 //! exact_threshold                        u64
 //! rebuild_tombstone_fraction             f32
+//! quantization u8     0: f32, 1: int8
 //! count      u64      live vectors
 //! slots      u64      slots in the arena (live or tombstoned), the graph's id space
-//! graph_points u64    points in the dumped graph (0: no graph saved)
-//! graph_crc, data_crc  u32 each: crc32 of <graph>.hnsw.graph and <graph>.hnsw.data
-//! name_len   u32, then the dump's basename (UTF-8)
-//! count x (slot u64, ord u64, dim x f32)  live vectors, unit length
+//! slots x (ord u64, live u8, row)         row: dim x f32, or scale f32 then dim x i8
+//! graph      u8       0: none; 1: the graph follows
+//!   points u64, entry u32 (u32::MAX: none), levels points x u8,
+//!   layer-0 links points x (1 + 2m) x u32, upper offsets points x u32,
+//!   upper_len u64, upper links upper_len x u32
 //! crc32      u32      over every byte before it
 //! ```
-//! All integers and floats are little-endian.
+//! All integers and floats are little-endian. Tombstoned slots keep their vectors because the
+//! graph still walks through them.
 //!
-//! Crash safety: a save dumps the graph under a fresh basename and fsyncs it, then replaces
-//! the vector file (temporary file, fsync, rename, directory fsync), and only then removes
-//! dumps the new file does not name. A crash leaves the old file naming its old dump, or the
-//! new one naming the new dump; never a file naming a missing or half-written graph.
+//! Format 2 (Braid before its own graph) named an `hnsw_rs` dump beside the file; format 1 had
+//! no slots. Both still open: their live vectors are read into fresh slots and the graph is
+//! rebuilt; the next save writes format 3 and removes the old dump files.
+//!
+//! Crash safety: a save writes a temporary file, fsyncs it, renames it over the old one and
+//! fsyncs the directory: a crash leaves the old file or the new one.
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use braid_core::{Error, Ordinal, Result};
 
-use crate::params::HnswParams;
+use crate::params::{HnswParams, Quantization};
+use crate::rows::{Rows, StoredRow};
 
 /// The file [`crate::VectorStore::save`] writes inside its directory.
 pub const VECTORS_FILE: &str = "vectors.braidvec";
 
 /// The format version this build writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 const MAGIC: &[u8; 8] = b"BRAIDVEC";
 const HEADER_V1_LEN: usize = 8 + 4 + 4 + 4 * 3 + 8 + 4 + 8;
-const HEADER_LEN: usize = HEADER_V1_LEN + 8 + 8 + 4 + 4 + 4;
+const HEADER_V2_LEN: usize = HEADER_V1_LEN + 8 + 8 + 4 + 4 + 4;
 const CRC_LEN: usize = 4;
-/// The prefix of every graph dump's basename.
+/// The prefix of the `hnsw_rs` dumps format 2 named.
 const GRAPH_PREFIX: &str = "graph-";
+const NO_ENTRY: u32 = u32::MAX;
 
-/// A graph dump named by a vector file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SavedGraph {
-    pub(crate) basename: String,
-    pub(crate) points: usize,
-    graph_crc: u32,
-    data_crc: u32,
+/// A graph's arrays as the file holds them ([`crate::graph`] builds and checks them).
+#[cfg_attr(not(feature = "hnsw"), allow(dead_code))]
+pub(crate) struct GraphParts {
+    /// Neighbours per point on the upper layers (layer 0 has twice as many).
+    pub(crate) m: usize,
+    /// Each point's top layer (`u8::MAX`: a slot never inserted).
+    pub(crate) levels: Vec<u8>,
+    /// Per point a count and `2m` layer-0 neighbours.
+    pub(crate) links0: Vec<u32>,
+    /// Per point the offset of its upper-layer blocks (`u32::MAX`: none).
+    pub(crate) upper_at: Vec<u32>,
+    /// The upper layers' blocks.
+    pub(crate) upper: Vec<u32>,
+    /// The entry point.
+    pub(crate) entry: Option<u32>,
 }
 
 /// What [`read`] hands back.
 pub(crate) struct Saved {
     pub(crate) dim: usize,
     pub(crate) params: HnswParams,
-    /// Slots in the arena (live or not).
-    pub(crate) slots: usize,
-    /// `(slot, ord)` of each live vector, in file order; `arena` holds their vectors in the
-    /// same order.
-    pub(crate) live: Vec<(usize, Ordinal)>,
-    pub(crate) arena: Vec<f32>,
-    /// The graph dump, when one was saved.
-    pub(crate) graph: Option<SavedGraph>,
+    /// The ordinal each slot was written for.
+    pub(crate) slot_ord: Vec<Ordinal>,
+    /// Whether each slot is live.
+    pub(crate) live: Vec<bool>,
+    pub(crate) rows: Rows,
+    /// The graph, when one was saved.
+    pub(crate) graph: Option<GraphParts>,
 }
 
-/// A fresh basename for a graph dump in `dir`.
-pub(crate) fn new_graph_basename() -> String {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    format!("{GRAPH_PREFIX}{}-{nanos}", std::process::id())
+/// What [`write`] saves.
+pub(crate) struct ToSave<'a> {
+    pub(crate) dim: usize,
+    pub(crate) params: &'a HnswParams,
+    pub(crate) slot_ord: &'a [Ordinal],
+    pub(crate) live: &'a [bool],
+    pub(crate) rows: &'a Rows,
+    pub(crate) graph: Option<GraphParts>,
 }
 
-/// The two files of the dump `basename` in `dir`.
-pub(crate) fn graph_files(dir: &Path, basename: &str) -> [PathBuf; 2] {
-    [dir.join(format!("{basename}.hnsw.graph")), dir.join(format!("{basename}.hnsw.data"))]
-}
-
-/// Fsyncs a finished dump and describes it for the vector file.
-pub(crate) fn seal_graph(dir: &Path, basename: &str, points: usize) -> Result<SavedGraph> {
-    let [graph, data] = graph_files(dir, basename);
-    let mut crcs = [0u32; 2];
-    for (file, crc) in [&graph, &data].into_iter().zip(&mut crcs) {
-        File::open(file).and_then(|f| f.sync_all()).map_err(|e| Error::io(file, e))?;
-        *crc = crc_of(file)?;
-    }
-    Ok(SavedGraph { basename: basename.to_string(), points, graph_crc: crcs[0], data_crc: crcs[1] })
-}
-
-/// Checks that the dump a vector file names is there and unchanged.
-#[cfg_attr(not(feature = "hnsw"), allow(dead_code))]
-pub(crate) fn verify_graph(dir: &Path, graph: &SavedGraph) -> Result<()> {
-    let [graph_file, data_file] = graph_files(dir, &graph.basename);
-    for (file, crc) in [(&graph_file, graph.graph_crc), (&data_file, graph.data_crc)] {
-        if !file.exists() {
-            return Err(corrupt(file, "missing, but the vector file names it"));
-        }
-        if crc_of(file)? != crc {
-            return Err(corrupt(file, "checksum mismatch"));
-        }
-    }
-    Ok(())
-}
-
-/// Removes graph dumps in `dir` other than `keep` (those of earlier saves, or of a save that
-/// crashed before its vector file was renamed).
-pub(crate) fn remove_stale_graphs(dir: &Path, keep: Option<&str>) -> Result<()> {
+/// Removes the `hnsw_rs` dumps a format 2 file named (a format 3 file names none).
+pub(crate) fn remove_stale_graphs(dir: &Path) -> Result<()> {
     let entries = fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
         let Some(base) = name.strip_suffix(".hnsw.graph").or_else(|| name.strip_suffix(".hnsw.data")) else { continue };
-        if base.starts_with(GRAPH_PREFIX) && Some(base) != keep {
+        if base.starts_with(GRAPH_PREFIX) {
             fs::remove_file(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
         }
     }
     Ok(())
 }
 
-fn crc_of(path: &Path) -> Result<u32> {
-    use std::io::Read;
-    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut hasher = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf).map_err(|e| Error::io(path, e))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hasher.finalize())
+/// A writer that checksums what passes through it.
+struct CrcWriter<W: Write> {
+    inner: W,
+    hasher: crc32fast::Hasher,
 }
 
-/// Writes `records` (exactly `count` live `(slot, ord, vector)`s out of `slots`) to
-/// `dir/VECTORS_FILE` atomically, naming `graph` when there is one.
-pub(crate) fn write<'a>(
-    dir: &Path,
-    dim: usize,
-    params: &HnswParams,
-    count: usize,
-    slots: usize,
-    graph: Option<&SavedGraph>,
-    records: impl Iterator<Item = (usize, Ordinal, &'a [f32])>,
-) -> Result<()> {
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let name = graph.map_or("", |g| g.basename.as_str());
-    let mut bytes = Vec::with_capacity(HEADER_LEN + name.len() + count * (16 + 4 * dim) + CRC_LEN);
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    bytes.extend_from_slice(&to_u32(dim, "dim")?.to_le_bytes());
-    bytes.extend_from_slice(&to_u32(params.m, "m")?.to_le_bytes());
-    bytes.extend_from_slice(&to_u32(params.ef_construction, "ef_construction")?.to_le_bytes());
-    bytes.extend_from_slice(&to_u32(params.ef_search, "ef_search")?.to_le_bytes());
-    bytes.extend_from_slice(&(params.exact_threshold as u64).to_le_bytes());
-    bytes.extend_from_slice(&params.rebuild_tombstone_fraction.to_le_bytes());
-    bytes.extend_from_slice(&(count as u64).to_le_bytes());
-    bytes.extend_from_slice(&(slots as u64).to_le_bytes());
-    bytes.extend_from_slice(&(graph.map_or(0, |g| g.points) as u64).to_le_bytes());
-    bytes.extend_from_slice(&graph.map_or(0, |g| g.graph_crc).to_le_bytes());
-    bytes.extend_from_slice(&graph.map_or(0, |g| g.data_crc).to_le_bytes());
-    bytes.extend_from_slice(&to_u32(name.len(), "graph name")?.to_le_bytes());
-    bytes.extend_from_slice(name.as_bytes());
-    let mut written = 0usize;
-    for (slot, ord, vector) in records {
-        bytes.extend_from_slice(&(slot as u64).to_le_bytes());
-        bytes.extend_from_slice(&ord.to_le_bytes());
-        for x in vector {
-            bytes.extend_from_slice(&x.to_le_bytes());
+impl<W: Write> CrcWriter<W> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.hasher.update(bytes);
+        self.inner.write_all(bytes)
+    }
+    fn u8(&mut self, v: u8) -> io::Result<()> {
+        self.put(&[v])
+    }
+    fn u32(&mut self, v: u32) -> io::Result<()> {
+        self.put(&v.to_le_bytes())
+    }
+    fn u64(&mut self, v: u64) -> io::Result<()> {
+        self.put(&v.to_le_bytes())
+    }
+    fn u32s(&mut self, values: &[u32]) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(4 * 4096);
+        for chunk in values.chunks(4096) {
+            buf.clear();
+            chunk.iter().for_each(|v| buf.extend_from_slice(&v.to_le_bytes()));
+            self.put(&buf)?;
         }
-        written += 1;
+        Ok(())
     }
-    if written != count {
-        return Err(Error::Vector(format!("expected {count} live vectors to save, found {written}")));
-    }
-    let crc = crc32fast::hash(&bytes);
-    bytes.extend_from_slice(&crc.to_le_bytes());
+}
 
+/// Writes `save` to `dir/VECTORS_FILE` atomically (temporary file, fsync, rename, directory
+/// fsync), streaming so a large store is never held twice in memory.
+pub(crate) fn write(dir: &Path, save: &ToSave<'_>) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    for (what, value) in [
+        ("dim", save.dim),
+        ("m", save.params.m),
+        ("ef_construction", save.params.ef_construction),
+        ("ef_search", save.params.ef_search),
+    ] {
+        to_u32(value, what)?;
+    }
     let path = dir.join(VECTORS_FILE);
     let tmp = dir.join(format!("{VECTORS_FILE}.tmp"));
-    write_synced(&tmp, &bytes).map_err(|e| Error::io(&tmp, e))?;
+    let written = (|| -> io::Result<()> {
+        let file = File::create(&tmp)?;
+        let mut w = CrcWriter { inner: BufWriter::with_capacity(1 << 20, file), hasher: crc32fast::Hasher::new() };
+        let p = save.params;
+        w.put(MAGIC)?;
+        w.u32(FORMAT_VERSION)?;
+        for v in [save.dim, p.m, p.ef_construction, p.ef_search] {
+            w.u32(v as u32)?;
+        }
+        w.u64(p.exact_threshold as u64)?;
+        w.put(&p.rebuild_tombstone_fraction.to_le_bytes())?;
+        w.u8(quantization_code(save.rows.quantization()))?;
+        w.u64(save.live.iter().filter(|&&l| l).count() as u64)?;
+        w.u64(save.slot_ord.len() as u64)?;
+        let mut row = Vec::with_capacity(9 + save.rows.row_bytes());
+        for (slot, (&ord, &live)) in save.slot_ord.iter().zip(save.live).enumerate() {
+            row.clear();
+            row.extend_from_slice(&ord.to_le_bytes());
+            row.push(u8::from(live));
+            match save.rows.stored(slot) {
+                StoredRow::F32(values) => values.iter().for_each(|x| row.extend_from_slice(&x.to_le_bytes())),
+                StoredRow::Int8(scale, codes) => {
+                    row.extend_from_slice(&scale.to_le_bytes());
+                    row.extend(codes.iter().map(|&c| c as u8));
+                }
+            }
+            w.put(&row)?;
+        }
+        match &save.graph {
+            None => w.u8(0)?,
+            Some(g) => {
+                w.u8(1)?;
+                w.u64(g.levels.len() as u64)?;
+                w.u32(g.entry.unwrap_or(NO_ENTRY))?;
+                w.put(&g.levels)?;
+                w.u32s(&g.links0)?;
+                w.u32s(&g.upper_at)?;
+                w.u64(g.upper.len() as u64)?;
+                w.u32s(&g.upper)?;
+            }
+        }
+        let crc = w.hasher.clone().finalize();
+        w.inner.write_all(&crc.to_le_bytes())?;
+        let file = w.inner.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()
+    })();
+    written.map_err(|e| Error::io(&tmp, e))?;
     fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
     sync_dir(dir).map_err(|e| Error::io(dir, e))?;
     Ok(())
 }
 
+fn quantization_code(q: Quantization) -> u8 {
+    match q {
+        Quantization::F32 => 0,
+        Quantization::Int8 => 1,
+    }
+}
+
+/// A reader that checksums what it reads and never reads past the body (the file's length
+/// less its checksum), so a count in a damaged file cannot make it allocate beyond the file.
+struct CrcReader<R: Read> {
+    inner: R,
+    hasher: crc32fast::Hasher,
+    left: u64,
+    path: PathBuf,
+}
+
+impl<R: Read> CrcReader<R> {
+    fn take(&mut self, n: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; self.check_left(n as u64)?];
+        self.fill(&mut buf)?;
+        Ok(buf)
+    }
+    fn check_left(&self, n: u64) -> Result<usize> {
+        if n > self.left {
+            return Err(corrupt(&self.path, format!("truncated: {n} more bytes expected, {} left", self.left)));
+        }
+        Ok(n as usize)
+    }
+    fn fill(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.check_left(buf.len() as u64)?;
+        self.inner.read_exact(buf).map_err(|e| Error::io(&self.path, e))?;
+        self.hasher.update(buf);
+        self.left -= buf.len() as u64;
+        Ok(())
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let mut out = [0u8; N];
+        self.fill(&mut out)?;
+        Ok(out)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.array::<1>()?[0])
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+    fn u32s(&mut self, n: u64) -> Result<Vec<u32>> {
+        let n = self.check_left(n.saturating_mul(4))? / 4;
+        let mut out = Vec::with_capacity(n);
+        let mut buf = vec![0u8; 4 * 4096];
+        let mut done = 0;
+        while done < n {
+            let chunk = (n - done).min(4096);
+            self.fill(&mut buf[..4 * chunk])?;
+            out.extend(buf[..4 * chunk].chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            done += chunk;
+        }
+        Ok(out)
+    }
+}
+
 /// Reads and verifies `dir/VECTORS_FILE`.
 pub(crate) fn read(dir: &Path) -> Result<Saved> {
     let path = dir.join(VECTORS_FILE);
-    let bytes = match fs::read(&path) {
-        Ok(bytes) => bytes,
+    let file = match File::open(&path) {
+        Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(corrupt(&path, "file is missing")),
         Err(e) => return Err(Error::io(&path, e)),
     };
+    let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+    if len < (HEADER_V1_LEN + CRC_LEN) as u64 {
+        return Err(corrupt(
+            &path,
+            format!("truncated: {len} bytes, the header alone needs {}", HEADER_V1_LEN + CRC_LEN),
+        ));
+    }
+    let mut file = BufReader::with_capacity(1 << 20, file);
+    let mut start = [0u8; 12];
+    file.read_exact(&mut start).map_err(|e| Error::io(&path, e))?;
+    if &start[..8] != MAGIC {
+        return Err(corrupt(&path, "not a braid vector file (bad magic)"));
+    }
+    let version = u32::from_le_bytes([start[8], start[9], start[10], start[11]]);
+    match version {
+        1 | 2 => {
+            let mut bytes = start.to_vec();
+            file.read_to_end(&mut bytes).map_err(|e| Error::io(&path, e))?;
+            read_legacy(path, bytes)
+        }
+        FORMAT_VERSION => {
+            let mut r =
+                CrcReader { inner: file, hasher: crc32fast::Hasher::new(), left: len - CRC_LEN as u64 - 12, path };
+            r.hasher.update(&start);
+            let saved = read_body(&mut r)?;
+            if r.left != 0 {
+                return Err(corrupt(&r.path, format!("{} bytes past the end of the data", r.left)));
+            }
+            let mut stored = [0u8; CRC_LEN];
+            r.inner.read_exact(&mut stored).map_err(|e| Error::io(&r.path, e))?;
+            let stored = u32::from_le_bytes(stored);
+            if r.hasher.clone().finalize() != stored {
+                return Err(corrupt(&r.path, "checksum mismatch"));
+            }
+            Ok(saved)
+        }
+        found => Err(Error::FormatVersion { path, found, expected: FORMAT_VERSION }),
+    }
+}
+
+/// The body of a format 3 file, after its magic and version.
+fn read_body<R: Read>(r: &mut CrcReader<R>) -> Result<Saved> {
+    let dim = r.u32()? as usize;
+    let mut params = HnswParams {
+        m: r.u32()? as usize,
+        ef_construction: r.u32()? as usize,
+        ef_search: r.u32()? as usize,
+        exact_threshold: usize::try_from(r.u64()?).unwrap_or(usize::MAX),
+        rebuild_tombstone_fraction: f32::from_le_bytes(r.array()?),
+        quantization: Quantization::F32,
+    };
+    params.quantization = match r.u8()? {
+        0 => Quantization::F32,
+        1 => Quantization::Int8,
+        other => return Err(corrupt(&r.path, format!("unknown quantization {other}"))),
+    };
+    let count = r.u64()?;
+    let slots = r.u64()?;
+    let mut rows = Rows::new(dim, params.quantization);
+    let row_len = 9 + rows.row_bytes() as u64;
+    r.check_left(slots.saturating_mul(row_len))?;
+    let slots = slots as usize;
+    rows.reserve(slots);
+    let mut slot_ord = Vec::with_capacity(slots);
+    let mut live = Vec::with_capacity(slots);
+    let mut seen = std::collections::HashSet::with_capacity(count.min(slots as u64) as usize);
+    let mut buf = vec![0u8; row_len as usize];
+    let mut values: Vec<f32> = Vec::with_capacity(dim);
+    let mut codes: Vec<i8> = Vec::with_capacity(dim);
+    for _ in 0..slots {
+        r.fill(&mut buf)?;
+        let ord = u64::from_le_bytes(buf[..8].try_into().expect("8 bytes"));
+        let is_live = match buf[8] {
+            0 => false,
+            1 => true,
+            _ => return Err(corrupt(&r.path, "a live flag is neither 0 nor 1")),
+        };
+        if is_live && !seen.insert(ord) {
+            return Err(corrupt(&r.path, "an ordinal appears twice"));
+        }
+        let body = &buf[9..];
+        match params.quantization {
+            Quantization::F32 => {
+                values.clear();
+                values.extend(body.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+                if !values.iter().all(|x| x.is_finite()) {
+                    return Err(corrupt(&r.path, "a vector has a non-finite component"));
+                }
+                rows.push_stored(StoredRow::F32(&values));
+            }
+            Quantization::Int8 => {
+                let scale = f32::from_le_bytes([body[0], body[1], body[2], body[3]]);
+                if !scale.is_finite() || scale < 0.0 {
+                    return Err(corrupt(&r.path, "a vector has a bad scale"));
+                }
+                codes.clear();
+                codes.extend(body[4..].iter().map(|&b| b as i8));
+                rows.push_stored(StoredRow::Int8(scale, &codes));
+            }
+        }
+        slot_ord.push(ord);
+        live.push(is_live);
+    }
+    if seen.len() as u64 != count {
+        return Err(corrupt(&r.path, format!("the header counts {count} live vectors, the file holds {}", seen.len())));
+    }
+    let graph = match r.u8()? {
+        0 => None,
+        1 => {
+            let points = r.u64()?;
+            if points > slots as u64 {
+                return Err(corrupt(&r.path, "the graph has more points than the arena has slots"));
+            }
+            let points = points as usize;
+            let entry = r.u32()?;
+            let levels = r.take(points)?;
+            let m = params.m.clamp(2, 1 << 16);
+            let links0 = r.u32s(points as u64 * (1 + 2 * m as u64))?;
+            let upper_at = r.u32s(points as u64)?;
+            let upper_len = r.u64()?;
+            let upper = r.u32s(upper_len)?;
+            Some(GraphParts { m, levels, links0, upper_at, upper, entry: (entry != NO_ENTRY).then_some(entry) })
+        }
+        _ => return Err(corrupt(&r.path, "the graph flag is neither 0 nor 1")),
+    };
+    Ok(Saved { dim, params, slot_ord, live, rows, graph })
+}
+
+/// Reads a file of format 1 or 2 (whole, in `bytes`): its live vectors, renumbered into
+/// slots `0..count` (the `hnsw_rs` dump a format 2 file names is not read: the graph is
+/// rebuilt, and the next save removes the dump).
+fn read_legacy(path: PathBuf, bytes: Vec<u8>) -> Result<Saved> {
     if bytes.len() < HEADER_V1_LEN + CRC_LEN {
         return Err(corrupt(
             &path,
@@ -207,9 +419,6 @@ pub(crate) fn read(dir: &Path) -> Result<Saved> {
         return Err(corrupt(&path, "not a braid vector file (bad magic)"));
     }
     let version = r.u32();
-    if version != FORMAT_VERSION && version != 1 {
-        return Err(Error::FormatVersion { path, found: version, expected: FORMAT_VERSION });
-    }
     let dim = r.u32() as usize;
     let params = HnswParams {
         m: r.u32() as usize,
@@ -217,35 +426,31 @@ pub(crate) fn read(dir: &Path) -> Result<Saved> {
         ef_search: r.u32() as usize,
         exact_threshold: usize::try_from(r.u64()).unwrap_or(usize::MAX),
         rebuild_tombstone_fraction: f32::from_le_bytes(r.array()),
+        quantization: Quantization::F32,
     };
     let count = r.u64();
-    let (slots, graph, name_len, row) = if version == 1 {
-        (count, None, 0usize, 8 + 4 * dim as u128)
+    let (slots, (), name_len, row) = if version == 1 {
+        (count, (), 0usize, 8 + 4 * dim as u128)
     } else {
-        if bytes.len() < HEADER_LEN + CRC_LEN {
+        if bytes.len() < HEADER_V2_LEN + CRC_LEN {
             return Err(corrupt(
                 &path,
-                format!("truncated: {} bytes, the header alone needs {}", bytes.len(), HEADER_LEN + CRC_LEN),
+                format!("truncated: {} bytes, the header alone needs {}", bytes.len(), HEADER_V2_LEN + CRC_LEN),
             ));
         }
         let slots = r.u64();
         let points = r.u64();
         let (graph_crc, data_crc) = (r.u32(), r.u32());
         let name_len = r.u32() as usize;
-        if bytes.len() < HEADER_LEN + name_len + CRC_LEN {
+        if bytes.len() < HEADER_V2_LEN + name_len + CRC_LEN {
             return Err(corrupt(&path, "truncated inside the graph name"));
         }
         let name =
             String::from_utf8(r.take(name_len).to_vec()).map_err(|_| corrupt(&path, "graph name is not UTF-8"))?;
-        let graph = (!name.is_empty()).then(|| SavedGraph {
-            basename: name,
-            points: usize::try_from(points).unwrap_or(usize::MAX),
-            graph_crc,
-            data_crc,
-        });
-        (slots, graph, name_len, 16 + 4 * dim as u128)
+        let _ = (points, graph_crc, data_crc, name);
+        (slots, (), name_len, 16 + 4 * dim as u128)
     };
-    let header = if version == 1 { HEADER_V1_LEN } else { HEADER_LEN + name_len };
+    let header = if version == 1 { HEADER_V1_LEN } else { HEADER_V2_LEN + name_len };
     let expected_len = row * u128::from(count) + (header + CRC_LEN) as u128;
     if bytes.len() as u128 != expected_len {
         return Err(corrupt(
@@ -267,8 +472,10 @@ pub(crate) fn read(dir: &Path) -> Result<Saved> {
         return Err(corrupt(&path, "more live vectors than slots"));
     }
     let slots = slots as usize;
-    let mut live = Vec::with_capacity(count);
-    let mut arena = Vec::with_capacity(count * dim);
+    let _ = slots;
+    let mut slot_ord = Vec::with_capacity(count);
+    let mut rows = Rows::new(dim, Quantization::F32);
+    let mut unit = Vec::with_capacity(dim);
     let mut seen = std::collections::HashSet::with_capacity(count);
     let mut seen_slots = std::collections::HashSet::with_capacity(count);
     for i in 0..count {
@@ -280,19 +487,18 @@ pub(crate) fn read(dir: &Path) -> Result<Saved> {
         if slot >= slots as u64 || !seen_slots.insert(slot) {
             return Err(corrupt(&path, "a slot is out of range or appears twice"));
         }
-        live.push((slot as usize, ord));
+        slot_ord.push(ord);
+        unit.clear();
         for _ in 0..dim {
             let x = f32::from_le_bytes(r.array());
             if !x.is_finite() {
                 return Err(corrupt(&path, "a vector has a non-finite component"));
             }
-            arena.push(x);
+            unit.push(x);
         }
+        rows.push_stored(StoredRow::F32(&unit));
     }
-    if graph.as_ref().is_some_and(|g| g.points > slots) {
-        return Err(corrupt(&path, "the graph has more points than the arena has slots"));
-    }
-    Ok(Saved { dim, params, slots, live, arena, graph })
+    Ok(Saved { dim, params, live: vec![true; slot_ord.len()], slot_ord, rows, graph: None })
 }
 
 fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
@@ -301,12 +507,6 @@ fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
 
 fn to_u32(value: usize, what: &str) -> Result<u32> {
     u32::try_from(value).map_err(|_| Error::Vector(format!("{what} = {value} does not fit the file format")))
-}
-
-fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = File::create(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
 }
 
 #[cfg(unix)]

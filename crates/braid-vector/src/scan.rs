@@ -1,9 +1,9 @@
 //! The exact scan's inner loop: each candidate row's dot product with the query, offered to a
 //! [`TopK`].
 //!
-//! The loop is [`dot`] per row, in the order the candidates come (memory order on a full
+//! The loop is [`crate::distance::dot`] per row, in the order the candidates come (memory order on a full
 //! scan, so the hardware prefetcher streams the arena). On x86-64 CPUs with AVX2, checked at
-//! run time, the same code runs compiled for AVX2: [`dot`]'s eight lanes fill one register.
+//! run time, the same code runs compiled for AVX2: `dot`'s eight lanes fill one register.
 //! No fused multiply-add is enabled (and Rust never fuses on its own), so both builds round
 //! alike and every score is bit for bit the portable one (tested below).
 //!
@@ -15,7 +15,7 @@
 
 use braid_core::Ordinal;
 
-use crate::distance::dot;
+use crate::distance::{dot_body, dot_codes_body};
 use crate::search::TopK;
 
 /// Offers `(ord, dot(query, row))` for each candidate to `top`.
@@ -43,7 +43,44 @@ unsafe fn scan_avx2<'a>(query: &[f32], candidates: impl Iterator<Item = (Ordinal
 #[inline(always)]
 fn scan_body<'a>(query: &[f32], candidates: impl Iterator<Item = (Ordinal, &'a [f32])>, top: &mut TopK) {
     for (ord, row) in candidates {
-        top.push(ord, dot(query, row));
+        top.push(ord, dot_body(query, row));
+    }
+}
+
+/// Offers `(ord, scale * dot_codes_body(query, codes))` for each int8 candidate to `top`; the same
+/// dispatch as [`scan_into`].
+pub(crate) fn scan_codes_into<'a>(
+    query: &[f32],
+    candidates: impl Iterator<Item = (Ordinal, f32, &'a [i8])>,
+    top: &mut TopK,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: as in `scan_into`.
+        return unsafe { scan_codes_avx2(query, candidates, top) };
+    }
+    scan_codes_body(query, candidates, top);
+}
+
+/// [`scan_codes_into`] compiled for AVX2.
+///
+/// # Safety
+///
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scan_codes_avx2<'a>(
+    query: &[f32],
+    candidates: impl Iterator<Item = (Ordinal, f32, &'a [i8])>,
+    top: &mut TopK,
+) {
+    scan_codes_body(query, candidates, top);
+}
+
+#[inline(always)]
+fn scan_codes_body<'a>(query: &[f32], candidates: impl Iterator<Item = (Ordinal, f32, &'a [i8])>, top: &mut TopK) {
+    for (ord, scale, codes) in candidates {
+        top.push(ord, scale * dot_codes_body(query, codes));
     }
 }
 
@@ -78,7 +115,8 @@ mod tests {
             let arena = floats(dim as u64, dim * rows);
             let query = floats(1000 + dim as u64, dim);
             let candidates = || arena.chunks_exact(dim).enumerate().map(|(i, r)| (i as Ordinal * 3, r));
-            let mut expected: Vec<(Ordinal, f32)> = candidates().map(|(o, r)| (o, dot(&query, r))).collect();
+            let mut expected: Vec<(Ordinal, f32)> =
+                candidates().map(|(o, r)| (o, crate::distance::dot(&query, r))).collect();
             expected.sort_by(crate::search::better);
             for k in [1, 10, rows] {
                 let want = bits(expected[..k].to_vec());

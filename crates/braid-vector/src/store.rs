@@ -6,17 +6,17 @@ use std::path::Path;
 
 use braid_core::{AllowedSet, Error, Ordinal, Result};
 
-use crate::distance::{dot, normalised, BadVector};
+use crate::distance::{normalised, BadVector};
 use crate::graph::Graph;
-use crate::params::HnswParams;
+use crate::params::{HnswParams, Quantization};
 use crate::persist;
-use crate::scan::scan_into;
+use crate::rows::Rows;
 use crate::search::{better, SearchPath, TopK, VectorSearch};
 
 /// Unit vectors keyed by record ordinal, searchable by dot product within an [`AllowedSet`].
 ///
-/// Vectors live in a dense arena (the source of truth) addressed by *slot*; an HNSW graph
-/// (`hnsw_rs`) indexes the slots. Deleting or replacing a record tombstones its slot; once
+/// Vectors live in a dense arena (the source of truth) addressed by *slot*, as f32 or as int8
+/// codes ([`HnswParams::quantization`]); an HNSW graph of Braid's own indexes the slots. Deleting or replacing a record tombstones its slot; once
 /// tombstones pass [`HnswParams::rebuild_tombstone_fraction`] the arena is compacted and the
 /// graph rebuilt from the live vectors.
 ///
@@ -52,8 +52,8 @@ use crate::search::{better, SearchPath, TopK, VectorSearch};
 pub struct VectorStore {
     dim: usize,
     params: HnswParams,
-    /// Slot-major vectors, `dim` floats per slot, unit length.
-    arena: Vec<f32>,
+    /// The vectors by slot (unit length before quantization).
+    rows: Rows,
     /// The ordinal each slot was written for.
     slot_ord: Vec<Ordinal>,
     /// Whether each slot is live (not deleted or replaced).
@@ -86,8 +86,8 @@ impl VectorStore {
     pub fn new(dim: usize, params: HnswParams) -> Self {
         let mut store = VectorStore {
             dim,
+            rows: Rows::new(dim, params.quantization),
             params,
-            arena: Vec::new(),
             slot_ord: Vec::new(),
             live: Vec::new(),
             slots: HashMap::new(),
@@ -160,9 +160,26 @@ impl VectorStore {
         self.slots.contains_key(&ord)
     }
 
-    /// The stored (normalised) vector of `ord`, if live.
-    pub fn vector(&self, ord: Ordinal) -> Option<&[f32]> {
-        self.slots.get(&ord).map(|&slot| self.slot_vector(slot))
+    /// The stored (normalised) vector of `ord`, if live; decoded from its codes in an int8
+    /// store.
+    pub fn vector(&self, ord: Ordinal) -> Option<Vec<f32>> {
+        self.slots.get(&ord).map(|&slot| self.rows.vector(slot))
+    }
+
+    /// How the store holds its vectors.
+    pub fn quantization(&self) -> Quantization {
+        self.rows.quantization()
+    }
+
+    /// Bytes the store holds in memory for its vectors, their graph and the slot tables
+    /// (the ordinal map counted at its table's size), for the scale bench.
+    pub fn memory_bytes(&self) -> usize {
+        let map = self.slots.capacity() * (std::mem::size_of::<(Ordinal, usize)>() + 1);
+        self.rows.heap_bytes()
+            + self.slot_ord.capacity() * std::mem::size_of::<Ordinal>()
+            + self.live.capacity()
+            + map
+            + self.graph.as_ref().map_or(0, Graph::heap_bytes)
     }
 
     /// Stores `vector` for `ord`, replacing any vector `ord` had.
@@ -173,10 +190,8 @@ impl VectorStore {
     /// [`Error::InvalidRecord`] when it has a NaN or infinite component or is all zeros.
     pub fn insert(&mut self, ord: Ordinal, vector: &[f32]) -> Result<()> {
         let unit = self.check_record(vector)?;
-        let slot = self.push_slot(ord, &unit);
-        if let Some(graph) = &mut self.graph {
-            graph.insert(&[(slot_slice(&self.arena, self.dim, slot), slot)]);
-        }
+        self.push_slot(ord, &unit);
+        self.extend_graph();
         self.maybe_rebuild();
         self.fit_graph();
         Ok(())
@@ -190,18 +205,10 @@ impl VectorStore {
     /// As [`VectorStore::insert`], for the first bad item.
     pub fn insert_batch(&mut self, items: &[(Ordinal, Vec<f32>)]) -> Result<()> {
         let units = items.iter().map(|(_, v)| self.check_record(v)).collect::<Result<Vec<_>>>()?;
-        let mut new_slots = Vec::with_capacity(items.len());
         for ((ord, _), unit) in items.iter().zip(&units) {
-            new_slots.push(self.push_slot(*ord, unit));
+            self.push_slot(*ord, unit);
         }
-        if let Some(graph) = &mut self.graph {
-            let batch: Vec<(&[f32], usize)> = new_slots
-                .iter()
-                .filter(|&&slot| self.live[slot])
-                .map(|&slot| (slot_slice(&self.arena, self.dim, slot), slot))
-                .collect();
-            graph.insert(&batch);
-        }
+        self.extend_graph();
         self.maybe_rebuild();
         self.fit_graph();
         Ok(())
@@ -268,90 +275,83 @@ impl VectorStore {
         Ok(self.scan(&query, k, allowed))
     }
 
-    /// Writes the live vectors and parameters to `dir` (created if needed), and the graph
-    /// when the store has one: the graph is dumped under a new name and fsynced, then the
-    /// vector file (naming that dump and its checksums) is written to a new file, fsynced and
-    /// renamed over the old one, then older dumps are removed. A crash leaves the old or the
-    /// new store, each with its own graph.
+    /// Writes every slot's vector, the parameters and the graph (when the store has one) to
+    /// `dir` (created if needed) in one checksummed file: a temporary file, fsynced and renamed
+    /// over the old one, so a crash leaves the old store or the new one.
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] naming the path that failed; [`Error::Vector`] when the graph cannot be
-    /// dumped.
+    /// [`Error::Io`] naming the path that failed; [`Error::Vector`] when a size does not fit
+    /// the format.
     pub fn save(&self, dir: &Path) -> Result<()> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let graph = match self.graph.as_ref().filter(|g| g.points() > 0) {
-            Some(graph) => {
-                let started = std::time::Instant::now();
-                let name = graph.dump(dir, &persist::new_graph_basename())?;
-                let sealed = persist::seal_graph(dir, &name, graph.points())?;
-                tracing::debug!(target: "braid::vector", points = graph.points(), ms = started.elapsed().as_millis() as u64, "graph dumped");
-                Some(sealed)
-            }
-            None => None,
-        };
-        let records = self
-            .slot_ord
-            .iter()
-            .enumerate()
-            .filter(|&(slot, _)| self.live[slot])
-            .map(|(slot, &ord)| (slot, ord, self.slot_vector(slot)));
-        persist::write(dir, self.dim, &self.params, self.len(), self.slot_ord.len(), graph.as_ref(), records)?;
-        persist::remove_stale_graphs(dir, graph.as_ref().map(|g| g.basename.as_str()))
+        let started = std::time::Instant::now();
+        let graph = self.graph.as_ref().filter(|g| g.points() > 0).map(Graph::parts);
+        persist::write(
+            dir,
+            &persist::ToSave {
+                dim: self.dim,
+                params: &self.params,
+                slot_ord: &self.slot_ord,
+                live: &self.live,
+                rows: &self.rows,
+                graph,
+            },
+        )?;
+        tracing::debug!(target: "braid::vector", slots = self.slot_ord.len(), ms = started.elapsed().as_millis() as u64, "vectors saved");
+        persist::remove_stale_graphs(dir)
     }
 
-    /// Reads a store written by [`VectorStore::save`]: the vector file, then the graph dump
-    /// it names (both checksummed), so a store with a graph opens without rebuilding it. A
-    /// store saved without a graph that has reached [`HnswParams::exact_threshold`] builds
-    /// one.
+    /// Reads a store written by [`VectorStore::save`] (checksummed), with its graph, so a
+    /// store with a graph opens without rebuilding it. A store saved without a graph (or by
+    /// format 1 or 2, whose `hnsw_rs` dump is not read) that has reached
+    /// [`HnswParams::exact_threshold`] builds one.
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupt`] naming the file when it (or the graph dump it names) is missing,
-    /// truncated or fails its checksum; [`Error::FormatVersion`] when another format version
-    /// wrote it; [`Error::Io`] otherwise.
+    /// [`Error::Corrupt`] naming the file when it is missing, truncated or fails its checksum;
+    /// [`Error::FormatVersion`] when another format version wrote it; [`Error::Vector`] when
+    /// its graph is inconsistent; [`Error::Io`] otherwise.
     pub fn open(dir: &Path) -> Result<Self> {
         let saved = persist::read(dir)?;
-        let dim = saved.dim;
-        let mut store = VectorStore::new(dim, saved.params);
-        store.arena = vec![0.0; saved.slots * dim];
-        store.slot_ord = vec![0; saved.slots];
-        store.live = vec![false; saved.slots];
-        for (i, &(slot, ord)) in saved.live.iter().enumerate() {
-            store.arena[slot * dim..(slot + 1) * dim].copy_from_slice(&saved.arena[i * dim..(i + 1) * dim]);
-            store.slot_ord[slot] = ord;
-            store.live[slot] = true;
-            store.slots.insert(ord, slot);
-        }
-        store.dead = saved.slots - saved.live.len();
-        if let Some(graph) = &saved.graph {
-            store.load_graph(dir, graph)?;
+        let mut store = VectorStore::new(saved.dim, saved.params);
+        store.slots = saved
+            .slot_ord
+            .iter()
+            .zip(&saved.live)
+            .enumerate()
+            .filter(|(_, (_, &live))| live)
+            .map(|(slot, (&ord, _))| (ord, slot))
+            .collect();
+        store.dead = saved.live.len() - store.slots.len();
+        store.rows = saved.rows;
+        store.slot_ord = saved.slot_ord;
+        store.live = saved.live;
+        if let Some(parts) = saved.graph {
+            store.load_graph(parts)?;
         }
         store.fit_graph();
         Ok(store)
     }
 
-    /// Loads the saved graph `graph` (its checksums verified first).
+    /// Takes the saved graph.
     #[cfg(feature = "hnsw")]
-    fn load_graph(&mut self, dir: &Path, graph: &persist::SavedGraph) -> Result<()> {
-        persist::verify_graph(dir, graph)?;
-        let started = std::time::Instant::now();
-        self.graph = Some(Graph::load(dir, &graph.basename, graph.points)?);
+    fn load_graph(&mut self, parts: persist::GraphParts) -> Result<()> {
+        let graph = Graph::from_parts(&self.params, parts)?;
+        if graph.points() > self.slot_ord.len() {
+            return Err(Error::Vector("the saved graph covers more slots than the store has".into()));
+        }
+        self.graph = Some(graph);
         self.loaded = true;
-        tracing::debug!(target: "braid::vector", points = graph.points, ms = started.elapsed().as_millis() as u64, "graph loaded");
+        self.extend_graph();
         Ok(())
     }
 
-    /// Without the `hnsw` feature a saved graph is not read (the arena is the source of
-    /// truth; the next save drops the dump).
+    /// Without the `hnsw` feature a saved graph is not kept (the arena is the source of truth;
+    /// the next save writes none).
     #[cfg(not(feature = "hnsw"))]
-    fn load_graph(&mut self, _dir: &Path, graph: &persist::SavedGraph) -> Result<()> {
-        tracing::debug!(target: "braid::vector", points = graph.points, "graph not read: built without the hnsw feature");
+    fn load_graph(&mut self, parts: persist::GraphParts) -> Result<()> {
+        tracing::debug!(target: "braid::vector", points = parts.levels.len(), "graph not kept: built without the hnsw feature");
         Ok(())
-    }
-
-    fn slot_vector(&self, slot: usize) -> &[f32] {
-        slot_slice(&self.arena, self.dim, slot)
     }
 
     fn check_dim(&self, vector: &[f32]) -> Result<()> {
@@ -375,7 +375,7 @@ impl VectorStore {
     /// Appends a live slot for `ord`, tombstoning the slot it replaces.
     fn push_slot(&mut self, ord: Ordinal, unit: &[f32]) -> usize {
         let slot = self.slot_ord.len();
-        self.arena.extend_from_slice(unit);
+        self.rows.push(unit);
         self.slot_ord.push(ord);
         self.live.push(true);
         if let Some(old) = self.slots.insert(ord, slot) {
@@ -385,13 +385,22 @@ impl VectorStore {
         slot
     }
 
+    /// Inserts the slots added since the graph last grew (the live ones; replaced ones are
+    /// gaps).
+    fn extend_graph(&mut self) {
+        if let Some(graph) = &mut self.graph {
+            let live = &self.live;
+            graph.insert_from(&self.rows, graph.points(), self.slot_ord.len(), &|slot| live[slot]);
+        }
+    }
+
     fn graph_search(&self, graph: &Graph, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
         let ef = self.params.ef_search.max(k);
         let keep = |slot: usize| self.live.get(slot).copied().unwrap_or(false) && allowed.contains(self.slot_ord[slot]);
         let mut hits: Vec<(Ordinal, f32)> = graph
-            .search(query, ef, &keep)
+            .search(&self.rows, query, ef, &keep)
             .into_iter()
-            .map(|slot| (self.slot_ord[slot], dot(query, self.slot_vector(slot))))
+            .map(|slot| (self.slot_ord[slot], self.rows.score(query, slot)))
             .collect();
         hits.sort_by(better);
         hits.dedup_by_key(|h| h.0);
@@ -409,18 +418,17 @@ impl VectorStore {
         let mut top = TopK::new(k);
         if allowed.len().saturating_mul(LOOKUP_RATIO) < self.slot_ord.len() {
             // Few allowed: look their slots up rather than test every slot.
-            let candidates =
-                allowed.ords().iter().filter_map(|ord| self.slots.get(&ord).map(|&slot| (ord, self.slot_vector(slot))));
-            scan_into(query, candidates, &mut top);
+            let candidates = allowed.ords().iter().filter_map(|ord| self.slots.get(&ord).map(|&slot| (ord, slot)));
+            self.rows.scan(query, candidates, &mut top);
         } else {
             let candidates = self
                 .slot_ord
                 .iter()
                 .zip(&self.live)
-                .zip(self.arena.chunks_exact(self.dim))
-                .filter(|((&ord, &live), _)| live && allowed.contains(ord))
-                .map(|((&ord, _), row)| (ord, row));
-            scan_into(query, candidates, &mut top);
+                .enumerate()
+                .filter(|(_, (&ord, &live))| live && allowed.contains(ord))
+                .map(|(slot, (&ord, _))| (ord, slot));
+            self.rows.scan(query, candidates, &mut top);
         }
         top.into_sorted()
     }
@@ -448,16 +456,8 @@ impl VectorStore {
 
     /// Drops tombstoned slots from the arena; slot numbers change, so the graph must follow.
     fn compact(&mut self) {
-        let mut arena = Vec::with_capacity(self.slots.len() * self.dim);
-        let mut slot_ord = Vec::with_capacity(self.slots.len());
-        for (slot, &ord) in self.slot_ord.iter().enumerate() {
-            if self.live[slot] {
-                arena.extend_from_slice(self.slot_vector(slot));
-                slot_ord.push(ord);
-            }
-        }
-        self.arena = arena;
-        self.slot_ord = slot_ord;
+        self.rows = self.rows.compacted(&self.live);
+        self.slot_ord = self.slot_ord.iter().zip(&self.live).filter(|(_, &live)| live).map(|(&ord, _)| ord).collect();
         self.live = vec![true; self.slot_ord.len()];
         self.slots = self.slot_ord.iter().enumerate().map(|(slot, &ord)| (ord, slot)).collect();
         self.dead = 0;
@@ -470,20 +470,14 @@ impl VectorStore {
         self.graph = None;
     }
 
-    /// A fresh graph over every live slot, inserted in parallel.
+    /// A fresh graph over every live slot.
     #[cfg(feature = "hnsw")]
     fn build_graph(&mut self) {
         let started = std::time::Instant::now();
-        let mut graph = Graph::new(&self.params, self.slots.len());
-        let batch: Vec<(&[f32], usize)> = (0..self.slot_ord.len())
-            .filter(|&slot| self.live[slot])
-            .map(|slot| (slot_slice(&self.arena, self.dim, slot), slot))
-            .collect();
-        graph.insert(&batch);
-        let points = batch.len();
-        self.graph = Some(graph);
+        self.graph = Some(Graph::new(&self.params));
         self.loaded = false;
-        tracing::debug!(target: "braid::vector", points, ms = started.elapsed().as_millis() as u64, "graph rebuilt");
+        self.extend_graph();
+        tracing::debug!(target: "braid::vector", points = self.slots.len(), ms = started.elapsed().as_millis() as u64, "graph rebuilt");
     }
 }
 
@@ -491,8 +485,3 @@ impl VectorStore {
 /// this many slots is allowed, and otherwise walks every slot in memory order testing the
 /// allowed set's bits (far cheaper per slot than a lookup).
 const LOOKUP_RATIO: usize = 8;
-
-/// The vector of `slot` in a slot-major arena of `dim`-float vectors.
-fn slot_slice(arena: &[f32], dim: usize, slot: usize) -> &[f32] {
-    &arena[slot * dim..(slot + 1) * dim]
-}

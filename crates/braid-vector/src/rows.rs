@@ -1,0 +1,216 @@
+//! The arena of vectors by slot, as f32 components or as int8 codes with a scale per vector.
+//!
+//! Every score in the crate is computed here: [`Rows::score`] (a query against a slot, for
+//! the exact scan and the graph walk) and [`Rows::similarity`] (two slots, for the graph's
+//! neighbour choice). With [`Quantization::Int8`] a vector `v` is kept as
+//! `codes[i] = round(v[i] / s)` with `s = max |v[i]| / 127`, and scored as
+//! `s * sum(query[i] * codes[i])`: the query stays f32, so the only error is the stored
+//! vector's rounding, at most `s / 2` per component.
+
+use braid_core::Ordinal;
+
+use crate::distance::{dot, dot_codes, dot_i8};
+use crate::params::Quantization;
+use crate::scan::{scan_codes_into, scan_into};
+use crate::search::TopK;
+
+/// Vectors by slot, `dim` components each.
+#[derive(Debug, Clone)]
+pub(crate) enum Rows {
+    /// Slot-major f32 components.
+    F32 { dim: usize, data: Vec<f32> },
+    /// Slot-major int8 codes and one scale per slot.
+    Int8 { dim: usize, codes: Vec<i8>, scales: Vec<f32> },
+}
+
+impl Rows {
+    /// An empty arena of `dim`-component vectors held as `quantization` says.
+    pub(crate) fn new(dim: usize, quantization: Quantization) -> Self {
+        match quantization {
+            Quantization::F32 => Rows::F32 { dim, data: Vec::new() },
+            Quantization::Int8 => Rows::Int8 { dim, codes: Vec::new(), scales: Vec::new() },
+        }
+    }
+
+    /// Room for `slots` more vectors (so a store read from disk holds no slack).
+    pub(crate) fn reserve(&mut self, slots: usize) {
+        match self {
+            Rows::F32 { dim, data } => data.reserve_exact(slots * *dim),
+            Rows::Int8 { dim, codes, scales } => {
+                codes.reserve_exact(slots * *dim);
+                scales.reserve_exact(slots);
+            }
+        }
+    }
+
+    /// How the vectors are held.
+    pub(crate) fn quantization(&self) -> Quantization {
+        match self {
+            Rows::F32 { .. } => Quantization::F32,
+            Rows::Int8 { .. } => Quantization::Int8,
+        }
+    }
+
+    fn dim(&self) -> usize {
+        match self {
+            Rows::F32 { dim, .. } | Rows::Int8 { dim, .. } => *dim,
+        }
+    }
+
+    /// Bytes one slot takes in memory (and in the vector file, besides its ordinal).
+    pub(crate) fn row_bytes(&self) -> usize {
+        match self {
+            Rows::F32 { dim, .. } => 4 * dim,
+            Rows::Int8 { dim, .. } => 4 + dim,
+        }
+    }
+
+    /// Appends `unit` (already checked and normalised) as the next slot.
+    pub(crate) fn push(&mut self, unit: &[f32]) {
+        match self {
+            Rows::F32 { data, .. } => data.extend_from_slice(unit),
+            Rows::Int8 { codes, scales, .. } => {
+                let scale = quantize_into(unit, codes);
+                scales.push(scale);
+            }
+        }
+    }
+
+    /// Appends a slot read from a vector file: f32 components, or a scale and codes.
+    pub(crate) fn push_stored(&mut self, stored: StoredRow<'_>) {
+        match (self, stored) {
+            (Rows::F32 { data, .. }, StoredRow::F32(row)) => data.extend_from_slice(row),
+            (Rows::Int8 { codes, scales, .. }, StoredRow::Int8(scale, row)) => {
+                codes.extend_from_slice(row);
+                scales.push(scale);
+            }
+            (rows, _) => unreachable!("a {} arena given another kind of row", rows.quantization().name()),
+        }
+    }
+
+    /// The vector of `slot` as stored: its f32 components, or its scale and codes.
+    pub(crate) fn stored(&self, slot: usize) -> StoredRow<'_> {
+        match self {
+            Rows::F32 { dim, data } => StoredRow::F32(&data[slot * dim..(slot + 1) * dim]),
+            Rows::Int8 { dim, codes, scales } => StoredRow::Int8(scales[slot], &codes[slot * dim..(slot + 1) * dim]),
+        }
+    }
+
+    /// The vector of `slot` as f32 components (decoded when quantized).
+    pub(crate) fn vector(&self, slot: usize) -> Vec<f32> {
+        match self.stored(slot) {
+            StoredRow::F32(row) => row.to_vec(),
+            StoredRow::Int8(scale, row) => row.iter().map(|&c| f32::from(c) * scale).collect(),
+        }
+    }
+
+    /// The dot product of `query` (unit length) with `slot`'s vector.
+    #[inline]
+    pub(crate) fn score(&self, query: &[f32], slot: usize) -> f32 {
+        match self.stored(slot) {
+            StoredRow::F32(row) => dot(query, row),
+            StoredRow::Int8(scale, row) => scale * dot_codes(query, row),
+        }
+    }
+
+    /// The dot product of two slots' vectors.
+    pub(crate) fn similarity(&self, a: usize, b: usize) -> f32 {
+        match self {
+            Rows::F32 { dim, data } => dot(&data[a * dim..(a + 1) * dim], &data[b * dim..(b + 1) * dim]),
+            Rows::Int8 { dim, codes, scales } => {
+                let (x, y) = (&codes[a * dim..(a + 1) * dim], &codes[b * dim..(b + 1) * dim]);
+                scales[a] * scales[b] * dot_i8(x, y) as f32
+            }
+        }
+    }
+
+    /// Offers `(ord, score)` for each `(ord, slot)` candidate to `top`.
+    pub(crate) fn scan(&self, query: &[f32], candidates: impl Iterator<Item = (Ordinal, usize)>, top: &mut TopK) {
+        let dim = self.dim();
+        match self {
+            Rows::F32 { data, .. } => {
+                scan_into(query, candidates.map(|(ord, slot)| (ord, &data[slot * dim..(slot + 1) * dim])), top)
+            }
+            Rows::Int8 { codes, scales, .. } => scan_codes_into(
+                query,
+                candidates.map(|(ord, slot)| (ord, scales[slot], &codes[slot * dim..(slot + 1) * dim])),
+                top,
+            ),
+        }
+    }
+
+    /// The arena with only the slots where `keep` is true, in order.
+    pub(crate) fn compacted(&self, keep: &[bool]) -> Rows {
+        let mut out = Rows::new(self.dim(), self.quantization());
+        out.reserve(keep.iter().filter(|&&k| k).count());
+        for slot in (0..keep.len()).filter(|&slot| keep[slot]) {
+            out.push_stored(self.stored(slot));
+        }
+        out
+    }
+
+    /// Bytes held in memory.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            Rows::F32 { data, .. } => data.capacity() * 4,
+            Rows::Int8 { codes, scales, .. } => codes.capacity() + scales.capacity() * 4,
+        }
+    }
+}
+
+/// One slot's vector as stored.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum StoredRow<'a> {
+    /// f32 components.
+    F32(&'a [f32]),
+    /// The scale and the int8 codes.
+    Int8(f32, &'a [i8]),
+}
+
+/// Appends `unit`'s int8 codes to `codes` and returns their scale.
+fn quantize_into(unit: &[f32], codes: &mut Vec<i8>) -> f32 {
+    let largest = unit.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    // A unit vector has a non-zero component, so `largest > 0`.
+    let scale = largest / 127.0;
+    codes.extend(unit.iter().map(|&x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+    scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distance::normalised;
+
+    #[test]
+    fn int8_scores_are_within_the_rounding_bound() {
+        let dim = 384;
+        let mut state = 7u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        let vectors: Vec<Vec<f32>> =
+            (0..50).map(|_| normalised(&(0..dim).map(|_| next()).collect::<Vec<_>>()).unwrap()).collect();
+        let mut exact = Rows::new(dim, Quantization::F32);
+        let mut coded = Rows::new(dim, Quantization::Int8);
+        for v in &vectors {
+            exact.push(v);
+            coded.push(v);
+        }
+        assert_eq!(coded.row_bytes(), dim + 4);
+        for (slot, v) in vectors.iter().enumerate() {
+            let scale = v.iter().fold(0.0f32, |m, x| m.max(x.abs())) / 127.0;
+            let decoded = coded.vector(slot);
+            assert!(decoded.iter().zip(v).all(|(d, x)| (d - x).abs() <= scale / 2.0 + 1e-7));
+            for query in &vectors {
+                // |error| <= sum |q_i| * s / 2 <= sqrt(dim) * s / 2 for a unit query.
+                let bound = (dim as f32).sqrt() * scale / 2.0;
+                assert!((coded.score(query, slot) - exact.score(query, slot)).abs() <= bound);
+            }
+            assert!((coded.similarity(slot, slot) - 1.0).abs() < 0.01);
+        }
+        let keep: Vec<bool> = (0..50).map(|s| s % 3 == 0).collect();
+        let kept = coded.compacted(&keep);
+        assert_eq!(kept.vector(1), coded.vector(3));
+    }
+}
