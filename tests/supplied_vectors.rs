@@ -113,3 +113,41 @@ fn a_changed_vector_reindexes_the_record_and_an_unchanged_one_is_skipped() {
     let q = SearchRequest::new("", Principal::public()).vector(vec![1.0, 0.1]).mode(Mode::Semantic);
     assert_eq!(ids(&index, &q), ["b", "a"], "b's new vector replaced its old one");
 }
+
+/// An index created with int8 vectors answers like the f32 one on the same data (the exact
+/// scan over codes keeps the exact top hits here), keeps int8 across reopening, and stays
+/// inside each principal's records.
+#[test]
+fn an_int8_index_answers_like_an_f32_one() {
+    let build = |quantization: braid::Quantization| {
+        let dir = tempfile::tempdir().unwrap();
+        let config = IndexConfig { quantization, ..IndexConfig::default() };
+        let index = Index::create(dir.path(), config).unwrap();
+        let mut w = index.writer().unwrap();
+        for r in corpus(200, 16) {
+            w.upsert(&r).unwrap();
+        }
+        w.commit().unwrap();
+        drop(w);
+        (dir, index)
+    };
+    let (_f32_dir, f32_index) = build(braid::Quantization::F32);
+    let (int8_dir, int8_index) = build(braid::Quantization::Int8);
+    let g1 = Principal::from_verified_tokens(["group:g1"]);
+    let (mut same, mut total) = (0, 0);
+    for i in (1..200).step_by(7) {
+        let q = SearchRequest::new("", g1.clone()).vector(vector(i, 16)).mode(Mode::Semantic).k(5);
+        let (want, got) = (ids(&f32_index, &q), ids(&int8_index, &q));
+        assert!(got.iter().all(|id| id[1..].parse::<u64>().unwrap() % 2 == 1), "{got:?}");
+        if i % 2 == 1 {
+            assert_eq!(got[0], format!("d{i}"), "a visible record's own vector finds it first");
+        }
+        total += want.len();
+        same += got.iter().filter(|id| want.contains(id)).count();
+    }
+    assert!(same * 100 >= total * 95, "int8 keeps {same} of {total} f32 hits");
+    let reopened = Index::builder().stored_vectors().open(int8_dir.path()).unwrap();
+    assert_eq!(reopened.config().quantization, braid::Quantization::Int8);
+    let q = SearchRequest::new("", g1).vector(vector(17, 16)).mode(Mode::Semantic).k(5);
+    assert_eq!(ids(&reopened, &q), ids(&int8_index, &q));
+}

@@ -163,15 +163,22 @@ fn load(
     Ok(loaded)
 }
 
-/// Loads an embedding model: `spec` is a model directory, `default` for all-MiniLM-L6-v2
-/// found by discovery, or `hf:<owner>/<name>` to download one from the Hugging Face hub into
-/// the model cache; `None` means the model the index records (`recorded`), if any.
+/// Loads an embedding model: `spec` is a model directory, an `.onnx` file inside one (for
+/// another file than `model.onnx`, such as all-MiniLM-L6-v2's `model_int8.onnx`), `default`
+/// for all-MiniLM-L6-v2 found by discovery, or `hf:<owner>/<name>` to download one from the
+/// Hugging Face hub into the model cache; `None` means the model the index records
+/// (`recorded`), if any.
 fn embedder(spec: Option<&str>, recorded: Option<&EmbeddingInfo>) -> Result<Option<Arc<dyn braid::Embedder>>> {
     use braid::models::{OnnxEmbedder, DEFAULT_EMBEDDING_MODEL};
     let mut builder = OnnxEmbedder::builder();
     match (spec, recorded) {
         (Some("default"), _) => builder.model_name(DEFAULT_EMBEDDING_MODEL),
         (Some(spec), _) if spec.starts_with("hf:") => builder.model_dir(braid::models::fetch_model(&spec[3..])?),
+        (Some(file), _) if file.ends_with(".onnx") => {
+            let path = Path::new(file);
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("model.onnx");
+            builder.model_dir(path.parent().unwrap_or(Path::new("."))).onnx_file(name)
+        }
         (Some(dir), _) => builder.model_dir(dir),
         (None, Some(info)) => {
             // Model ids are "<model dir name>/<onnx file>".

@@ -48,8 +48,9 @@ enum Command {
         #[arg(long)]
         no_prune: bool,
         /// Embed records with this ONNX model directory (`default`: all-MiniLM-L6-v2, found by
-        /// discovery; `hf:<owner>/<name>`: downloaded from the Hugging Face hub) so the
-        /// semantic leg can run.
+        /// discovery; `hf:<owner>/<name>`: downloaded from the Hugging Face hub; a path to an
+        /// `.onnx` file: that file of its directory, e.g. `model_int8.onnx`) so the semantic
+        /// leg can run.
         #[arg(long)]
         model: Option<String>,
         /// Commit every this many records (each commit bounds the writer's memory; a killed

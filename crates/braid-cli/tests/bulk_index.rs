@@ -108,3 +108,43 @@ fn index_reads_vectors_from_a_jsonl_field() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--vector-dim"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `--quantize int8` makes an int8 store; the setting belongs to the index: asking another
+/// one on the next run is an error (exit 2) that changes nothing, and an unknown name is a
+/// usage error.
+#[test]
+fn index_quantizes_on_request_and_keeps_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, index) = (dir.path().join("c.jsonl"), dir.path().join("idx"));
+    write_corpus(&corpus, 60, true);
+    let fielded = ["--vector-field", "emb"];
+    let out =
+        run(braid().arg("index").arg(&corpus).arg("--index").arg(&index).args(["--quantize", "int8"]).args(fielded));
+    assert!(out.contains("indexed 60 records"), "{out}");
+    assert_eq!(braid::Index::open(&index).unwrap().config().quantization, braid::Quantization::Int8);
+    let hits = search_ids(&index, &["--mode", "semantic", "--principal", "group:g1", "--vector", "[0.1,1.0,0.1,0.1]"]);
+    assert!(!hits.is_empty() && hits.iter().all(|id| id[1..].parse::<usize>().unwrap() % 4 == 1), "{hits:?}");
+
+    let again = braid()
+        .arg("index")
+        .arg(&corpus)
+        .arg("--index")
+        .arg(&index)
+        .args(["--quantize", "f32"])
+        .args(fielded)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("--quantize int8"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let bad =
+        braid().arg("index").arg(&corpus).arg("--index").arg(&index).args(["--quantize", "int4"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("int4"));
+    // The same run without --quantize keeps the index's setting.
+    let kept = run(braid().arg("index").arg(&corpus).arg("--index").arg(&index).args(fielded));
+    assert!(kept.contains("60 unchanged"), "{kept}");
+}

@@ -104,7 +104,7 @@ impl LexicalIndex {
             Some(dir) => {
                 std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
                 let mmap = MmapDirectory::open(dir).map_err(lexical)?;
-                Index::create(mmap, schema, Default::default()).map_err(lexical)?
+                Index::create(mmap, schema, store_settings()).map_err(lexical)?
             }
             None => Index::create_in_ram(schema),
         };
@@ -600,6 +600,20 @@ impl Snapshot {
             SnippetMaker::new(finder, &self.highlight_stop, highlight, max_chars)
         });
         Snippets { maker }
+    }
+}
+
+/// How a new index stores its documents: zstd at level 9 in tantivy's 16 KiB blocks instead of
+/// its default lz4. On the 10,000-record scale corpus (`scripts/scale.sh`) the document store
+/// shrinks from 0.76 of the raw text to 0.53 (level 3) or 0.52 (level 9, at the same indexing
+/// time), the whole lexical index from 1.73 to 1.49 times the raw text. Decompression is the
+/// same at every level. Indexes created before keep the compressor their settings name.
+fn store_settings() -> tantivy::IndexSettings {
+    tantivy::IndexSettings {
+        docstore_compression: tantivy::store::Compressor::Zstd(tantivy::store::ZstdCompressor {
+            compression_level: Some(9),
+        }),
+        ..tantivy::IndexSettings::default()
     }
 }
 
