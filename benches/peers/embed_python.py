@@ -1,8 +1,10 @@
 """Python onnxruntime baseline for Braid's embedder: same model, passages, batch and threads.
 
-usage: embed_python.py MODEL_DIR CORPUS_JSONL N THREADS BATCH
+usage: embed_python.py MODEL_DIR CORPUS_JSONL N THREADS BATCH [SORTED]
 Prints one JSON line like examples/embed_throughput.rs (tokenisation included, after one
 warm-up batch). Batch-longest padding, truncation at 256 tokens, mean pooling, L2 norm.
+SORTED = 1 orders the passages by token count first (less padding per batch; the sort's time
+is included), as Braid's embedder does within each call.
 """
 import json
 import sys
@@ -13,6 +15,7 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 model_dir, corpus, n, threads, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+sort_lengths = len(sys.argv) > 6 and sys.argv[6] == "1"
 passages = []
 with open(corpus) as f:
     for line in f:
@@ -42,8 +45,12 @@ def embed(texts):
 
 embed(passages[:batch])
 start = time.perf_counter()
-for i in range(0, len(passages), batch):
-    embed(passages[i : i + batch])
+ordered = passages
+if sort_lengths:
+    lengths = [len(e.ids) for e in tok.encode_batch(passages)]
+    ordered = [p for _, p in sorted(zip(lengths, passages), key=lambda x: x[0])]
+for i in range(0, len(ordered), batch):
+    embed(ordered[i : i + batch])
 secs = time.perf_counter() - start
 print(json.dumps({"engine": "python-onnxruntime", "docs": len(passages), "threads": threads, "batch": batch,
-                  "seconds": round(secs, 3), "docs_per_s": round(len(passages) / secs, 2)}))
+                  "sorted": sort_lengths, "seconds": round(secs, 3), "docs_per_s": round(len(passages) / secs, 2)}))

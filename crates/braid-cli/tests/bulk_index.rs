@@ -148,3 +148,30 @@ fn index_quantizes_on_request_and_keeps_the_setting() {
     let kept = run(braid().arg("index").arg(&corpus).arg("--index").arg(&index).args(fielded));
     assert!(kept.contains("60 unchanged"), "{kept}");
 }
+
+#[path = "../../../tests/shared_dir.rs"]
+mod shared_dir;
+
+/// `--model DIR/model_int8.onnx` embeds with that file of the folder (the int8 MiniLM), the
+/// index records it, and later searches embed queries with it without naming it again.
+#[test]
+fn index_embeds_with_a_named_onnx_file() {
+    let int8 = shared_dir::shared("models/all-MiniLM-L6-v2/model_int8.onnx");
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, index) = (dir.path().join("c.jsonl"), dir.path().join("idx"));
+    let docs = [
+        ("refunds", "Refund policy", "You can send an item back within 30 days for your money."),
+        ("shipping", "Shipping times", "Parcels leave the warehouse in two working days."),
+        ("passwords", "Reset a password", "Use the link on the sign-in page to choose a new password."),
+    ];
+    let mut f = std::fs::File::create(&corpus).unwrap();
+    for (id, title, text) in docs {
+        writeln!(f, "{}", serde_json::json!({ "_id": id, "title": title, "text": text, "acl": ["public"] })).unwrap();
+    }
+    drop(f);
+    run(braid().arg("index").arg(&corpus).arg("--index").arg(&index).arg("--model").arg(&int8));
+    let recorded = braid::Index::recorded_embedding(&index).unwrap().unwrap();
+    assert_eq!(recorded.model_id, "all-MiniLM-L6-v2/model_int8.onnx");
+    let hits = search_ids(&index, &["--mode", "semantic", "can I get my money back if I return it"]);
+    assert_eq!(hits[0], "refunds", "{hits:?}");
+}
