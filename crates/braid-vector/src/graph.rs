@@ -206,14 +206,23 @@ impl Graph {
         }
     }
 
-    /// Up to `ef` slots near `query` that pass `keep`, nearest first.
-    pub(crate) fn search(&self, rows: &Rows, query: &[f32], ef: usize, keep: &dyn Fn(usize) -> bool) -> Vec<usize> {
+    /// Up to `ef` slots near `query` that pass `keep`, with their scores, nearest first.
+    pub(crate) fn search(
+        &self,
+        rows: &Rows,
+        query: &[f32],
+        ef: usize,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Vec<(usize, f32)> {
         let Some((entry, top)) = self.entry else { return Vec::new() };
         let mut nearest = vec![Scored(rows.score(query, entry as usize), entry)];
         for layer in (1..=top).rev() {
             nearest = self.search_layer(rows, query, &nearest, 1, layer, None);
         }
-        self.search_layer(rows, query, &nearest, ef.max(1), 0, Some(keep)).into_iter().map(|s| s.1 as usize).collect()
+        self.search_layer(rows, query, &nearest, ef.max(1), 0, Some(keep))
+            .into_iter()
+            .map(|s| (s.1 as usize, s.0))
+            .collect()
     }
 
     /// The best `ef` points reachable from `entries` on `layer` (only those passing `keep`,
@@ -526,7 +535,7 @@ mod tests {
         assert_eq!(a.parts().upper, b.parts().upper);
         let late = (PARALLEL_FROM..PARALLEL_FROM + 2_000).filter(|s| s % 97 != 3);
         assert!(late.clone().all(|s| !a.links(s as u32, 0).is_empty()), "a chunked point has no links");
-        let found = late.step_by(50).filter(|&s| a.search(&rows, &rows.vector(s), 16, &|_| true)[0] == s).count();
+        let found = late.step_by(50).filter(|&s| a.search(&rows, &rows.vector(s), 16, &|_| true)[0].0 == s).count();
         assert!(found >= 38, "{found} of 40 chunked points find themselves first");
     }
 
@@ -546,12 +555,13 @@ mod tests {
             graph.insert_from(&rows, 0, 600, &|slot| slot % 50 != 7);
             assert_eq!(graph.points(), 600);
             for slot in (0..600).step_by(13).filter(|s| s % 50 != 7) {
-                let found = graph.search(&rows, &rows.vector(slot), 10, &|_| true);
+                let found: Vec<usize> =
+                    graph.search(&rows, &rows.vector(slot), 10, &|_| true).into_iter().map(|h| h.0).collect();
                 assert_eq!(found[0], slot, "{quantization:?}");
                 assert!(found.iter().all(|s| s % 50 != 7), "a gap was linked");
             }
             let even = graph.search(&rows, &rows.vector(3), 10, &|s| s % 2 == 0);
-            assert!(even.len() == 10 && even.iter().all(|s| s % 2 == 0));
+            assert!(even.len() == 10 && even.iter().all(|s| s.0 % 2 == 0));
             let again = Graph::from_parts(&params, graph.parts()).unwrap();
             assert_eq!(
                 again.search(&rows, &rows.vector(5), 10, &|_| true),

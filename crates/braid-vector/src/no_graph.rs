@@ -25,7 +25,13 @@ impl Graph {
         match *self {}
     }
 
-    pub(crate) fn search(&self, _rows: &Rows, _query: &[f32], _ef: usize, _keep: &dyn Fn(usize) -> bool) -> Vec<usize> {
+    pub(crate) fn search(
+        &self,
+        _rows: &Rows,
+        _query: &[f32],
+        _ef: usize,
+        _keep: &dyn Fn(usize) -> bool,
+    ) -> Vec<(usize, f32)> {
         match *self {}
     }
 }

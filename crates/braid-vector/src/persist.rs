@@ -429,8 +429,8 @@ fn read_legacy(path: PathBuf, bytes: Vec<u8>) -> Result<Saved> {
         quantization: Quantization::F32,
     };
     let count = r.u64();
-    let (slots, (), name_len, row) = if version == 1 {
-        (count, (), 0usize, 8 + 4 * dim as u128)
+    let (slots, name_len, row) = if version == 1 {
+        (count, 0usize, 8 + 4 * dim as u128)
     } else {
         if bytes.len() < HEADER_V2_LEN + CRC_LEN {
             return Err(corrupt(
@@ -439,16 +439,14 @@ fn read_legacy(path: PathBuf, bytes: Vec<u8>) -> Result<Saved> {
             ));
         }
         let slots = r.u64();
-        let points = r.u64();
-        let (graph_crc, data_crc) = (r.u32(), r.u32());
+        // The dump's point count, its two checksums and its name: the dump is not read.
+        r.take(8 + 4 + 4);
         let name_len = r.u32() as usize;
         if bytes.len() < HEADER_V2_LEN + name_len + CRC_LEN {
             return Err(corrupt(&path, "truncated inside the graph name"));
         }
-        let name =
-            String::from_utf8(r.take(name_len).to_vec()).map_err(|_| corrupt(&path, "graph name is not UTF-8"))?;
-        let _ = (points, graph_crc, data_crc, name);
-        (slots, (), name_len, 16 + 4 * dim as u128)
+        r.take(name_len);
+        (slots, name_len, 16 + 4 * dim as u128)
     };
     let header = if version == 1 { HEADER_V1_LEN } else { HEADER_V2_LEN + name_len };
     let expected_len = row * u128::from(count) + (header + CRC_LEN) as u128;
@@ -471,8 +469,6 @@ fn read_legacy(path: PathBuf, bytes: Vec<u8>) -> Result<Saved> {
     if slots < count as u64 || slots > (1u64 << 40) {
         return Err(corrupt(&path, "more live vectors than slots"));
     }
-    let slots = slots as usize;
-    let _ = slots;
     let mut slot_ord = Vec::with_capacity(count);
     let mut rows = Rows::new(dim, Quantization::F32);
     let mut unit = Vec::with_capacity(dim);

@@ -400,7 +400,7 @@ impl VectorStore {
         let mut hits: Vec<(Ordinal, f32)> = graph
             .search(&self.rows, query, ef, &keep)
             .into_iter()
-            .map(|slot| (self.slot_ord[slot], self.rows.score(query, slot)))
+            .map(|(slot, score)| (self.slot_ord[slot], score))
             .collect();
         hits.sort_by(better);
         hits.dedup_by_key(|h| h.0);
