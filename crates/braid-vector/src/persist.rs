@@ -480,7 +480,7 @@ fn read_legacy(path: PathBuf, bytes: Vec<u8>) -> Result<Saved> {
         if !seen.insert(ord) {
             return Err(corrupt(&path, "an ordinal appears twice"));
         }
-        if slot >= slots as u64 || !seen_slots.insert(slot) {
+        if slot >= slots || !seen_slots.insert(slot) {
             return Err(corrupt(&path, "a slot is out of range or appears twice"));
         }
         slot_ord.push(ord);
