@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use braid_core::{AccessPolicy, Embedder, Error, Principal, Reranker, Result, SearchRequest, SearchResponse};
+use braid_core::{AccessPolicy, Embedder, Error, Passages, Principal, Reranker, Result, SearchRequest, SearchResponse};
 use braid_lexical::{LexicalIndex, SchemaConfig, Synonyms};
 use braid_vector::Quantization;
 use serde::{Deserialize, Serialize};
@@ -22,9 +22,10 @@ use crate::writer::{Ordinals, Writer, WriterOptions};
 
 /// How an index is built; fixed at creation and stored with the index.
 ///
-/// By default: [`SchemaConfig::default`], [`AccessPolicy::Public`] for records without ACL, and
-/// f32 vectors ([`Quantization::F32`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// By default: [`SchemaConfig::default`], [`AccessPolicy::Public`] for records without ACL,
+/// f32 vectors ([`Quantization::F32`]) and long records embedded as passages
+/// ([`Passages::DEFAULT`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndexConfig {
     /// Analyzer, boosts, keyword and numeric fields.
     pub schema: SchemaConfig,
@@ -34,6 +35,32 @@ pub struct IndexConfig {
     /// too, so a store keeps the setting it was created with).
     #[serde(default)]
     pub quantization: Quantization,
+    /// How long records are cut into passages for the embedder, one vector each (`None`: one
+    /// vector a record, as indexes made before passages existed have). Only records the
+    /// embedder embeds have passages; supplied vectors are one a record.
+    #[serde(default)]
+    pub passages: Option<Passages>,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            schema: SchemaConfig::default(),
+            policy: AccessPolicy::default(),
+            quantization: Quantization::default(),
+            passages: Some(Passages::DEFAULT),
+        }
+    }
+}
+
+impl IndexConfig {
+    /// Checks the parts a caller sets by hand (today the passage windows).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRequest`] naming the bad setting.
+    pub fn validate(&self) -> Result<()> {
+        self.passages.as_ref().map_or(Ok(()), Passages::validate)
+    }
 }
 
 /// A Braid index. Cheap to clone; every clone sees the same data.
@@ -149,6 +176,7 @@ impl IndexBuilder {
     /// [`Error::InvalidRequest`] when `dir` already holds an index, [`Error::Io`] when it cannot
     /// be written.
     pub fn create(self, dir: &Path) -> Result<Index> {
+        self.config.validate()?;
         let layout = Layout::new(dir);
         if layout.holds_index() {
             return Err(Error::invalid_request(format!("{} already holds an index", dir.display())));
@@ -168,6 +196,7 @@ impl IndexBuilder {
     /// # Errors
     /// [`Error::InvalidRequest`] for a bad configuration.
     pub fn create_in_ram(self) -> Result<Index> {
+        self.config.validate()?;
         let lexical = LexicalIndex::create(None, self.config.schema.clone())?;
         let semantic = self.models.new_semantic(&lexical, self.config.quantization)?;
         let parts = Parts::new(lexical, semantic, None, None);

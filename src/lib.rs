@@ -52,8 +52,8 @@ mod writer;
 pub use braid_core::{
     AccessPolicy, BoostExplain, Boosts, Citation, Decay, DecayFunction, Embedder, Error, Explain, Facet, FacetRange,
     Facets, FactorExplain, Filter, Fusion, Hit, KeywordBoost, Language, Leg, LegExplain, LegWeights, Mode, Modifier,
-    NumberBoost, Principal, QuerySyntax, RangeCount, Record, Reranker, Result, SearchRequest, SearchResponse, Snippet,
-    Stage, Stats, Suggestion, SynonymMatch, UnknownName, ValueCount, Visibility, DEFAULT_RERANK_CANDIDATES,
+    NumberBoost, Passages, Principal, QuerySyntax, RangeCount, Record, Reranker, Result, SearchRequest, SearchResponse,
+    Snippet, Stage, Stats, Suggestion, SynonymMatch, UnknownName, ValueCount, Visibility, DEFAULT_RERANK_CANDIDATES,
     MAX_BOOST_FUNCTIONS, MAX_DEPTH, MAX_FACETS, MAX_FACET_RANGES, MAX_FACET_VALUES, MAX_K, MAX_QUERY_BYTES,
     RESERVED_PREFIX,
 };

@@ -1,5 +1,7 @@
 //! The manifest (`braid.json`, see [`crate::layout`]): the index's format version, configuration and ordinal counter, replaced
-//! atomically (write a temporary file, fsync, rename, fsync the directory).
+//! atomically (write a temporary file, fsync, rename, fsync the directory), and sealed by a
+//! checksum: the SHA-256 of the rest of it as compact JSON, so a damaged byte anywhere is an
+//! [`Error::Corrupt`] naming the file rather than a configuration that silently differs.
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -12,8 +14,10 @@ use crate::layout::Layout;
 use crate::semantic::EmbeddingInfo;
 use crate::IndexConfig;
 
-/// The on-disk format this build reads and writes.
-pub(crate) const FORMAT_VERSION: u32 = 1;
+/// The on-disk format this build writes (and reads, with the earlier one).
+pub(crate) const FORMAT_VERSION: u32 = 2;
+/// The format before the checksum: still read, unchecked; the next commit writes the current one.
+const UNSEALED_FORMAT: u32 = 1;
 
 /// The synonym file of the index: its text, or `None` when there is none.
 pub(crate) fn read_synonyms(layout: &Layout) -> Result<Option<String>> {
@@ -54,7 +58,26 @@ pub(crate) struct Manifest {
     pub embedding: Option<EmbeddingInfo>,
 }
 
+/// The manifest as the file holds it: its fields and their checksum.
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    #[serde(flatten)]
+    manifest: Manifest,
+    /// `sha256:` and the hex digest of `manifest` as compact JSON.
+    #[serde(default)]
+    checksum: Option<String>,
+}
+
 impl Manifest {
+    /// The checksum the file records for this manifest. Every part of the configuration
+    /// serializes in a fixed order (its sets are `BTreeSet`s), so a manifest read back gives
+    /// the checksum it was written with.
+    fn checksum(&self) -> Result<String> {
+        use sha2::{Digest, Sha256};
+        let json = serde_json::to_vec(self).map_err(|e| Error::Lexical(e.to_string()))?;
+        Ok(format!("sha256:{}", Sha256::digest(&json).iter().map(|b| format!("{b:02x}")).collect::<String>()))
+    }
+
     pub fn read(layout: &Layout) -> Result<Manifest> {
         let path = layout.manifest();
         let bytes = fs::read(&path).map_err(|e| match e.kind() {
@@ -69,15 +92,25 @@ impl Manifest {
         }
         let version: Version =
             serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt { path: path.clone(), reason: e.to_string() })?;
-        if version.format != FORMAT_VERSION {
-            return Err(Error::FormatVersion { path, found: version.format, expected: FORMAT_VERSION });
+        let corrupt = |reason: String| Error::Corrupt { path: path.clone(), reason };
+        match version.format {
+            UNSEALED_FORMAT => serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string())),
+            FORMAT_VERSION => {
+                let sealed: Sealed = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+                let recorded = sealed.checksum.ok_or_else(|| corrupt("no checksum".into()))?;
+                if recorded != sealed.manifest.checksum()? {
+                    return Err(corrupt("checksum mismatch".into()));
+                }
+                Ok(sealed.manifest)
+            }
+            found => Err(Error::FormatVersion { path, found, expected: FORMAT_VERSION }),
         }
-        serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt { path, reason: e.to_string() })
     }
 
     pub fn write(&self, layout: &Layout) -> Result<()> {
         let (path, tmp, dir) = (layout.manifest(), layout.manifest_tmp(), layout.root());
-        let json = serde_json::to_vec_pretty(self).map_err(|e| Error::Lexical(e.to_string()))?;
+        let sealed = Sealed { manifest: self.clone(), checksum: Some(self.checksum()?) };
+        let json = serde_json::to_vec_pretty(&sealed).map_err(|e| Error::Lexical(e.to_string()))?;
         let io = |e| Error::io(&tmp, e);
         let mut file = File::create(&tmp).map_err(io)?;
         file.write_all(&json).map_err(io)?;

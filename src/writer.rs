@@ -91,10 +91,10 @@ pub struct Writer {
     pending: usize,
     /// Records upserted since the last commit: id → ordinal.
     pending_ids: HashMap<String, Ordinal>,
-    /// Texts waiting to be embedded, with their ordinals.
+    /// Texts waiting to be embedded, with their ordinals (a record's passages adjacent).
     to_embed: Vec<(Ordinal, String)>,
-    /// Vectors ready to insert at commit.
-    vectors: Vec<(Ordinal, Vec<f32>)>,
+    /// Vectors ready to insert at commit: each record's, one or one per passage.
+    vectors: Vec<(Ordinal, Vec<Vec<f32>>)>,
     /// Ordinals whose vectors go at commit (replaced or deleted records).
     superseded: Vec<Ordinal>,
     /// Ids upserted or deleted since the last commit.
@@ -169,11 +169,12 @@ impl Writer {
         self.supersede(record.id(), committed.map(|r| r.ord));
         self.pending_ids.insert(record.id().to_string(), ord);
         if let Some(vector) = record.vector.as_deref() {
-            self.vectors.push((ord, vector.to_vec()));
+            self.vectors.push((ord, vec![vector.to_vec()]));
         } else if self.semantic().is_some_and(|s| s.embeds(record.language())) {
             // Records in a language the model does not cover get no vector (an English
             // model's vector of Chinese text is noise); the lexical legs still find them.
-            self.to_embed.push((ord, record.passage()));
+            let passages = record.passages(self.index.config().passages.as_ref());
+            self.to_embed.extend(passages.into_iter().map(|text| (ord, text)));
             if self.to_embed.len() >= self.options.embed_batch {
                 self.embed_pending()?;
             }
@@ -246,7 +247,17 @@ impl Writer {
         }
         let texts: Vec<&str> = self.to_embed.iter().map(|(_, t)| t.as_str()).collect();
         let vectors = embedder.embed(&texts)?;
-        self.vectors.extend(self.to_embed.drain(..).map(|(ord, _)| ord).zip(vectors));
+        if vectors.len() != texts.len() {
+            return Err(braid_core::Error::Model {
+                reason: format!("the embedder returned {} vectors for {} texts", vectors.len(), texts.len()),
+            });
+        }
+        for ((ord, _), vector) in self.to_embed.drain(..).zip(vectors) {
+            match self.vectors.last_mut() {
+                Some((last, passages)) if *last == ord => passages.push(vector),
+                _ => self.vectors.push((ord, vec![vector])),
+            }
+        }
         Ok(())
     }
 
@@ -275,7 +286,7 @@ impl Writer {
         let parts = self.parts.clone();
         if let Some(semantic) = parts.semantic.get() {
             let mut store = semantic.store.write().unwrap_or_else(|p| p.into_inner());
-            store.insert_batch(&self.vectors)?;
+            store.insert_passages(&self.vectors)?;
             if let Some(layout) = &layout {
                 store.save(&layout.vectors())?;
             }

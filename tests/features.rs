@@ -128,7 +128,7 @@ fn a_store_of_format_2_opens_in_every_build() {
     assert_eq!(store.has_graph(), cfg!(feature = "hnsw"), "the graph is rebuilt where there is one");
     assert_eq!(store.search(&vector(7), 5, &everyone()).unwrap().hits, exact);
 
-    // The next save writes format 3 and removes the old dump.
+    // The next save writes the current format and removes the old dump.
     store.save(tmp.path()).unwrap();
     assert!(graph_files(tmp.path()).is_empty());
     assert!(tmp.path().join(VECTORS_FILE).is_file());

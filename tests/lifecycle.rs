@@ -81,8 +81,24 @@ fn damaged_or_foreign_indexes_are_typed_errors() {
         Err(Error::Corrupt { path, .. }) => assert_eq!(path, manifest),
         other => panic!("expected Corrupt, got {:?}", other.err()),
     }
-    std::fs::write(&manifest, good.replace("\"format\": 1", "\"format\": 99")).unwrap();
-    assert!(matches!(Index::open(dir.path()), Err(Error::FormatVersion { found: 99, expected: 1, .. })));
+    std::fs::write(&manifest, good.replace("\"format\": 2", "\"format\": 99")).unwrap();
+    assert!(matches!(Index::open(dir.path()), Err(Error::FormatVersion { found: 99, expected: 2, .. })));
+    // Valid JSON that says something else (a changed setting) fails its checksum.
+    assert!(good.contains("\"policy\": \"public\""), "{good}");
+    std::fs::write(&manifest, good.replace("\"policy\": \"public\"", "\"policy\": \"deny\"")).unwrap();
+    match Index::open(dir.path()) {
+        Err(Error::Corrupt { path, reason }) => {
+            assert_eq!((path, reason.as_str()), (manifest.clone(), "checksum mismatch"))
+        }
+        other => panic!("expected Corrupt, got {:?}", other.err()),
+    }
+    // A manifest written before the checksum (format 1) still opens.
+    let mut unsealed: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let fields = unsealed.as_object_mut().unwrap();
+    assert!(fields.remove("checksum").is_some());
+    fields.insert("format".into(), 1.into());
+    std::fs::write(&manifest, unsealed.to_string()).unwrap();
+    Index::open(dir.path()).unwrap_or_else(|e| panic!("a format 1 manifest: {e}\n{unsealed}"));
     std::fs::write(&manifest, &good).unwrap();
     std::fs::remove_file(dir.path().join("lexical").join("meta.json")).unwrap();
     match Index::open(dir.path()) {

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use braid::{Embedder, Error, Index, Leg, Mode, Principal, Record, SearchRequest};
+use braid::{Embedder, Error, Index, IndexConfig, Leg, Mode, Passages, Principal, Record, SearchRequest};
 
 use crate::common::{assert_semantic_search_is_confined, corpus, ids, visible, Counting, HashEmbedder};
 
@@ -190,4 +190,46 @@ fn the_semantic_leg_embeds_the_corrected_query() {
     let vector = HashEmbedder::new(DIM).embed(&["x"]).unwrap().remove(0);
     let r = idx.search(&SearchRequest::new("retun", public).mode(Mode::Hybrid).vector(vector)).unwrap();
     assert_eq!(r.stats.embedded, None);
+}
+
+/// A long record is embedded as passages (the default windows, [`Passages::DEFAULT`]): one
+/// text a window, each read with the title, and the record scores by its best window, so the
+/// exact text of its last window finds it with a cosine of 1 — which one vector a record
+/// (`passages: None`, as indexes made before passages have) cannot give. The setting is the
+/// index's: it survives a reopen.
+#[test]
+fn long_records_are_embedded_as_passages() {
+    let words: Vec<String> = (0..300).map(|i| format!("word{i}")).collect();
+    let long = Record::new("long").title("Manual").body(format!("{} lighthouse keeper", words.join(" ")));
+    let short = Record::new("short").title("Note").body("a lighthouse by the sea");
+    let windows = long.passages(Some(&Passages::DEFAULT));
+    assert_eq!(windows.len(), 3, "302 words: the whole text, then windows from words 96 and 192");
+    let last = windows.last().unwrap().clone();
+    assert!(last.starts_with("Manual ") && last.ends_with("lighthouse keeper"), "{last}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let best_of = |index: &Index| {
+        let r = index.search(&SearchRequest::new(last.clone(), Principal::public()).mode(Mode::Semantic)).unwrap();
+        assert_eq!(ids(&r)[0], "long");
+        r.hits[0].explain.legs[0].raw
+    };
+    for passages in [Some(Passages::DEFAULT), None] {
+        let embedder = counting();
+        let config = IndexConfig { passages, ..IndexConfig::default() };
+        let path = dir.path().join(format!("{passages:?}").replace([' ', '{', '}', ':', ','], ""));
+        let index = Index::builder().embedder(embedder.clone()).config(config).create(&path).unwrap();
+        fill(&index, &[long.clone(), short.clone()]);
+        let expected = if passages.is_some() { windows.len() + 1 } else { 2 };
+        assert_eq!(embedder.texts(), expected, "texts embedded with {passages:?}");
+        let score = best_of(&index);
+        if passages.is_some() {
+            assert!((score - 1.0).abs() < 1e-5, "the last window's own text scores {score}");
+        } else {
+            assert!(score < 0.9, "one vector for 302 words scores {score}");
+        }
+        drop(index);
+        let reopened = Index::builder().embedder(counting()).open(&path).unwrap();
+        assert_eq!(reopened.config().passages, passages);
+        assert_eq!(best_of(&reopened), score);
+    }
 }

@@ -36,6 +36,8 @@ pub struct IndexArgs<'a> {
     pub policy: Option<AccessPolicy>,
     /// For a new index; an existing index with another setting is an error.
     pub quantization: Option<braid::Quantization>,
+    /// For a new index; an existing index with another setting is an error.
+    pub passages: Option<PassagesArg>,
     pub model: Option<&'a str>,
     /// Upserts between intermediate commits (each bounds the writer's memory).
     pub commit_every: usize,
@@ -45,6 +47,31 @@ pub struct IndexArgs<'a> {
     pub vector_model: Option<&'a str>,
     /// Delete the records whose documents are gone (a sync; `--no-prune` turns it off).
     pub prune: bool,
+}
+
+/// `--passages`: the windows a new index cuts long records into, or `off` (one vector a
+/// record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassagesArg(pub Option<braid::Passages>);
+
+impl std::str::FromStr for PassagesArg {
+    type Err = braid::Error;
+
+    fn from_str(s: &str) -> braid::Result<Self> {
+        match s {
+            "off" | "none" => Ok(PassagesArg(None)),
+            _ => s.parse().map(|p| PassagesArg(Some(p))),
+        }
+    }
+}
+
+impl std::fmt::Display for PassagesArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            None => f.write_str("off"),
+            Some(p) => write!(f, "{}:{}:{}", p.words, p.stride, p.max),
+        }
+    }
 }
 
 /// Records as a source yields them, each with the vector its JSONL line carried, if any.
@@ -230,7 +257,8 @@ pub(crate) fn open_with_model(dir: &Path, spec: Option<&str>) -> Result<Index> {
 /// fails the run, and the index is left as it was. `policy` is for a new index; given for an
 /// existing index with another policy, it is an error.
 pub fn index(args: IndexArgs<'_>) -> Result<()> {
-    let IndexArgs { input, dir, policy, quantization, model, commit_every, vectors, vector_model, prune } = args;
+    let IndexArgs { input, dir, policy, quantization, passages, model, commit_every, vectors, vector_model, prune } =
+        args;
     if commit_every == 0 {
         bail!("--commit-every must be at least 1");
     }
@@ -238,6 +266,7 @@ pub fn index(args: IndexArgs<'_>) -> Result<()> {
     let config = IndexConfig {
         policy: policy.unwrap_or_default(),
         quantization: quantization.unwrap_or_default(),
+        passages: passages.map_or(IndexConfig::default().passages, |p| p.0),
         ..IndexConfig::default()
     };
     let (mut builder, semantic) = builder_for(dir, model)?;
@@ -265,6 +294,14 @@ pub fn index(args: IndexArgs<'_>) -> Result<()> {
             dir.display(),
             existing.name(),
             asked.name()
+        );
+    }
+    let existing = PassagesArg(index.config().passages);
+    if let Some(asked) = passages.filter(|p| *p != existing) {
+        bail!(
+            "index {} was created with --passages {existing}; --passages {asked} cannot change it (its vectors \
+             were made that way): build a new index, or drop --passages",
+            dir.display()
         );
     }
     match (&vectors, vector_model) {
@@ -546,6 +583,9 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
         reports.push(report);
     }
     // Every run against the baseline, query by query.
+    // A saved baseline is another run (another index or build), so even a run of its own label
+    // is compared with it; a baseline of this invocation is not compared with itself.
+    let saved = saved_baseline.is_some();
     let base = match (baseline, saved_baseline) {
         (_, Some(saved)) => Some(saved),
         (Some(label), None) => Some(
@@ -559,7 +599,7 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
     };
     for report in &mut reports {
         if let Some(base) = &base {
-            if report.mode != base.mode || report.dataset != base.dataset {
+            if saved || report.mode != base.mode || report.dataset != base.dataset {
                 report.compare_to(base);
             }
         }

@@ -43,6 +43,12 @@ enum Command {
         /// existing index with another setting, it is an error.
         #[arg(long)]
         quantize: Option<braid::Quantization>,
+        /// How a new index cuts long records into passages for the embedder, one vector each,
+        /// a record scoring by its best: `WORDS[:STRIDE[:MAX]]` (words a window, words between
+        /// window starts, passages a record at most), or `off` for one vector a record. By
+        /// default 128:96:16. Given for an existing index with another setting, it is an error.
+        #[arg(long)]
+        passages: Option<commands::PassagesArg>,
         /// Keep records whose documents are no longer in the input (ingest without syncing,
         /// for example several folders into one index).
         #[arg(long)]
@@ -295,6 +301,7 @@ fn main() -> ExitCode {
             index,
             policy,
             quantize,
+            passages,
             no_prune,
             model,
             commit_every,
@@ -309,6 +316,7 @@ fn main() -> ExitCode {
                 dir: &index,
                 policy: policy.map(policy_of),
                 quantization: quantize,
+                passages,
                 model: model.as_deref(),
                 commit_every,
                 vectors,

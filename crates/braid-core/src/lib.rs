@@ -29,6 +29,7 @@ mod facet;
 mod filter;
 mod lang;
 mod models;
+mod passages;
 mod record;
 mod request;
 mod response;
@@ -47,6 +48,7 @@ pub use facet::{
 pub use filter::Filter;
 pub use lang::{is_cjk, is_han, is_hangul, is_kana, Language};
 pub use models::{Embedder, Reranker};
+pub use passages::Passages;
 pub use record::{check_vector, parse_date, Record};
 pub use request::{
     Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, UnknownName, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH,

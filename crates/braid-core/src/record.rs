@@ -162,16 +162,23 @@ impl Record {
 
     /// The text the semantic leg embeds and a reranker reads: title, section path, body.
     pub fn passage(&self) -> String {
-        let mut out = String::with_capacity(self.title.len() + self.body.len() + 2);
+        let mut out = self.passage_prefix();
+        out.reserve(self.body.len() + 1);
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&self.body);
+        out
+    }
+
+    /// What every passage of this record starts with: its title and section path.
+    pub(crate) fn passage_prefix(&self) -> String {
+        let mut out = String::with_capacity(self.title.len() + 2);
         out.push_str(&self.title);
         if !self.section.is_empty() {
             out.push_str(" — ");
             out.push_str(&self.section.join(" > "));
         }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(&self.body);
         out
     }
 

@@ -4,13 +4,13 @@
 //!
 //! ```text
 //! magic      8 bytes  "BRAIDVEC"
-//! version    u32      FORMAT_VERSION (versions 1 and 2 are still read, see below)
+//! version    u32      FORMAT_VERSION (versions 1 to 3 are still read, see below)
 //! dim        u32
 //! m, ef_construction, ef_search         u32 each
 //! exact_threshold                        u64
 //! rebuild_tombstone_fraction             f32
 //! quantization u8     0: f32, 1: int8
-//! count      u64      live vectors
+//! count      u64      live slots
 //! slots      u64      slots in the arena (live or tombstoned), the graph's id space
 //! slots x (ord u64, live u8, row)         row: dim x f32, or scale f32 then dim x i8
 //! graph      u8       0: none; 1: the graph follows
@@ -20,11 +20,13 @@
 //! crc32      u32      over every byte before it
 //! ```
 //! All integers and floats are little-endian. Tombstoned slots keep their vectors because the
-//! graph still walks through them.
+//! graph still walks through them. A record with several vectors (its passages) has them in
+//! adjacent live slots; its ordinal is live nowhere else.
 //!
+//! Format 3 is the same layout with at most one live slot per ordinal; it is read as it is.
 //! Format 2 (Braid before its own graph) named an `hnsw_rs` dump beside the file; format 1 had
 //! no slots. Both still open: their live vectors are read into fresh slots and the graph is
-//! rebuilt; the next save writes format 3 and removes the old dump files.
+//! rebuilt; the next save writes the current format and removes the old dump files.
 //!
 //! Crash safety: a save writes a temporary file, fsyncs it, renames it over the old one and
 //! fsyncs the directory: a crash leaves the old file or the new one.
@@ -42,7 +44,7 @@ use crate::rows::{Rows, StoredRow};
 pub const VECTORS_FILE: &str = "vectors.braidvec";
 
 /// The format version this build writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 const MAGIC: &[u8; 8] = b"BRAIDVEC";
 const HEADER_V1_LEN: usize = 8 + 4 + 4 + 4 * 3 + 8 + 4 + 8;
@@ -92,7 +94,7 @@ pub(crate) struct ToSave<'a> {
     pub(crate) graph: Option<GraphParts>,
 }
 
-/// Removes the `hnsw_rs` dumps a format 2 file named (a format 3 file names none).
+/// Removes the `hnsw_rs` dumps a format 2 file named (later formats name none).
 pub(crate) fn remove_stale_graphs(dir: &Path) -> Result<()> {
     let entries = fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
     for entry in entries {
@@ -296,7 +298,7 @@ pub(crate) fn read(dir: &Path) -> Result<Saved> {
             file.read_to_end(&mut bytes).map_err(|e| Error::io(&path, e))?;
             read_legacy(path, bytes)
         }
-        FORMAT_VERSION => {
+        3 | FORMAT_VERSION => {
             let mut r =
                 CrcReader { inner: file, hasher: crc32fast::Hasher::new(), left: len - CRC_LEN as u64 - 12, path };
             r.hasher.update(&start);
@@ -316,7 +318,7 @@ pub(crate) fn read(dir: &Path) -> Result<Saved> {
     }
 }
 
-/// The body of a format 3 file, after its magic and version.
+/// The body of a format 3 or 4 file, after its magic and version.
 fn read_body<R: Read>(r: &mut CrcReader<R>) -> Result<Saved> {
     let dim = r.u32()? as usize;
     let mut params = HnswParams {
@@ -342,6 +344,7 @@ fn read_body<R: Read>(r: &mut CrcReader<R>) -> Result<Saved> {
     let mut slot_ord = Vec::with_capacity(slots);
     let mut live = Vec::with_capacity(slots);
     let mut seen = std::collections::HashSet::with_capacity(count.min(slots as u64) as usize);
+    let mut live_slots = 0u64;
     let mut buf = vec![0u8; row_len as usize];
     let mut values: Vec<f32> = Vec::with_capacity(dim);
     let mut codes: Vec<i8> = Vec::with_capacity(dim);
@@ -353,9 +356,12 @@ fn read_body<R: Read>(r: &mut CrcReader<R>) -> Result<Saved> {
             1 => true,
             _ => return Err(corrupt(&r.path, "a live flag is neither 0 nor 1")),
         };
-        if is_live && !seen.insert(ord) {
-            return Err(corrupt(&r.path, "an ordinal appears twice"));
+        // A live ordinal seen before must continue the run of the slot just before.
+        let continues = live.last() == Some(&true) && slot_ord.last() == Some(&ord);
+        if is_live && !seen.insert(ord) && !continues {
+            return Err(corrupt(&r.path, "an ordinal is live in two places"));
         }
+        live_slots += u64::from(is_live);
         let body = &buf[9..];
         match params.quantization {
             Quantization::F32 => {
@@ -379,8 +385,8 @@ fn read_body<R: Read>(r: &mut CrcReader<R>) -> Result<Saved> {
         slot_ord.push(ord);
         live.push(is_live);
     }
-    if seen.len() as u64 != count {
-        return Err(corrupt(&r.path, format!("the header counts {count} live vectors, the file holds {}", seen.len())));
+    if live_slots != count {
+        return Err(corrupt(&r.path, format!("the header counts {count} live vectors, the file holds {live_slots}")));
     }
     let graph = match r.u8()? {
         0 => None,

@@ -60,19 +60,41 @@ pub(crate) fn better(a: &(Ordinal, f32), b: &(Ordinal, f32)) -> Ordering {
     b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
 }
 
-/// Keeps the best `k` of a stream of hits, then returns them best first.
+/// Keeps the best `k` records of a stream of hits, then returns them best first.
+///
+/// Consecutive hits of one ordinal (a record's passages, which the store keeps in adjacent
+/// slots and every walk offers one after another) count as one hit with the best of their
+/// scores, so a record takes at most one of the `k` places.
 pub(crate) struct TopK {
     k: usize,
     heap: BinaryHeap<Worst>,
+    /// The ordinal being offered and its best score so far, not yet in `heap`.
+    current: Option<(Ordinal, f32)>,
 }
 
 impl TopK {
     pub(crate) fn new(k: usize) -> Self {
-        TopK { k, heap: BinaryHeap::with_capacity(k.saturating_add(1).min(4096)) }
+        TopK { k, heap: BinaryHeap::with_capacity(k.saturating_add(1).min(4096)), current: None }
     }
 
     #[inline]
     pub(crate) fn push(&mut self, ord: Ordinal, score: f32) {
+        match &mut self.current {
+            Some((current, best)) if *current == ord => {
+                if score > *best {
+                    *best = score;
+                }
+            }
+            current => {
+                if let Some((done, best)) = current.replace((ord, score)) {
+                    self.offer(done, best);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn offer(&mut self, ord: Ordinal, score: f32) {
         if self.k == 0 {
             return;
         }
@@ -87,7 +109,10 @@ impl TopK {
         }
     }
 
-    pub(crate) fn into_sorted(self) -> Vec<(Ordinal, f32)> {
+    pub(crate) fn into_sorted(mut self) -> Vec<(Ordinal, f32)> {
+        if let Some((ord, best)) = self.current.take() {
+            self.offer(ord, best);
+        }
         // `into_sorted_vec` is ascending, and ascending `Worst` is best first.
         self.heap.into_sorted_vec().into_iter().map(|Worst(o, s)| (o, s)).collect()
     }
@@ -107,6 +132,15 @@ mod tests {
         let mut none = TopK::new(0);
         none.push(1, 1.0);
         assert!(none.into_sorted().is_empty());
+    }
+
+    #[test]
+    fn topk_counts_a_run_of_one_ordinal_once_with_its_best_score() {
+        let mut top = TopK::new(2);
+        for (o, s) in [(4, 0.2), (4, 0.8), (4, 0.1), (6, 0.5), (6, 0.7), (1, 0.6)] {
+            top.push(o, s);
+        }
+        assert_eq!(top.into_sorted(), vec![(4, 0.8), (6, 0.7)]);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The vector store: a dense arena of unit vectors over record ordinals, with a graph beside it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::ops::Range;
 use std::path::Path;
 
 use braid_core::{AllowedSet, Error, Ordinal, Result};
@@ -14,6 +15,9 @@ use crate::rows::Rows;
 use crate::search::{better, SearchPath, TopK, VectorSearch};
 
 /// Unit vectors keyed by record ordinal, searchable by dot product within an [`AllowedSet`].
+///
+/// A record has one vector, or several — its passages ([`VectorStore::insert_passages`]) —
+/// and then scores as the best of them: a search returns each record at most once.
 ///
 /// Vectors live in a dense arena (the source of truth) addressed by *slot*, as f32 or as int8
 /// codes ([`HnswParams::quantization`]); an HNSW graph of Braid's own indexes the slots. Deleting or replacing a record tombstones its slot; once
@@ -58,7 +62,8 @@ pub struct VectorStore {
     slot_ord: Vec<Ordinal>,
     /// Whether each slot is live (not deleted or replaced).
     live: Vec<bool>,
-    /// Live ordinals to their slot.
+    /// Live ordinals to their first slot. A record's slots are adjacent: its run is the live
+    /// slots of its ordinal from there on ([`VectorStore::run`]).
     slots: HashMap<Ordinal, usize>,
     /// Number of tombstoned slots.
     dead: usize,
@@ -104,9 +109,15 @@ impl VectorStore {
         self.dim
     }
 
-    /// The number of live vectors.
+    /// The number of records with live vectors.
     pub fn len(&self) -> usize {
         self.slots.len()
+    }
+
+    /// The number of live vectors: [`VectorStore::len`] plus every passage past a record's
+    /// first.
+    pub fn vectors(&self) -> usize {
+        self.slot_ord.len() - self.dead
     }
 
     /// Whether the store holds no live vector.
@@ -160,8 +171,8 @@ impl VectorStore {
         self.slots.contains_key(&ord)
     }
 
-    /// The stored (normalised) vector of `ord`, if live; decoded from its codes in an int8
-    /// store.
+    /// The stored (normalised) vector of `ord`, if live — its first, for a record with
+    /// passages; decoded from its codes in an int8 store.
     pub fn vector(&self, ord: Ordinal) -> Option<Vec<f32>> {
         self.slots.get(&ord).map(|&slot| self.rows.vector(slot))
     }
@@ -190,7 +201,7 @@ impl VectorStore {
     /// [`Error::InvalidRecord`] when it has a NaN or infinite component or is all zeros.
     pub fn insert(&mut self, ord: Ordinal, vector: &[f32]) -> Result<()> {
         let unit = self.check_record(vector)?;
-        self.push_slot(ord, &unit);
+        self.push_record(ord, &[unit]);
         self.extend_graph();
         self.maybe_rebuild();
         self.fit_graph();
@@ -204,9 +215,36 @@ impl VectorStore {
     ///
     /// As [`VectorStore::insert`], for the first bad item.
     pub fn insert_batch(&mut self, items: &[(Ordinal, Vec<f32>)]) -> Result<()> {
-        let units = items.iter().map(|(_, v)| self.check_record(v)).collect::<Result<Vec<_>>>()?;
-        for ((ord, _), unit) in items.iter().zip(&units) {
-            self.push_slot(*ord, unit);
+        let units = items.iter().map(|(_, v)| self.check_record(v).map(|u| vec![u])).collect::<Result<Vec<_>>>()?;
+        self.push_records(items.iter().map(|(ord, _)| *ord).zip(units))
+    }
+
+    /// Stores several vectors per record — its passages — replacing whatever vectors each
+    /// record had; a search scores a record by the best of its vectors, and
+    /// [`VectorStore::vector`] returns its first. Later items win over earlier ones with the
+    /// same ordinal. All or nothing, as [`VectorStore::insert_batch`].
+    ///
+    /// # Errors
+    ///
+    /// As [`VectorStore::insert`], for the first bad vector; [`Error::InvalidRecord`] for a
+    /// record with no vector.
+    pub fn insert_passages(&mut self, items: &[(Ordinal, Vec<Vec<f32>>)]) -> Result<()> {
+        let units = items
+            .iter()
+            .map(|(_, vectors)| {
+                if vectors.is_empty() {
+                    return Err(Error::InvalidRecord { reason: "a record's passages hold no vector".into() });
+                }
+                vectors.iter().map(|v| self.check_record(v)).collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.push_records(items.iter().map(|(ord, _)| *ord).zip(units))
+    }
+
+    /// Appends checked records, then grows the graph once.
+    fn push_records(&mut self, records: impl Iterator<Item = (Ordinal, Vec<Vec<f32>>)>) -> Result<()> {
+        for (ord, units) in records {
+            self.push_record(ord, &units);
         }
         self.extend_graph();
         self.maybe_rebuild();
@@ -218,9 +256,8 @@ impl VectorStore {
     /// graph rebuilt once tombstones pass the configured fraction.
     pub fn delete(&mut self, ord: Ordinal) -> bool {
         match self.slots.remove(&ord) {
-            Some(slot) => {
-                self.live[slot] = false;
-                self.dead += 1;
+            Some(first) => {
+                self.tombstone(first);
                 self.maybe_rebuild();
                 self.fit_graph();
                 true
@@ -314,15 +351,13 @@ impl VectorStore {
     pub fn open(dir: &Path) -> Result<Self> {
         let saved = persist::read(dir)?;
         let mut store = VectorStore::new(saved.dim, saved.params);
-        store.slots = saved
-            .slot_ord
-            .iter()
-            .zip(&saved.live)
-            .enumerate()
-            .filter(|(_, (_, &live))| live)
-            .map(|(slot, (&ord, _))| (ord, slot))
-            .collect();
-        store.dead = saved.live.len() - store.slots.len();
+        // The reader checked that a live ordinal's slots are adjacent: its first is its key.
+        for (slot, (&ord, &live)) in saved.slot_ord.iter().zip(&saved.live).enumerate() {
+            if live {
+                store.slots.entry(ord).or_insert(slot);
+            }
+        }
+        store.dead = saved.live.iter().filter(|&&live| !live).count();
         store.rows = saved.rows;
         store.slot_ord = saved.slot_ord;
         store.live = saved.live;
@@ -372,17 +407,34 @@ impl VectorStore {
         normalised(query).map_err(|bad| Error::invalid_request(format!("query {}", bad.reason())))
     }
 
-    /// Appends a live slot for `ord`, tombstoning the slot it replaces.
-    fn push_slot(&mut self, ord: Ordinal, unit: &[f32]) -> usize {
-        let slot = self.slot_ord.len();
-        self.rows.push(unit);
-        self.slot_ord.push(ord);
-        self.live.push(true);
-        if let Some(old) = self.slots.insert(ord, slot) {
-            self.live[old] = false;
+    /// Appends adjacent live slots for `ord`'s vectors, tombstoning the ones they replace
+    /// first (so the old run and the new one never merge).
+    fn push_record(&mut self, ord: Ordinal, units: &[Vec<f32>]) {
+        if let Some(old) = self.slots.remove(&ord) {
+            self.tombstone(old);
+        }
+        self.slots.insert(ord, self.slot_ord.len());
+        for unit in units {
+            self.rows.push(unit);
+            self.slot_ord.push(ord);
+            self.live.push(true);
+        }
+    }
+
+    /// The slots of the record whose first slot is `first`: the live slots of its ordinal from
+    /// there on.
+    fn run(&self, first: usize) -> Range<usize> {
+        let ord = self.slot_ord[first];
+        let end = (first..self.slot_ord.len()).find(|&s| !self.live[s] || self.slot_ord[s] != ord);
+        first..end.unwrap_or(self.slot_ord.len())
+    }
+
+    /// Tombstones the run starting at `first`.
+    fn tombstone(&mut self, first: usize) {
+        for slot in self.run(first) {
+            self.live[slot] = false;
             self.dead += 1;
         }
-        slot
     }
 
     /// Inserts the slots added since the graph last grew (the live ones; replaced ones are
@@ -395,7 +447,9 @@ impl VectorStore {
     }
 
     fn graph_search(&self, graph: &Graph, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
-        let ef = self.params.ef_search.max(k);
+        // Records with passages take several of the walk's places: widen it by their mean count.
+        let per_record = self.vectors().div_ceil(self.len().max(1));
+        let ef = self.params.ef_search.max(k.saturating_mul(per_record));
         let keep = |slot: usize| self.live.get(slot).copied().unwrap_or(false) && allowed.contains(self.slot_ord[slot]);
         let mut hits: Vec<(Ordinal, f32)> = graph
             .search(&self.rows, query, ef, &keep)
@@ -403,14 +457,16 @@ impl VectorStore {
             .map(|(slot, score)| (self.slot_ord[slot], score))
             .collect();
         hits.sort_by(better);
-        hits.dedup_by_key(|h| h.0);
+        // A record with passages may come back once per passage: keep its best.
+        let mut seen = HashSet::with_capacity(hits.len());
+        hits.retain(|h| seen.insert(h.0));
         hits.truncate(k);
         hits
     }
 
-    /// The exact top `k` of the allowed live vectors. The candidates are the same on either
-    /// walk (the live slot of each allowed ordinal), and [`TopK`] orders them totally, so
-    /// which walk runs changes the time only.
+    /// The exact top `k` of the allowed live records. The candidates are the same on either
+    /// walk (the live slots of each allowed ordinal, a record's adjacent, so [`TopK`] keeps its
+    /// best), and [`TopK`] orders them totally, so which walk runs changes the time only.
     fn scan(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
         if k == 0 || self.dim == 0 {
             return Vec::new();
@@ -418,7 +474,11 @@ impl VectorStore {
         let mut top = TopK::new(k);
         if allowed.len().saturating_mul(LOOKUP_RATIO) < self.slot_ord.len() {
             // Few allowed: look their slots up rather than test every slot.
-            let candidates = allowed.ords().iter().filter_map(|ord| self.slots.get(&ord).map(|&slot| (ord, slot)));
+            let candidates = allowed
+                .ords()
+                .iter()
+                .filter_map(|ord| self.slots.get(&ord).map(|&first| (ord, first)))
+                .flat_map(|(ord, first)| self.run(first).map(move |slot| (ord, slot)));
             self.rows.scan(query, candidates, &mut top);
         } else {
             let candidates = self
@@ -459,7 +519,10 @@ impl VectorStore {
         self.rows = self.rows.compacted(&self.live);
         self.slot_ord = self.slot_ord.iter().zip(&self.live).filter(|(_, &live)| live).map(|(&ord, _)| ord).collect();
         self.live = vec![true; self.slot_ord.len()];
-        self.slots = self.slot_ord.iter().enumerate().map(|(slot, &ord)| (ord, slot)).collect();
+        self.slots = HashMap::with_capacity(self.slot_ord.len());
+        for (slot, &ord) in self.slot_ord.iter().enumerate() {
+            self.slots.entry(ord).or_insert(slot);
+        }
         self.dead = 0;
     }
 

@@ -315,6 +315,59 @@ fn a_loaded_graph_takes_inserts_and_deletes_and_saves_again() {
     }
 }
 
+/// A record with passages scores by its best vector and comes back once, on both paths,
+/// through replacement, deletion, a compaction and a save.
+#[test]
+fn passages_score_a_record_by_its_best_vector() {
+    let dim = 16;
+    let mut rng = Rng::new(5);
+    let records: Vec<(Ordinal, Vec<Vec<f32>>)> =
+        (0..600).map(|o| (o, (0..3).map(|_| rng.unit_vector(dim)).collect())).collect();
+    let params = HnswParams { exact_threshold: 100, rebuild_tombstone_fraction: 0.2, ..HnswParams::default() };
+    let mut store = VectorStore::new(dim, params);
+    store.insert_passages(&records).unwrap();
+    assert_eq!((store.len(), store.vectors()), (600, 1800));
+    assert!(store.has_graph());
+    assert_eq!(store.vector(7).unwrap(), records[7].1[0]);
+    let everything = allowed(0..600);
+    let first_is = |store: &VectorStore, query: &[f32], ord: Ordinal| {
+        let graph = store.search(query, 10, &everything).unwrap();
+        assert_eq!(graph.path, SearchPath::Hnsw);
+        for hits in [graph.hits, store.search_exact(query, 10, &everything).unwrap()] {
+            assert_eq!(hits.len(), 10);
+            assert_eq!(hits[0].0, ord, "{hits:?}");
+            assert!((hits[0].1 - 1.0).abs() < 1e-5, "{hits:?}");
+            let mut seen = std::collections::BTreeSet::new();
+            assert!(hits.iter().all(|h| seen.insert(h.0)), "a record twice in {hits:?}");
+        }
+    };
+    for o in [0, 17, 599] {
+        first_is(&store, &records[o as usize].1[2], o);
+    }
+    // A passage that no longer belongs to its record finds it no more.
+    store.insert_passages(&[(17, vec![records[17].1[0].clone()])]).unwrap();
+    assert_ne!(store.search_exact(&records[17].1[2], 1, &everything).unwrap()[0].0, 17);
+    first_is(&store, &records[17].1[0], 17);
+    for o in 100..250 {
+        assert!(store.delete(o));
+    }
+    assert!(store.tombstones() < 450, "453 of 1,801 slots dead should have compacted the arena once");
+    assert_eq!((store.len(), store.vectors()), (450, 1348));
+    first_is(&store, &records[300].1[1], 300);
+    assert!(store.search_exact(&records[150].1[1], 10, &everything).unwrap().iter().all(|h| h.0 != 150));
+
+    let dir = tempfile::tempdir().unwrap();
+    store.save(dir.path()).unwrap();
+    let reopened = VectorStore::open(dir.path()).unwrap();
+    assert!(reopened.graph_was_loaded());
+    assert_eq!((reopened.len(), reopened.vectors()), (450, 1348));
+    for q in [&records[300].1[1], &records[17].1[0], &records[599].1[2]] {
+        assert_eq!(reopened.search(q, 10, &everything).unwrap(), store.search(q, 10, &everything).unwrap());
+        assert_eq!(reopened.search_exact(q, 10, &everything).unwrap(), store.search_exact(q, 10, &everything).unwrap());
+    }
+    assert!(matches!(store.insert_passages(&[(1, vec![])]), Err(Error::InvalidRecord { .. })));
+}
+
 /// The `hnsw_rs` dumps a format 2 store kept beside its file are removed by the next save.
 #[test]
 fn a_save_removes_old_graph_dumps() {
@@ -445,13 +498,22 @@ fn damaged_files_give_typed_errors() {
     assert!(matches!(VectorStore::open(&empty.path().join("nowhere")), Err(Error::Corrupt { .. })));
 }
 
-/// A store built from a script of operations, beside a naive model of what should be live.
+/// What a script of operations should leave live: each record's vectors.
+type Model = std::collections::BTreeMap<Ordinal, Vec<Vec<f32>>>;
+
+/// The passages op 2 gives a record: `v`, and `v` rotated by one and by two components.
+fn passages_of(v: &[f32]) -> Vec<Vec<f32>> {
+    (0..3).map(|turn| (0..v.len()).map(|i| v[(i + turn) % v.len()]).collect()).collect()
+}
+
+/// A store built from a script of operations (0, 1: insert one vector; 2: insert three
+/// passages; 3: delete), beside a naive model of what should be live.
 fn scripted(
     dim: usize,
     ops: &[(u8, Ordinal, Vec<f32>)],
     exact_threshold: usize,
     fraction: f32,
-) -> (VectorStore, std::collections::BTreeMap<Ordinal, Vec<f32>>) {
+) -> (VectorStore, Model) {
     let params = HnswParams {
         m: 4,
         ef_construction: 16,
@@ -461,11 +523,16 @@ fn scripted(
         ..HnswParams::default()
     };
     let mut store = VectorStore::new(dim, params);
-    let mut model = std::collections::BTreeMap::new();
+    let mut model = Model::new();
     for (op, ord, v) in ops {
-        if *op < 3 {
+        if *op < 2 {
             if store.insert(*ord, v).is_ok() {
-                model.insert(*ord, v.clone());
+                model.insert(*ord, vec![v.clone()]);
+            }
+        } else if *op == 2 {
+            let passages = passages_of(v);
+            if store.insert_passages(&[(*ord, passages.clone())]).is_ok() {
+                model.insert(*ord, passages);
             }
         } else {
             assert_eq!(store.delete(*ord), model.remove(ord).is_some());
@@ -474,12 +541,17 @@ fn scripted(
     (store, model)
 }
 
-fn naive_top(store: &VectorStore, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
-    let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let mut all: Vec<(Ordinal, f32)> = store
-        .ords()
-        .filter(|o| allowed.contains(*o))
-        .map(|o| (o, store.vector(o).unwrap().iter().zip(query).map(|(a, b)| a * b / norm).sum()))
+/// The best `k` allowed records of `model`, each scored by its best passage's cosine.
+fn naive_top(model: &Model, query: &[f32], k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
+    let cosine = |v: &[f32]| {
+        let dot: f32 = v.iter().zip(query).map(|(a, b)| a * b).sum();
+        let norms = v.iter().map(|x| x * x).sum::<f32>().sqrt() * query.iter().map(|x| x * x).sum::<f32>().sqrt();
+        dot / norms
+    };
+    let mut all: Vec<(Ordinal, f32)> = model
+        .iter()
+        .filter(|(o, _)| allowed.contains(**o))
+        .map(|(&o, passages)| (o, passages.iter().map(|v| cosine(v)).fold(f32::MIN, f32::max)))
         .collect();
     all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     all.truncate(k);
@@ -519,7 +591,8 @@ proptest! {
         prop_assert!(found.hits.iter().all(|h| seen.insert(h.0)), "duplicate ord in {:?}", found.hits);
 
         let exact = store.search_exact(query, k, &allowed).unwrap();
-        let oracle = naive_top(&store, query, k, &allowed);
+        prop_assert_eq!(store.vectors(), model.values().map(Vec::len).sum::<usize>());
+        let oracle = naive_top(&model, query, k, &allowed);
         prop_assert_eq!(exact.len(), oracle.len());
         for (e, o) in exact.iter().zip(&oracle) {
             prop_assert!((e.1 - o.1).abs() < 1e-5, "exact {:?} vs oracle {:?}", exact, oracle);
