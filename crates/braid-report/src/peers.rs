@@ -2,7 +2,7 @@
 //!
 //! Every engine gets the same documents, the same document vectors and the same query vectors
 //! (written once by [`export`]), so query embedding is excluded on both sides: Braid's
-//! semantic leg reads the exported query vector through [`Precomputed`], the peers read the
+//! requests carry the exported query vector (`SearchRequest::vector`), the peers read the
 //! same file. A run file is a JSON array of [`Run`]s; `benches/peers/peers.py` writes the
 //! same shape.
 
@@ -79,33 +79,6 @@ pub struct Scored {
     pub note: String,
     /// Rows, grouped by mode, Braid first.
     pub rows: Vec<Row>,
-}
-
-/// Query vectors computed before timing, served by text. Lookup only: a text that was not
-/// exported is an error, never a silent zero vector.
-struct Precomputed {
-    model_id: String,
-    dim: usize,
-    vectors: HashMap<String, Vec<f32>>,
-}
-
-impl Embedder for Precomputed {
-    fn model_id(&self) -> &str {
-        &self.model_id
-    }
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn embed(&self, texts: &[&str]) -> braid::Result<Vec<Vec<f32>>> {
-        texts
-            .iter()
-            .map(|t| {
-                self.vectors.get(*t).cloned().ok_or_else(|| braid::Error::Model {
-                    reason: "this query's vector was not exported (run `braid-report export`)".into(),
-                })
-            })
-            .collect()
-    }
 }
 
 /// The embedding model an index was built with (ids are "<model dir name>/<onnx file>").
@@ -216,12 +189,15 @@ pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
     let dataset = Dataset::load(args.dataset, "test").with_context(|| format!("loading {}", args.dataset.display()))?;
     let modes: Vec<Mode> =
         modes.iter().map(|m| m.parse::<Mode>().map_err(anyhow::Error::from)).collect::<Result<_>>()?;
+    // The index opens with its stored vectors and no model: the semantic leg reads the exported
+    // query vector each request carries (a query without one is an error, never a zero vector).
     let mut builder = Index::builder();
+    let mut query_vectors: HashMap<String, Vec<f32>> = HashMap::new();
     if modes.iter().any(|m| *m != Mode::Lexical && *m != Mode::Fuzzy) {
         let meta = read_meta(&args.vectors.join("queries.json"))?;
         let vectors = read_f32(&args.vectors.join("queries.f32"), meta.dim, meta.ids.len())?;
-        let vectors = meta.texts.into_iter().zip(vectors).collect();
-        builder = builder.embedder(Arc::new(Precomputed { model_id: meta.model_id, dim: meta.dim, vectors }));
+        query_vectors = meta.ids.into_iter().zip(vectors).collect();
+        builder = builder.stored_vectors();
     }
     let index = builder.open(args.index).with_context(|| format!("opening {}", args.index.display()))?;
     let mut runs = Vec::new();
@@ -229,22 +205,29 @@ pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
         // "braid" returns ids, as every peer here does (they select `id` only); "braid-hits"
         // returns whole hits (title, fields) read from the document store.
         for (engine, ids_only) in [("braid", true), ("braid-hits", false)] {
-            let search = |text: &str| -> Result<Vec<String>> {
-                let request = SearchRequest::new(text, Principal::public())
+            let needs_vector = parsed != Mode::Lexical && parsed != Mode::Fuzzy;
+            let search = |q: &braid_eval::Query| -> Result<Vec<String>> {
+                let mut request = SearchRequest::new(q.text.as_str(), Principal::public())
                     .mode(parsed)
                     .k(args.k)
                     .suggest(false)
                     .snippet_chars(0)
                     .ids_only(ids_only);
+                if needs_vector {
+                    let vector = query_vectors.get(&q.id).with_context(|| {
+                        format!("query {:?} has no exported vector (run `braid-report export`)", q.id)
+                    })?;
+                    request = request.vector(vector.clone());
+                }
                 Ok(index.search(&request)?.hits.into_iter().map(|h| h.id).collect())
             };
             for q in &dataset.queries {
-                std::hint::black_box(search(&q.text)?);
+                std::hint::black_box(search(q)?);
             }
             let mut rankings = BTreeMap::new();
             let started = Instant::now();
             for q in &dataset.queries {
-                rankings.insert(q.id.clone(), search(&q.text)?);
+                rankings.insert(q.id.clone(), search(q)?);
             }
             let seconds = started.elapsed().as_secs_f64();
             let queries = dataset.queries.len();
@@ -370,12 +353,5 @@ mod tests {
         assert_eq!(read_f32(&path, 3, 2).unwrap(), rows);
         assert!(read_f32(&path, 3, 3).is_err());
         fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn precomputed_vectors_refuse_unknown_text() {
-        let e = Precomputed { model_id: "m".into(), dim: 2, vectors: [("a".to_string(), vec![1.0, 0.0])].into() };
-        assert_eq!(e.embed(&["a"]).unwrap(), vec![vec![1.0, 0.0]]);
-        assert!(matches!(e.embed(&["a", "b"]), Err(braid::Error::Model { .. })));
     }
 }
