@@ -69,7 +69,7 @@ impl std::fmt::Display for PassagesArg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.0 {
             None => f.write_str("off"),
-            Some(p) => write!(f, "{}:{}:{}", p.words, p.stride, p.max),
+            Some(p) => write!(f, "{p}"),
         }
     }
 }

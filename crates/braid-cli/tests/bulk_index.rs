@@ -112,6 +112,37 @@ fn index_reads_vectors_from_a_jsonl_field() {
 /// `--quantize int8` makes an int8 store; the setting belongs to the index: asking another
 /// one on the next run is an error (exit 2) that changes nothing, and an unknown name is a
 /// usage error.
+/// `--passages` sets a new index's windows (`off`: one vector a record); the setting is the
+/// index's, so asking for another one later is exit 2, and a malformed value is refused.
+#[test]
+fn index_keeps_its_passage_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, index) = (dir.path().join("c.jsonl"), dir.path().join("idx"));
+    write_corpus(&corpus, 20, true);
+    let fielded = ["--vector-field", "emb"];
+    let out =
+        run(braid().arg("index").arg(&corpus).arg("--index").arg(&index).args(["--passages", "off"]).args(fielded));
+    assert!(out.contains("indexed 20 records"), "{out}");
+    assert_eq!(braid::Index::open(&index).unwrap().config().passages, None);
+    let again = braid()
+        .arg("index")
+        .arg(&corpus)
+        .arg("--index")
+        .arg(&index)
+        .args(["--passages", "64:48"])
+        .args(fielded)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(stderr.contains("--passages off") && stderr.contains("--passages 64:48:16"), "{stderr}");
+    let fresh = dir.path().join("fresh");
+    let bad =
+        braid().arg("index").arg(&corpus).arg("--index").arg(&fresh).args(["--passages", "10:20"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("stride"), "{}", String::from_utf8_lossy(&bad.stderr));
+}
+
 #[test]
 fn index_quantizes_on_request_and_keeps_the_setting() {
     let dir = tempfile::tempdir().unwrap();

@@ -70,6 +70,13 @@ impl Default for Passages {
     }
 }
 
+impl std::fmt::Display for Passages {
+    /// `WORDS:STRIDE:MAX`, what [`Passages::from_str`](std::str::FromStr) reads.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.words, self.stride, self.max)
+    }
+}
+
 impl std::str::FromStr for Passages {
     type Err = Error;
 
@@ -148,6 +155,7 @@ mod tests {
     fn parses_and_validates() {
         assert_eq!("128".parse::<Passages>().unwrap(), Passages { words: 128, stride: 96, max: 16 });
         assert_eq!("100:50:4".parse::<Passages>().unwrap(), Passages { words: 100, stride: 50, max: 4 });
+        assert_eq!(Passages::DEFAULT.to_string().parse::<Passages>().unwrap(), Passages::DEFAULT);
         for bad in ["", "x", "10:20", "0", "10:0", "10:5:0", "1:1:1:1"] {
             assert!(bad.parse::<Passages>().is_err(), "{bad:?}");
         }

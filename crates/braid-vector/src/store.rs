@@ -201,11 +201,7 @@ impl VectorStore {
     /// [`Error::InvalidRecord`] when it has a NaN or infinite component or is all zeros.
     pub fn insert(&mut self, ord: Ordinal, vector: &[f32]) -> Result<()> {
         let unit = self.check_record(vector)?;
-        self.push_record(ord, &[unit]);
-        self.extend_graph();
-        self.maybe_rebuild();
-        self.fit_graph();
-        Ok(())
+        self.push_records(std::iter::once((ord, vec![unit])))
     }
 
     /// Stores many vectors at once, inserting them into the graph in parallel. Later items
@@ -351,16 +347,11 @@ impl VectorStore {
     pub fn open(dir: &Path) -> Result<Self> {
         let saved = persist::read(dir)?;
         let mut store = VectorStore::new(saved.dim, saved.params);
-        // The reader checked that a live ordinal's slots are adjacent: its first is its key.
-        for (slot, (&ord, &live)) in saved.slot_ord.iter().zip(&saved.live).enumerate() {
-            if live {
-                store.slots.entry(ord).or_insert(slot);
-            }
-        }
-        store.dead = saved.live.iter().filter(|&&live| !live).count();
         store.rows = saved.rows;
         store.slot_ord = saved.slot_ord;
         store.live = saved.live;
+        // The reader checked that a live ordinal's slots are adjacent.
+        store.index_slots();
         if let Some(parts) = saved.graph {
             store.load_graph(parts)?;
         }
@@ -519,11 +510,19 @@ impl VectorStore {
         self.rows = self.rows.compacted(&self.live);
         self.slot_ord = self.slot_ord.iter().zip(&self.live).filter(|(_, &live)| live).map(|(&ord, _)| ord).collect();
         self.live = vec![true; self.slot_ord.len()];
+        self.index_slots();
+    }
+
+    /// Rebuilds the ordinal map (each live ordinal's first slot) and the tombstone count from
+    /// the slot tables, whose live runs must be adjacent.
+    fn index_slots(&mut self) {
         self.slots = HashMap::with_capacity(self.slot_ord.len());
-        for (slot, &ord) in self.slot_ord.iter().enumerate() {
-            self.slots.entry(ord).or_insert(slot);
+        for (slot, (&ord, &live)) in self.slot_ord.iter().zip(&self.live).enumerate() {
+            if live {
+                self.slots.entry(ord).or_insert(slot);
+            }
         }
-        self.dead = 0;
+        self.dead = self.live.iter().filter(|&&live| !live).count();
     }
 
     /// Without the `hnsw` feature there is no graph to build ([`VectorStore::fit_graph`] never
