@@ -18,6 +18,9 @@
 //! `store` times [`braid_vector::VectorStore::search_exact`] alone (k = 10, every record
 //! allowed): the kernel the semantic mode runs, without the request around it.
 //!
+//! `--lean` sends the request the peers harness sends (`benches/peers`, `braid-report run`):
+//! ids only, no suggestions, no snippets.
+//!
 //! `--hits FILE` writes every mode's response to every query (ids, score bits, snippets,
 //! explain records, suggestions) to `FILE`, to check that a speed-up changed no answer (`cmp` two runs' files).
 //!
@@ -84,6 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut passes = 5usize;
     let mut dump = None;
     let mut hits_file = None;
+    let mut lean = false;
     let mut modes = vec![Mode::Lexical, Mode::Fuzzy, Mode::Semantic, Mode::Hybrid];
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -94,11 +98,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 modes = names.split(',').map(|m| m.parse::<Mode>()).collect::<Result<_, _>>()?;
             }
             "--hits" => hits_file = Some(PathBuf::from(args.next().ok_or("--hits FILE")?)),
+            "--lean" => lean = true,
             _ => dir = Some(PathBuf::from(arg)),
         }
     }
     let Some(dir) = dir else {
-        eprintln!("usage: speed <BEIR DATASET DIR> [--passes N] [--modes M,..] [--dump DIR] [--hits FILE]");
+        eprintln!("usage: speed <BEIR DATASET DIR> [--passes N] [--modes M,..] [--dump DIR] [--hits FILE] [--lean]");
         std::process::exit(2);
     };
     let passes = passes.max(1);
@@ -175,7 +180,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let requests: Vec<SearchRequest> = queries
             .iter()
             .map(|(text, v)| {
-                let request = SearchRequest::new(text.as_str(), Principal::public()).mode(mode).k(10);
+                let mut request = SearchRequest::new(text.as_str(), Principal::public()).mode(mode).k(10);
+                if lean {
+                    request = request.ids_only(true).suggest(false).snippet_chars(0);
+                }
                 match mode {
                     Mode::Semantic | Mode::Hybrid => request.vector(v.clone()),
                     _ => request,

@@ -13,10 +13,9 @@
 //! Without a semantic leg in the lists the score is `E` alone (`α` only splits lexical
 //! evidence from semantic evidence).
 
-use std::collections::HashMap;
+use braid_core::Leg;
 
-use braid_core::{Leg, Ordinal};
-
+use crate::candidates::{firsts, Candidates};
 use crate::normalised::{normalise, weight};
 use crate::{Fused, LegList, LegScore, Normalisation};
 
@@ -67,7 +66,8 @@ pub fn blend(lists: &[LegList], params: &BlendParams) -> (Vec<Fused>, f32) {
             Leg::Semantic => alpha * w,
         }
     };
-    let mut by_ord: HashMap<Ordinal, (Fused, f32, f32)> = HashMap::new();
+    // Per candidate: its lexical evidence and its semantic part.
+    let mut candidates: Candidates<(f32, f32)> = Candidates::for_lists(lists);
     let (mut lexical_top, mut semantic_top) = (0.0f32, 0.0f32);
     for list in lists {
         let f = factor(list);
@@ -75,23 +75,22 @@ pub fn blend(lists: &[LegList], params: &BlendParams) -> (Vec<Fused>, f32) {
             Leg::Semantic => semantic_top += f,
             _ => lexical_top = lexical_top.max(f),
         }
-        let mut seen = std::collections::HashSet::new();
-        let firsts: Vec<(Ordinal, f32)> = list.candidates.iter().copied().filter(|(o, _)| seen.insert(*o)).collect();
+        let firsts = firsts(list);
         let norms = normalise(&firsts, params.normalisation);
         for (rank, ((ord, raw), norm)) in firsts.iter().zip(norms).enumerate() {
             let value = f * norm;
-            let entry =
-                by_ord.entry(*ord).or_insert_with(|| (Fused { ord: *ord, score: 0.0, legs: Vec::new() }, 0.0, 0.0));
-            entry.0.legs.push(LegScore { leg: list.leg, rank: rank + 1, raw: *raw, contribution: value });
+            let (fused, (lexical, semantic)) = candidates.entry(*ord);
+            fused.legs.push(LegScore { leg: list.leg, rank: rank + 1, raw: *raw, contribution: value });
             match list.leg {
-                Leg::Semantic => entry.2 += value,
-                _ => entry.1 = entry.1.max(value),
+                Leg::Semantic => *semantic += value,
+                _ => *lexical = lexical.max(value),
             }
         }
     }
-    let fused = by_ord
-        .into_values()
-        .map(|(mut fused, lexical, semantic)| {
+    let fused = candidates
+        .into_vec()
+        .into_iter()
+        .map(|(mut fused, (lexical, semantic))| {
             fused.score = lexical + semantic;
             // Only the larger lexical-evidence leg counts; the other's contribution is 0.
             let mut counted = false;
@@ -122,6 +121,7 @@ fn unit(x: f32) -> f32 {
 mod tests {
     use super::*;
     use crate::normalised::normal_cdf;
+    use braid_core::Ordinal;
     use proptest::prelude::*;
 
     fn params(normalisation: Normalisation, alpha: f32, phi: f32) -> BlendParams {

@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod blend;
+mod candidates;
 mod fuse;
 mod normalised;
 mod rrf;

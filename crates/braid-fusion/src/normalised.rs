@@ -1,10 +1,9 @@
 //! Score-normalised fusion: each leg's raw scores are mapped to `[0, 1]`, then averaged with
 //! the legs' weights.
 
-use std::collections::HashMap;
-
 use braid_core::Ordinal;
 
+use crate::candidates::{firsts, Candidates};
 use crate::{Fused, LegList, LegScore};
 
 /// How raw scores of one leg are mapped to `[0, 1]` before they are combined.
@@ -39,19 +38,18 @@ impl Normalisation {
 /// candidate contributes 0. Scores lie in `[0, 1]`: 1 means the top score of every leg.
 pub fn normalised(lists: &[LegList], how: Normalisation) -> Vec<Fused> {
     let total_weight: f32 = lists.iter().map(|l| weight(l.weight)).sum();
-    let mut by_ord: HashMap<Ordinal, Fused> = HashMap::new();
+    let mut candidates: Candidates<()> = Candidates::for_lists(lists);
     for list in lists {
-        let mut seen = std::collections::HashSet::new();
-        let firsts: Vec<(Ordinal, f32)> = list.candidates.iter().copied().filter(|(o, _)| seen.insert(*o)).collect();
+        let firsts = firsts(list);
         let norms = normalise(&firsts, how);
         for (rank, ((ord, raw), norm)) in firsts.iter().zip(norms).enumerate() {
             let contribution = if total_weight > 0.0 { weight(list.weight) * norm / total_weight } else { 0.0 };
-            let entry = by_ord.entry(*ord).or_insert_with(|| Fused { ord: *ord, score: 0.0, legs: Vec::new() });
-            entry.score += contribution;
-            entry.legs.push(LegScore { leg: list.leg, rank: rank + 1, raw: *raw, contribution });
+            let (fused, ()) = candidates.entry(*ord);
+            fused.score += contribution;
+            fused.legs.push(LegScore { leg: list.leg, rank: rank + 1, raw: *raw, contribution });
         }
     }
-    crate::rrf::sorted(by_ord.into_values().collect())
+    crate::rrf::sorted(candidates.into_vec().into_iter().map(|(fused, ())| fused).collect())
 }
 
 pub(crate) fn weight(w: f32) -> f32 {

@@ -1,6 +1,6 @@
-use std::collections::HashMap;
-
 use braid_core::{Leg, Ordinal};
+
+use crate::candidates::Candidates;
 
 /// One leg's ranked candidates, best first, with the leg's fusion weight.
 #[derive(Debug, Clone)]
@@ -58,22 +58,22 @@ impl Fused {
 /// nothing.
 pub fn rrf(lists: &[LegList], k: f32) -> Vec<Fused> {
     let k = if k.is_finite() && k >= 0.0 { k } else { 60.0 };
-    let mut by_ord: HashMap<Ordinal, Fused> = HashMap::new();
+    let mut candidates: Candidates<()> = Candidates::for_lists(lists);
     for list in lists {
         let weight = if list.weight.is_finite() { list.weight.max(0.0) } else { 0.0 };
         let mut rank = 0;
         for &(ord, raw) in &list.candidates {
-            let entry = by_ord.entry(ord).or_insert_with(|| Fused { ord, score: 0.0, legs: Vec::new() });
-            if entry.legs.iter().any(|l| l.leg == list.leg) {
+            let (fused, ()) = candidates.entry(ord);
+            if fused.legs.iter().any(|l| l.leg == list.leg) {
                 continue;
             }
             rank += 1;
             let contribution = weight / (k + rank as f32);
-            entry.score += contribution;
-            entry.legs.push(LegScore { leg: list.leg, rank, raw, contribution });
+            fused.score += contribution;
+            fused.legs.push(LegScore { leg: list.leg, rank, raw, contribution });
         }
     }
-    sorted(by_ord.into_values().collect())
+    sorted(candidates.into_vec().into_iter().map(|(fused, ())| fused).collect())
 }
 
 /// Best fused score first; ties by the best rank any leg gave, then by ordinal.
@@ -93,6 +93,8 @@ pub fn rrf_ceiling(lists: &[LegList], k: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
     use proptest::prelude::*;
 

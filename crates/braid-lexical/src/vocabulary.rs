@@ -15,10 +15,12 @@ use tantivy::Searcher;
 const MAX_FUZZY_CHARS: usize = 32;
 
 /// Words at least this frequent are also kept in smaller maps, one per tier. A known query
-/// word is only expanded toward words more frequent than it by a ratio (see `legs.rs`), so
+/// word is only expanded toward words more frequent than it by a ratio (8, see `legs.rs`), so
 /// those walks need only the tier above its frequency, never the long tail of rare words,
-/// which is most of a vocabulary.
-const TIERS: [u64; 3] = [9, 81, 729];
+/// which is most of a vocabulary. Tier `i` is `8 · 2^i + 1`, what a word seen in `2^i`
+/// records needs, so a walk reads at most twice the words that can qualify; the maps together
+/// hold about as many words as the first.
+const TIERS: [u64; 12] = [9, 17, 33, 65, 129, 257, 513, 1025, 2049, 4097, 8193, 16385];
 
 /// word → document frequency over every segment of one snapshot.
 pub(crate) struct Vocabulary {
@@ -61,13 +63,13 @@ impl Vocabulary {
 
     fn from_sorted(words: BTreeMap<Vec<u8>, u64>) -> Result<Self> {
         let error = |e: fst::Error| Error::Lexical(format!("vocabulary: {e}"));
-        let tiers = TIERS
-            .iter()
-            .map(|&tier| {
-                let map = Map::from_iter(words.iter().filter(|(_, &df)| df >= tier).map(|(w, &df)| (w, df)));
-                Ok((tier, map.map_err(error)?))
-            })
-            .collect::<Result<_>>()?;
+        // Each tier is filtered from the one below it, so the long tail is read once.
+        let mut kept: Vec<(&[u8], u64)> = words.iter().map(|(w, &df)| (w.as_slice(), df)).collect();
+        let mut tiers = Vec::with_capacity(TIERS.len());
+        for tier in TIERS {
+            kept.retain(|&(_, df)| df >= tier);
+            tiers.push((tier, Map::from_iter(kept.iter().copied()).map_err(error)?));
+        }
         let max_df = words.values().copied().max().unwrap_or(0);
         let map = Map::from_iter(words).map_err(error)?;
         Ok(Vocabulary { map, tiers, max_df })
@@ -203,7 +205,7 @@ mod tests {
         let v = vocab(&refs);
         for word in ["retun", "return", "retunes", "rerun"] {
             for distance in [1, 2] {
-                for min_df in [0, 1, 7, 8, 9, 80, 81, 89, 90, 727, 728, 729, 799, 800, 1000] {
+                for min_df in [0, 1, 7, 8, 9, 15, 16, 17, 80, 81, 89, 90, 727, 728, 729, 799, 800, 1000] {
                     let lookups = Lookups::default();
                     let mut expected = v.neighbours(word, distance, &lookups);
                     expected.retain(|n| n.df > min_df);
@@ -214,7 +216,7 @@ mod tests {
             }
         }
         let sizes: Vec<usize> = v.tiers.iter().map(|(_, m)| m.len()).collect();
-        assert_eq!(sizes, [4, 2, 1]);
+        assert_eq!(sizes, [4, 2, 2, 2, 1, 1, 1, 0, 0, 0, 0, 0]);
     }
 
     #[test]

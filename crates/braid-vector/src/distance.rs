@@ -132,6 +132,15 @@ pub(crate) fn dot_codes_body(a: &[f32], codes: &[i8]) -> f32 {
     sum
 }
 
+/// Appends `unit`'s int8 codes to `codes` and returns their scale.
+pub(crate) fn quantize_into(unit: &[f32], codes: &mut Vec<i8>) -> f32 {
+    let largest = unit.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    // A unit vector has a non-zero component, so `largest > 0`.
+    let scale = largest / 127.0;
+    codes.extend(unit.iter().map(|&x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+    scale
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,8 +21,14 @@
 //! graph is rebuilt and the next save removes the dump. A store below
 //! [`HnswParams::exact_threshold`] vectors keeps no graph at all (every search scans).
 //!
-//! **Memory** ([`VectorStore::memory_bytes`]): per 384-d vector, 1,536 bytes as f32 or 388 as
-//! int8, plus about 140 for the graph at `m` = 16 and 17 for the slot tables.
+//! **Exact scans read a sketch first:** an f32 store also keeps each vector as int8 codes with
+//! a bound on their error, so a scan over many candidates scores the codes (a quarter of the
+//! bytes), and the f32 rows only of the candidates those bounds cannot rule out. Its hits are
+//! those of a plain f32 scan, bit for bit (`sketch.rs` has the argument and the tests).
+//!
+//! **Memory** ([`VectorStore::memory_bytes`]): per 384-d vector, 1,928 bytes as f32 (1,536 of
+//! components, 392 of sketch; the file holds the components only) or 388 as int8, plus about
+//! 140 for the graph at `m` = 16 and 17 for the slot tables.
 //!
 //! **Features:** `hnsw` (on by default) brings the graph. Without it the store keeps no graph
 //! ([`VectorStore::has_graph`] is false, every search is [`SearchPath::Exact`], exact for any
@@ -73,6 +79,7 @@ mod persist;
 mod rows;
 mod scan;
 mod search;
+mod sketch;
 mod store;
 
 pub use params::{HnswParams, Quantization};

@@ -5,20 +5,22 @@
 //! neighbour choice). With [`Quantization::Int8`] a vector `v` is kept as
 //! `codes[i] = round(v[i] / s)` with `s = max |v[i]| / 127`, and scored as
 //! `s * sum(query[i] * codes[i])`: the query stays f32, so the only error is the stored
-//! vector's rounding, at most `s / 2` per component.
+//! vector's rounding, at most `s / 2` per component. An f32 arena also keeps such codes, as
+//! a [`Sketch`] that screens its exact scan without changing any score.
 
 use braid_core::Ordinal;
 
-use crate::distance::{dot, dot_codes, dot_i8};
+use crate::distance::{dot, dot_codes, dot_i8, quantize_into};
 use crate::params::Quantization;
 use crate::scan::{scan_codes_into, scan_into};
 use crate::search::TopK;
+use crate::sketch::{Sketch, SCREEN_RATIO};
 
 /// Vectors by slot, `dim` components each.
 #[derive(Debug, Clone)]
 pub(crate) enum Rows {
-    /// Slot-major f32 components.
-    F32 { dim: usize, data: Vec<f32> },
+    /// Slot-major f32 components, and their sketch.
+    F32 { dim: usize, data: Vec<f32>, sketch: Sketch },
     /// Slot-major int8 codes and one scale per slot.
     Int8 { dim: usize, codes: Vec<i8>, scales: Vec<f32> },
 }
@@ -27,7 +29,7 @@ impl Rows {
     /// An empty arena of `dim`-component vectors held as `quantization` says.
     pub(crate) fn new(dim: usize, quantization: Quantization) -> Self {
         match quantization {
-            Quantization::F32 => Rows::F32 { dim, data: Vec::new() },
+            Quantization::F32 => Rows::F32 { dim, data: Vec::new(), sketch: Sketch::default() },
             Quantization::Int8 => Rows::Int8 { dim, codes: Vec::new(), scales: Vec::new() },
         }
     }
@@ -35,7 +37,10 @@ impl Rows {
     /// Room for `slots` more vectors (so a store read from disk holds no slack).
     pub(crate) fn reserve(&mut self, slots: usize) {
         match self {
-            Rows::F32 { dim, data } => data.reserve_exact(slots * *dim),
+            Rows::F32 { dim, data, sketch } => {
+                data.reserve_exact(slots * *dim);
+                sketch.reserve(slots, *dim);
+            }
             Rows::Int8 { dim, codes, scales } => {
                 codes.reserve_exact(slots * *dim);
                 scales.reserve_exact(slots);
@@ -57,7 +62,8 @@ impl Rows {
         }
     }
 
-    /// Bytes one slot takes in memory (and in the vector file, besides its ordinal).
+    /// Bytes one slot takes in the vector file, besides its ordinal (an f32 slot also holds
+    /// its sketch in memory).
     pub(crate) fn row_bytes(&self) -> usize {
         match self {
             Rows::F32 { dim, .. } => 4 * dim,
@@ -68,7 +74,10 @@ impl Rows {
     /// Appends `unit` (already checked and normalised) as the next slot.
     pub(crate) fn push(&mut self, unit: &[f32]) {
         match self {
-            Rows::F32 { data, .. } => data.extend_from_slice(unit),
+            Rows::F32 { data, sketch, .. } => {
+                data.extend_from_slice(unit);
+                sketch.push(unit);
+            }
             Rows::Int8 { codes, scales, .. } => {
                 let scale = quantize_into(unit, codes);
                 scales.push(scale);
@@ -79,7 +88,10 @@ impl Rows {
     /// Appends a slot read from a vector file: f32 components, or a scale and codes.
     pub(crate) fn push_stored(&mut self, stored: StoredRow<'_>) {
         match (self, stored) {
-            (Rows::F32 { data, .. }, StoredRow::F32(row)) => data.extend_from_slice(row),
+            (Rows::F32 { data, sketch, .. }, StoredRow::F32(row)) => {
+                data.extend_from_slice(row);
+                sketch.push(row);
+            }
             (Rows::Int8 { codes, scales, .. }, StoredRow::Int8(scale, row)) => {
                 codes.extend_from_slice(row);
                 scales.push(scale);
@@ -91,7 +103,7 @@ impl Rows {
     /// The vector of `slot` as stored: its f32 components, or its scale and codes.
     pub(crate) fn stored(&self, slot: usize) -> StoredRow<'_> {
         match self {
-            Rows::F32 { dim, data } => StoredRow::F32(&data[slot * dim..(slot + 1) * dim]),
+            Rows::F32 { dim, data, .. } => StoredRow::F32(&data[slot * dim..(slot + 1) * dim]),
             Rows::Int8 { dim, codes, scales } => StoredRow::Int8(scales[slot], &codes[slot * dim..(slot + 1) * dim]),
         }
     }
@@ -116,7 +128,7 @@ impl Rows {
     /// The dot product of two slots' vectors.
     pub(crate) fn similarity(&self, a: usize, b: usize) -> f32 {
         match self {
-            Rows::F32 { dim, data } => dot(&data[a * dim..(a + 1) * dim], &data[b * dim..(b + 1) * dim]),
+            Rows::F32 { dim, data, .. } => dot(&data[a * dim..(a + 1) * dim], &data[b * dim..(b + 1) * dim]),
             Rows::Int8 { dim, codes, scales } => {
                 let (x, y) = (&codes[a * dim..(a + 1) * dim], &codes[b * dim..(b + 1) * dim]);
                 scales[a] * scales[b] * dot_i8(x, y) as f32
@@ -124,10 +136,23 @@ impl Rows {
         }
     }
 
-    /// Offers `(ord, score)` for each `(ord, slot)` candidate to `top`.
-    pub(crate) fn scan(&self, query: &[f32], candidates: impl Iterator<Item = (Ordinal, usize)>, top: &mut TopK) {
+    /// Offers `(ord, score)` for each `(ord, slot)` candidate to `top` (empty), or at least
+    /// for every candidate that can be among `top`'s best: an f32 arena's [`Sketch`] screens
+    /// the rows when there are at least [`SCREEN_RATIO`] times `top`'s `k` of them
+    /// (`records`, the number of candidate records, need only be about right); what `top`
+    /// keeps is the same either way.
+    pub(crate) fn scan(
+        &self,
+        query: &[f32],
+        candidates: impl Iterator<Item = (Ordinal, usize)>,
+        records: usize,
+        top: &mut TopK,
+    ) {
         let dim = self.dim();
         match self {
+            Rows::F32 { data, sketch, .. } if records >= top.k().saturating_mul(SCREEN_RATIO) => {
+                sketch.scan(query, data, dim, candidates, top)
+            }
             Rows::F32 { data, .. } => {
                 scan_into(query, candidates.map(|(ord, slot)| (ord, &data[slot * dim..(slot + 1) * dim])), top)
             }
@@ -152,7 +177,7 @@ impl Rows {
     /// Bytes held in memory.
     pub(crate) fn heap_bytes(&self) -> usize {
         match self {
-            Rows::F32 { data, .. } => data.capacity() * 4,
+            Rows::F32 { data, sketch, .. } => data.capacity() * 4 + sketch.heap_bytes(),
             Rows::Int8 { codes, scales, .. } => codes.capacity() + scales.capacity() * 4,
         }
     }
@@ -165,15 +190,6 @@ pub(crate) enum StoredRow<'a> {
     F32(&'a [f32]),
     /// The scale and the int8 codes.
     Int8(f32, &'a [i8]),
-}
-
-/// Appends `unit`'s int8 codes to `codes` and returns their scale.
-fn quantize_into(unit: &[f32], codes: &mut Vec<i8>) -> f32 {
-    let largest = unit.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    // A unit vector has a non-zero component, so `largest > 0`.
-    let scale = largest / 127.0;
-    codes.extend(unit.iter().map(|&x| (x / scale).round().clamp(-127.0, 127.0) as i8));
-    scale
 }
 
 #[cfg(test)]

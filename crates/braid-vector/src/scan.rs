@@ -84,6 +84,60 @@ fn scan_codes_body<'a>(query: &[f32], candidates: impl Iterator<Item = (Ordinal,
     }
 }
 
+/// One row as the sketch screens it: ordinal, slot, scale, slack, codes.
+pub(crate) type Screened<'a> = (Ordinal, usize, f32, f32, &'a [i8]);
+
+/// The sketch's first pass ([`crate::sketch`]): offers each row's lower bound
+/// `scale * dot_codes_body(query, codes) - slack` to `lower`, and keeps `(ord, slot, upper
+/// bound)` of the rows whose upper bound reaches `lower`'s floor at the time; the same
+/// dispatch as [`scan_into`].
+pub(crate) fn screen_into<'a>(
+    query: &[f32],
+    rows: impl Iterator<Item = Screened<'a>>,
+    lower: &mut TopK,
+    kept: &mut Vec<(Ordinal, usize, f32)>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: as in `scan_into`.
+        return unsafe { screen_avx2(query, rows, lower, kept) };
+    }
+    screen_body(query, rows, lower, kept);
+}
+
+/// [`screen_into`] compiled for AVX2.
+///
+/// # Safety
+///
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn screen_avx2<'a>(
+    query: &[f32],
+    rows: impl Iterator<Item = Screened<'a>>,
+    lower: &mut TopK,
+    kept: &mut Vec<(Ordinal, usize, f32)>,
+) {
+    screen_body(query, rows, lower, kept);
+}
+
+#[inline(always)]
+fn screen_body<'a>(
+    query: &[f32],
+    rows: impl Iterator<Item = Screened<'a>>,
+    lower: &mut TopK,
+    kept: &mut Vec<(Ordinal, usize, f32)>,
+) {
+    for (ord, slot, scale, slack, codes) in rows {
+        let estimate = scale * dot_codes_body(query, codes);
+        lower.push(ord, estimate - slack);
+        let upper = estimate + slack;
+        if upper >= lower.floor() {
+            kept.push((ord, slot, upper));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -109,6 +109,32 @@ impl TopK {
         }
     }
 
+    /// How many records it keeps.
+    pub(crate) fn k(&self) -> usize {
+        self.k
+    }
+
+    /// A score every record offered from now on must reach to enter: the worst kept one once
+    /// `k` records are kept (the record still being offered aside), else −∞.
+    #[inline]
+    pub(crate) fn floor(&self) -> f32 {
+        match self.heap.peek() {
+            Some(Worst(_, score)) if self.heap.len() >= self.k => *score,
+            _ => f32::NEG_INFINITY,
+        }
+    }
+
+    /// The `k`-th best score offered, or −∞ when fewer than `k` records were.
+    pub(crate) fn kth_score(self) -> f32 {
+        let k = self.k;
+        let sorted = self.into_sorted();
+        if k > 0 && sorted.len() >= k {
+            sorted[k - 1].1
+        } else {
+            f32::NEG_INFINITY
+        }
+    }
+
     pub(crate) fn into_sorted(mut self) -> Vec<(Ordinal, f32)> {
         if let Some((ord, best)) = self.current.take() {
             self.offer(ord, best);

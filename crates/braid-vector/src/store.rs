@@ -463,6 +463,7 @@ impl VectorStore {
             return Vec::new();
         }
         let mut top = TopK::new(k);
+        let records = allowed.len().min(self.slots.len());
         if allowed.len().saturating_mul(LOOKUP_RATIO) < self.slot_ord.len() {
             // Few allowed: look their slots up rather than test every slot.
             let candidates = allowed
@@ -470,7 +471,7 @@ impl VectorStore {
                 .iter()
                 .filter_map(|ord| self.slots.get(&ord).map(|&first| (ord, first)))
                 .flat_map(|(ord, first)| self.run(first).map(move |slot| (ord, slot)));
-            self.rows.scan(query, candidates, &mut top);
+            self.rows.scan(query, candidates, records, &mut top);
         } else {
             let candidates = self
                 .slot_ord
@@ -479,7 +480,7 @@ impl VectorStore {
                 .enumerate()
                 .filter(|(_, (&ord, &live))| live && allowed.contains(ord))
                 .map(|(slot, (&ord, _))| (ord, slot));
-            self.rows.scan(query, candidates, &mut top);
+            self.rows.scan(query, candidates, records, &mut top);
         }
         top.into_sorted()
     }
