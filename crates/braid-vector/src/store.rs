@@ -463,7 +463,9 @@ impl VectorStore {
             return Vec::new();
         }
         let mut top = TopK::new(k);
-        let records = allowed.len().min(self.slots.len());
+        // The allowed set alone decides whether to screen (the work, like the hits, is a function
+        // of what the caller may see).
+        let records = allowed.len();
         if allowed.len().saturating_mul(LOOKUP_RATIO) < self.slot_ord.len() {
             // Few allowed: look their slots up rather than test every slot.
             let candidates = allowed
