@@ -27,16 +27,6 @@ dispatched!(
     /// The dot product of two equally long slices.
     dot = dot_body(a: &[f32], b: &[f32]) -> f32
 );
-dispatched!(
-    /// The dot product of an f32 query with a row of int8 codes (to be multiplied by the
-    /// row's scale).
-    dot_codes = dot_codes_body(a: &[f32], codes: &[i8]) -> f32
-);
-dispatched!(
-    /// The dot product of two rows of int8 codes, exact in `i32` (384 products of at most
-    /// 127² each are far from overflowing).
-    dot_i8 = dot_i8_body(a: &[i8], b: &[i8]) -> i32
-);
 
 /// [`dot`]'s body, written so the compiler vectorises it; the exact scan inlines it into its
 /// own AVX2 loop.
@@ -59,7 +49,21 @@ pub(crate) fn dot_body(a: &[f32], b: &[f32]) -> f32 {
     sum
 }
 
-/// [`dot_i8`]'s body: sixteen `i32` lanes, so AVX2 widens and multiplies a register at a time.
+/// The dot product of two rows of int8 codes, exact in `i32` (up to 133,143 dimensions of
+/// products of at most 127² each); on AVX2 CPUs (checked at run time) both rows are widened to
+/// `i16` and multiplied pairwise (`vpmaddwd`), like [`dot_q16`]. The graph's neighbour choice
+/// runs on it: most of an int8 graph's build time.
+#[inline]
+pub(crate) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: `dot_i8_avx2` requires only that the CPU supports AVX2, just checked.
+        return unsafe { dot_i8_avx2(a, b) };
+    }
+    dot_i8_body(a, b)
+}
+
+/// [`dot_i8`]'s portable body: sixteen `i32` lanes.
 #[inline(always)]
 fn dot_i8_body(a: &[i8], b: &[i8]) -> i32 {
     debug_assert_eq!(a.len(), b.len());
@@ -112,7 +116,8 @@ pub(crate) fn normalised(v: &[f32]) -> Result<Vec<f32>, BadVector> {
     Ok(out)
 }
 
-/// [`dot_codes`]'s body, written like [`dot_body`].
+/// The dot product of an f32 query with a row of int8 codes (to be multiplied by the row's
+/// scale), written like [`dot_body`]: the sketch's first pass inlines it into its AVX2 loop.
 #[inline(always)]
 pub(crate) fn dot_codes_body(a: &[f32], codes: &[i8]) -> f32 {
     debug_assert_eq!(a.len(), codes.len());
@@ -130,6 +135,114 @@ pub(crate) fn dot_codes_body(a: &[f32], codes: &[i8]) -> f32 {
         sum += x * f32::from(*c);
     }
     sum
+}
+
+/// The dot product of an int16 query with a row of int8 codes, exact in `i32` when
+/// `len · 127 · max |a_i|` fits, which [`quantize_query`] ensures. Integer sums do not
+/// depend on their order, so the AVX2 build (checked at run time) and the portable one agree
+/// exactly.
+#[inline]
+pub(crate) fn dot_q16(a: &[i16], codes: &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: `dot_q16_avx2` requires only that the CPU supports AVX2, just checked.
+        return unsafe { dot_q16_avx2(a, codes) };
+    }
+    dot_q16_body(a, codes)
+}
+
+/// [`dot_q16`]'s portable body.
+#[inline(always)]
+pub(crate) fn dot_q16_body(a: &[i16], codes: &[i8]) -> i32 {
+    debug_assert_eq!(a.len(), codes.len());
+    a.iter().zip(codes).map(|(&x, &c)| i32::from(x) * i32::from(c)).sum()
+}
+
+/// [`dot_q16`] with AVX2: sixteen codes widened to `i16` and multiplied pairwise into eight
+/// `i32` sums (`vpmaddwd`) per step, about three times the speed of the f32 query's loop.
+///
+/// # Safety
+///
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn dot_q16_avx2(a: &[i16], codes: &[i8]) -> i32 {
+    use std::arch::x86_64::{__m256i, _mm256_loadu_si256};
+    let len = a.len().min(codes.len());
+    let whole = len - len % 16;
+    // SAFETY: `madd_avx2` asks for `i + 16 <= whole <= a.len()`, so the unaligned load reads
+    // inside `a`; AVX2 is this function's own requirement.
+    let sum = unsafe { madd_avx2(codes, whole, |i| _mm256_loadu_si256(a.as_ptr().add(i).cast::<__m256i>())) };
+    sum + dot_q16_body(&a[whole..len], &codes[whole..len])
+}
+
+/// [`dot_i8`] with AVX2.
+///
+/// # Safety
+///
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
+    use std::arch::x86_64::{__m128i, _mm256_cvtepi8_epi16, _mm_loadu_si128};
+    let len = a.len().min(b.len());
+    let whole = len - len % 16;
+    // SAFETY: as in `dot_q16_avx2`, for the sixteen bytes of `a` at `i`.
+    let sum =
+        unsafe { madd_avx2(b, whole, |i| _mm256_cvtepi8_epi16(_mm_loadu_si128(a.as_ptr().add(i).cast::<__m128i>()))) };
+    sum + dot_i8_body(&a[whole..len], &b[whole..len])
+}
+
+/// The sum over `i` in steps of 16 below `whole` of `lanes(i)` (sixteen `i16`) times
+/// `codes[i..i + 16]` widened to `i16`, in `i32`.
+///
+/// # Safety
+///
+/// The CPU must support AVX2, `whole <= codes.len()`, and `lanes(i)` must be safe to call for
+/// every `i + 16 <= whole`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn madd_avx2(codes: &[i8], whole: usize, lanes: impl Fn(usize) -> std::arch::x86_64::__m256i) -> i32 {
+    use std::arch::x86_64::{
+        __m128i, __m256i, _mm256_add_epi32, _mm256_cvtepi8_epi16, _mm256_madd_epi16, _mm256_setzero_si256,
+        _mm256_storeu_si256, _mm_loadu_si128,
+    };
+    debug_assert!(whole <= codes.len());
+    let mut acc = _mm256_setzero_si256();
+    let mut i = 0;
+    while i + 16 <= whole {
+        // SAFETY: `i + 16 <= whole <= codes.len()`; the load is an unaligned one.
+        let c = unsafe { _mm_loadu_si128(codes.as_ptr().add(i).cast::<__m128i>()) };
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_cvtepi8_epi16(c), lanes(i)));
+        i += 16;
+    }
+    let mut sums = [0i32; 8];
+    // SAFETY: `sums` holds exactly one 256-bit register, written unaligned.
+    unsafe { _mm256_storeu_si256(sums.as_mut_ptr().cast::<__m256i>(), acc) };
+    sums.iter().sum()
+}
+
+/// A unit query as `i16` codes for [`dot_q16`] against int8 rows, with their scale: the
+/// largest magnitude maps to the largest code that keeps every such dot product inside `i32`
+/// (32,767 up to 422 dimensions, less beyond). The codes depend on the query alone.
+pub(crate) fn quantize_query(unit: &[f32]) -> (Vec<i16>, f32) {
+    let top = (i32::MAX as usize / (127 * unit.len().max(1))).clamp(1, i16::MAX as usize) as f32;
+    let largest = unit.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if largest == 0.0 {
+        return (vec![0; unit.len()], 0.0);
+    }
+    let scale = largest / top;
+    (unit.iter().map(|&x| (x / scale).round().clamp(-top, top) as i16).collect(), scale)
+}
+
+/// The score of an int8 row from its scale, the query's scale and their codes' dot product:
+/// one expression, so the graph and the exact scan give the same bits for the same row.
+#[inline(always)]
+pub(crate) fn code_score(row_scale: f32, query_scale: f32, dot: i32) -> f32 {
+    row_scale * query_scale * dot as f32
 }
 
 /// Appends `unit`'s int8 codes to `codes` and returns their scale.
@@ -179,12 +292,37 @@ mod tests {
     }
 
     #[test]
+    fn dot_q16_is_exact_on_every_build() {
+        for n in (0..70).chain([383, 384, 385, 1536]) {
+            let a: Vec<i16> = (0..n).map(|i| (i as i16).wrapping_mul(4099)).collect();
+            let c: Vec<i8> = (0..n).map(|i| (i as i8).wrapping_mul(37)).collect();
+            let naive: i64 = a.iter().zip(&c).map(|(x, y)| i64::from(*x) * i64::from(*y)).sum();
+            assert_eq!(i64::from(dot_q16(&a, &c)), naive, "n = {n}");
+            assert_eq!(i64::from(dot_q16_body(&a, &c)), naive, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn query_codes_stay_in_range_and_track_the_query() {
+        for dim in [3, 384, 1536, 4096] {
+            let v: Vec<f32> = (0..dim).map(|i| ((i * 7919) % 200) as f32 - 99.5).collect();
+            let unit = normalised(&v).unwrap();
+            let (codes, scale) = quantize_query(&unit);
+            let worst: i64 = codes.iter().map(|&c| i64::from(c).abs() * 127).sum();
+            assert!(worst <= i64::from(i32::MAX), "dim {dim}");
+            for (&c, &x) in codes.iter().zip(&unit) {
+                assert!((f32::from(c) * scale - x).abs() <= scale / 2.0 + 1e-7, "dim {dim}");
+            }
+        }
+    }
+
+    #[test]
     fn dot_codes_matches_naive_for_all_tail_lengths() {
         for n in 0..20 {
             let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 3.0).collect();
             let c: Vec<i8> = (0..n).map(|i| (i as i8).wrapping_mul(37)).collect();
             let naive: f32 = a.iter().zip(&c).map(|(x, y)| x * f32::from(*y)).sum();
-            assert!((dot_codes(&a, &c) - naive).abs() < 1e-2, "n = {n}");
+            assert!((dot_codes_body(&a, &c) - naive).abs() < 1e-2, "n = {n}");
         }
     }
 }

@@ -10,11 +10,21 @@
 
 use braid_core::Ordinal;
 
-use crate::distance::{dot, dot_codes, dot_i8, quantize_into};
+use crate::distance::{code_score, dot, dot_i8, dot_q16, quantize_into, quantize_query};
 use crate::params::Quantization;
-use crate::scan::{scan_codes_into, scan_into};
+use crate::scan::{ahead, prefetch, scan_codes_into, scan_into};
 use crate::search::TopK;
 use crate::sketch::{Sketch, SCREEN_RATIO};
+
+/// A unit query made ready, once per search, for scoring against one arena's rows: its f32
+/// components, and for an int8 arena also its `i16` codes and their scale, so each row costs
+/// one integer dot product ([`crate::distance::dot_q16`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Query {
+    unit: Vec<f32>,
+    codes: Vec<i16>,
+    scale: f32,
+}
 
 /// Vectors by slot, `dim` components each.
 #[derive(Debug, Clone)]
@@ -116,12 +126,25 @@ impl Rows {
         }
     }
 
-    /// The dot product of `query` (unit length) with `slot`'s vector.
+    /// `unit` (a unit-length query) made ready to score against these rows.
+    pub(crate) fn query(&self, unit: Vec<f32>) -> Query {
+        match self {
+            Rows::F32 { .. } => Query { unit, codes: Vec::new(), scale: 0.0 },
+            Rows::Int8 { .. } => {
+                let (codes, scale) = quantize_query(&unit);
+                Query { unit, codes, scale }
+            }
+        }
+    }
+
+    /// The dot product of `query` with `slot`'s vector: exact for f32 rows; for int8 rows the
+    /// product of both sides' codes times both scales, which differs from the f32 product by
+    /// the rows' rounding (at most half a step a component) and the query's, 258 times finer.
     #[inline]
-    pub(crate) fn score(&self, query: &[f32], slot: usize) -> f32 {
+    pub(crate) fn score(&self, query: &Query, slot: usize) -> f32 {
         match self.stored(slot) {
-            StoredRow::F32(row) => dot(query, row),
-            StoredRow::Int8(scale, row) => scale * dot_codes(query, row),
+            StoredRow::F32(row) => dot(&query.unit, row),
+            StoredRow::Int8(scale, row) => code_score(scale, query.scale, dot_q16(&query.codes, row)),
         }
     }
 
@@ -140,10 +163,11 @@ impl Rows {
     /// for every candidate that can be among `top`'s best: an f32 arena's [`Sketch`] screens
     /// the rows when there are at least [`SCREEN_RATIO`] times `top`'s `k` of them
     /// (`records`, the number of candidate records, need only be about right); what `top`
-    /// keeps is the same either way.
+    /// keeps is the same either way. Each row is prefetched a few candidates ahead of its
+    /// turn, so a sparse scan waits on memory once per stretch rather than once per row.
     pub(crate) fn scan(
         &self,
-        query: &[f32],
+        query: &Query,
         candidates: impl Iterator<Item = (Ordinal, usize)>,
         records: usize,
         top: &mut TopK,
@@ -151,14 +175,22 @@ impl Rows {
         let dim = self.dim();
         match self {
             Rows::F32 { data, sketch, .. } if records >= top.k().saturating_mul(SCREEN_RATIO) => {
-                sketch.scan(query, data, dim, candidates, top)
+                sketch.scan(&query.unit, data, dim, candidates, top)
             }
-            Rows::F32 { data, .. } => {
-                scan_into(query, candidates.map(|(ord, slot)| (ord, &data[slot * dim..(slot + 1) * dim])), top)
-            }
+            Rows::F32 { data, .. } => scan_into(
+                &query.unit,
+                ahead(candidates, |slot| prefetch(&data[slot * dim..(slot + 1) * dim]))
+                    .map(|(ord, slot)| (ord, &data[slot * dim..(slot + 1) * dim])),
+                top,
+            ),
             Rows::Int8 { codes, scales, .. } => scan_codes_into(
-                query,
-                candidates.map(|(ord, slot)| (ord, scales[slot], &codes[slot * dim..(slot + 1) * dim])),
+                &query.codes,
+                query.scale,
+                ahead(candidates, |slot| {
+                    prefetch(&codes[slot * dim..(slot + 1) * dim]);
+                    prefetch(&scales[slot..slot + 1]);
+                })
+                .map(|(ord, slot)| (ord, scales[slot], &codes[slot * dim..(slot + 1) * dim])),
                 top,
             ),
         }
@@ -219,9 +251,12 @@ mod tests {
             let decoded = coded.vector(slot);
             assert!(decoded.iter().zip(v).all(|(d, x)| (d - x).abs() <= scale / 2.0 + 1e-7));
             for query in &vectors {
-                // |error| <= sum |q_i| * s / 2 <= sqrt(dim) * s / 2 for a unit query.
-                let bound = (dim as f32).sqrt() * scale / 2.0;
-                assert!((coded.score(query, slot) - exact.score(query, slot)).abs() <= bound);
+                // The row's rounding: |error| <= sum |q_i| * s / 2 <= sqrt(dim) * s / 2 for a
+                // unit query; the query's codes add at most sqrt(dim) * (its step / 2) * 1.
+                let query_step = query.iter().fold(0.0f32, |m, x| m.max(x.abs())) / 32767.0;
+                let bound = (dim as f32).sqrt() * (scale + query_step) / 2.0 + 1e-6;
+                let (q_coded, q_exact) = (coded.query(query.clone()), exact.query(query.clone()));
+                assert!((coded.score(&q_coded, slot) - exact.score(&q_exact, slot)).abs() <= bound);
             }
             assert!((coded.similarity(slot, slot) - 1.0).abs() < 0.01);
         }

@@ -15,8 +15,56 @@
 
 use braid_core::Ordinal;
 
-use crate::distance::{dot_body, dot_codes_body};
+#[cfg(target_arch = "x86_64")]
+use crate::distance::dot_q16_avx2;
+use crate::distance::{code_score, dot_body, dot_codes_body, dot_q16_body};
 use crate::search::TopK;
+
+/// How many candidates ahead of the one being scored a sparse scan prefetches. At 1,000,000
+/// int8 vectors with 10 % of them allowed, a scan took 20.1 ms without prefetching, 10.4 ms at
+/// 2 ahead, 9.8 at 4 and 10.3 at 16 (a row is scored in tens of nanoseconds, memory answers in
+/// about a hundred, and too many rows in flight evict each other).
+const AHEAD: usize = 4;
+
+/// The candidates in order, each yielded after `fetch` was called for the one [`AHEAD`]
+/// places further on (the first [`AHEAD`] are fetched before the first is yielded); the
+/// lookahead is a window of [`AHEAD`] candidates, so nothing else is collected.
+pub(crate) fn ahead(
+    mut candidates: impl Iterator<Item = (Ordinal, usize)>,
+    fetch: impl Fn(usize),
+) -> impl Iterator<Item = (Ordinal, usize)> {
+    let mut window = std::collections::VecDeque::with_capacity(AHEAD + 1);
+    for candidate in candidates.by_ref().take(AHEAD) {
+        fetch(candidate.1);
+        window.push_back(candidate);
+    }
+    std::iter::from_fn(move || {
+        if let Some(next) = candidates.next() {
+            fetch(next.1);
+            window.push_back(next);
+        }
+        window.pop_front()
+    })
+}
+
+/// Asks the CPU to start loading every cache line of `data` (a hint: no effect on results,
+/// and none at all off x86-64).
+#[inline(always)]
+pub(crate) fn prefetch<T>(data: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let start = data.as_ptr().cast::<i8>();
+        let bytes = std::mem::size_of_val(data);
+        for offset in (0..bytes).step_by(64) {
+            // SAFETY: SSE is part of every x86-64 CPU, and a prefetch reads nothing the program
+            // sees and never faults (`offset` stays inside `data` anyway).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(offset)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
 
 /// Offers `(ord, dot(query, row))` for each candidate to `top`.
 pub(crate) fn scan_into<'a>(query: &[f32], candidates: impl Iterator<Item = (Ordinal, &'a [f32])>, top: &mut TopK) {
@@ -47,22 +95,25 @@ fn scan_body<'a>(query: &[f32], candidates: impl Iterator<Item = (Ordinal, &'a [
     }
 }
 
-/// Offers `(ord, scale * dot_codes_body(query, codes))` for each int8 candidate to `top`; the same
-/// dispatch as [`scan_into`].
+/// Offers `(ord, code_score(scale, query_scale, dot_q16(query, codes)))` for each int8
+/// candidate to `top`: [`crate::rows::Rows::score`]'s bits, with the kernel chosen once.
 pub(crate) fn scan_codes_into<'a>(
-    query: &[f32],
+    query: &[i16],
+    query_scale: f32,
     candidates: impl Iterator<Item = (Ordinal, f32, &'a [i8])>,
     top: &mut TopK,
 ) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: as in `scan_into`.
-        return unsafe { scan_codes_avx2(query, candidates, top) };
+        return unsafe { scan_codes_avx2(query, query_scale, candidates, top) };
     }
-    scan_codes_body(query, candidates, top);
+    for (ord, scale, codes) in candidates {
+        top.push(ord, code_score(scale, query_scale, dot_q16_body(query, codes)));
+    }
 }
 
-/// [`scan_codes_into`] compiled for AVX2.
+/// [`scan_codes_into`] with the AVX2 kernel.
 ///
 /// # Safety
 ///
@@ -70,17 +121,15 @@ pub(crate) fn scan_codes_into<'a>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn scan_codes_avx2<'a>(
-    query: &[f32],
+    query: &[i16],
+    query_scale: f32,
     candidates: impl Iterator<Item = (Ordinal, f32, &'a [i8])>,
     top: &mut TopK,
 ) {
-    scan_codes_body(query, candidates, top);
-}
-
-#[inline(always)]
-fn scan_codes_body<'a>(query: &[f32], candidates: impl Iterator<Item = (Ordinal, f32, &'a [i8])>, top: &mut TopK) {
     for (ord, scale, codes) in candidates {
-        top.push(ord, scale * dot_codes_body(query, codes));
+        // SAFETY: this function runs only where AVX2 is supported.
+        let dot = unsafe { dot_q16_avx2(query, codes) };
+        top.push(ord, code_score(scale, query_scale, dot));
     }
 }
 

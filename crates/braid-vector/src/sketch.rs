@@ -26,7 +26,7 @@
 use braid_core::Ordinal;
 
 use crate::distance::quantize_into;
-use crate::scan::{scan_into, screen_into};
+use crate::scan::{ahead, prefetch, scan_into, screen_into};
 use crate::search::TopK;
 
 /// Absolute room for the rounding of the two f32 dot products (module docs).
@@ -93,7 +93,12 @@ impl Sketch {
     ) {
         let mut lower = TopK::new(top.k());
         let mut kept: Vec<(Ordinal, usize, f32)> = Vec::new();
-        let rows = candidates.map(|(ord, slot)| {
+        let fetch = |slot: usize| {
+            prefetch(&self.codes[slot * dim..(slot + 1) * dim]);
+            prefetch(&self.scales[slot..slot + 1]);
+            prefetch(&self.slack[slot..slot + 1]);
+        };
+        let rows = ahead(candidates, fetch).map(|(ord, slot)| {
             (ord, slot, self.scales[slot], self.slack[slot], &self.codes[slot * dim..(slot + 1) * dim])
         });
         screen_into(query, rows, &mut lower, &mut kept);
@@ -109,7 +114,7 @@ impl Sketch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::distance::{dot, dot_codes, normalised};
+    use crate::distance::{dot, dot_codes_body, normalised};
     use proptest::prelude::*;
 
     fn unit(seed: u64, dim: usize) -> Vec<f32> {
@@ -136,7 +141,7 @@ mod tests {
         }
         for q in (1000..1050).map(|i| unit(i, dim)) {
             for (slot, r) in rows.iter().enumerate() {
-                let est = sketch.scales[slot] * dot_codes(&q, &sketch.codes[slot * dim..(slot + 1) * dim]);
+                let est = sketch.scales[slot] * dot_codes_body(&q, &sketch.codes[slot * dim..(slot + 1) * dim]);
                 assert!((dot(&q, r) - est).abs() <= sketch.slack[slot], "slot {slot}");
             }
         }
