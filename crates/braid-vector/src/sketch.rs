@@ -112,12 +112,14 @@ impl Sketch {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::distance::{dot, dot_codes_body, normalised};
     use proptest::prelude::*;
 
-    fn unit(seed: u64, dim: usize) -> Vec<f32> {
+    /// A seeded unit vector (xorshift components in [-0.5, 0.5)), shared with other modules'
+    /// tests.
+    pub(crate) fn unit(seed: u64, dim: usize) -> Vec<f32> {
         let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
         let v: Vec<f32> = (0..dim)
             .map(|_| {

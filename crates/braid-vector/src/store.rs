@@ -478,16 +478,20 @@ impl VectorStore {
             found.sort_unstable_by_key(|&(_, slot)| slot);
             self.rows.scan(query, found.into_iter(), records, &mut top);
         } else {
-            let candidates = self
-                .slot_ord
-                .iter()
-                .zip(&self.live)
-                .enumerate()
-                .filter(|(_, (&ord, &live))| live && allowed.contains(ord))
-                .map(|(slot, (&ord, _))| (ord, slot));
-            self.rows.scan(query, candidates, records, &mut top);
+            self.rows.scan(query, self.walk(allowed), records, &mut top);
         }
         top.into_sorted()
+    }
+
+    /// `(ordinal, slot)` of every live slot of an allowed record, in slot order, found by
+    /// testing every slot.
+    fn walk<'a>(&'a self, allowed: &'a AllowedSet) -> impl Iterator<Item = (Ordinal, usize)> + 'a {
+        self.slot_ord
+            .iter()
+            .zip(&self.live)
+            .enumerate()
+            .filter(|(_, (&ord, &live))| live && allowed.contains(ord))
+            .map(|(slot, (&ord, _))| (ord, slot))
     }
 
     /// Whether the exact scan finds the allowed records' slots by lookup (few allowed) rather
@@ -566,20 +570,8 @@ const LOOKUP_RATIO: usize = 256;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sketch::tests::unit;
     use braid_core::{AccessPolicy, OrdSet, Principal, Visibility};
-
-    fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let v: Vec<f32> = (0..dim)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-            })
-            .collect();
-        normalised(&v).unwrap()
-    }
 
     fn allowed(ords: impl IntoIterator<Item = Ordinal>) -> AllowedSet {
         let everyone = Visibility::new(Principal::public(), AccessPolicy::Public, None);
@@ -609,14 +601,7 @@ mod tests {
                 let query = store.rows.query(unit(900 + i as u64, dim));
                 let by_lookup = store.scan(&query, 10, &set);
                 let mut top = TopK::new(10);
-                let walked = store
-                    .slot_ord
-                    .iter()
-                    .zip(&store.live)
-                    .enumerate()
-                    .filter(|(_, (&ord, &live))| live && set.contains(ord))
-                    .map(|(slot, (&ord, _))| (ord, slot));
-                store.rows.scan(&query, walked, set.len(), &mut top);
+                store.rows.scan(&query, store.walk(&set), set.len(), &mut top);
                 let bits =
                     |hits: Vec<(Ordinal, f32)>| hits.into_iter().map(|(o, s)| (o, s.to_bits())).collect::<Vec<_>>();
                 assert_eq!(bits(by_lookup), bits(top.into_sorted()), "{quantization:?}, {size} allowed");
