@@ -24,7 +24,8 @@ macro_rules! dispatched {
 }
 
 dispatched!(
-    /// The dot product of two equally long slices.
+    /// The dot product of two equally long slices (the graph's f32 kernel).
+    #[cfg_attr(not(feature = "hnsw"), allow(dead_code))]
     dot = dot_body(a: &[f32], b: &[f32]) -> f32
 );
 
@@ -53,6 +54,7 @@ pub(crate) fn dot_body(a: &[f32], b: &[f32]) -> f32 {
 /// products of at most 127² each); on AVX2 CPUs (checked at run time) both rows are widened to
 /// `i16` and multiplied pairwise (`vpmaddwd`), like [`dot_q16`]. The graph's neighbour choice
 /// runs on it: most of an int8 graph's build time.
+#[cfg_attr(not(feature = "hnsw"), allow(dead_code))]
 #[inline]
 pub(crate) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     #[cfg(target_arch = "x86_64")]
@@ -64,6 +66,7 @@ pub(crate) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
 }
 
 /// [`dot_i8`]'s portable body: sixteen `i32` lanes.
+#[cfg_attr(not(feature = "hnsw"), allow(dead_code))]
 #[inline(always)]
 fn dot_i8_body(a: &[i8], b: &[i8]) -> i32 {
     debug_assert_eq!(a.len(), b.len());
@@ -141,6 +144,7 @@ pub(crate) fn dot_codes_body(a: &[f32], codes: &[i8]) -> f32 {
 /// `len · 127 · max |a_i|` fits, which [`quantize_query`] ensures. Integer sums do not
 /// depend on their order, so the AVX2 build (checked at run time) and the portable one agree
 /// exactly.
+#[cfg_attr(not(feature = "hnsw"), allow(dead_code))]
 #[inline]
 pub(crate) fn dot_q16(a: &[i16], codes: &[i8]) -> i32 {
     #[cfg(target_arch = "x86_64")]
@@ -182,6 +186,7 @@ pub(crate) unsafe fn dot_q16_avx2(a: &[i16], codes: &[i8]) -> i32 {
 /// # Safety
 ///
 /// The CPU must support AVX2.
+#[cfg_attr(not(feature = "hnsw"), allow(dead_code))]
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]

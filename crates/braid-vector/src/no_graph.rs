@@ -3,7 +3,7 @@
 //! below (which the store calls only on a graph it holds) can never run.
 
 use crate::persist::GraphParts;
-use crate::rows::Rows;
+use crate::rows::{Query, Rows};
 
 /// No graph: an uninhabited type standing where the HNSW graph is with the `hnsw` feature.
 pub(crate) enum Graph {}
@@ -28,7 +28,7 @@ impl Graph {
     pub(crate) fn search(
         &self,
         _rows: &Rows,
-        _query: &[f32],
+        _query: &Query,
         _ef: usize,
         _keep: &dyn Fn(usize) -> bool,
     ) -> Vec<(usize, f32)> {

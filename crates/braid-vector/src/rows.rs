@@ -140,6 +140,7 @@ impl Rows {
     /// The dot product of `query` with `slot`'s vector: exact for f32 rows; for int8 rows the
     /// product of both sides' codes times both scales, which differs from the f32 product by
     /// the rows' rounding (at most half a step a component) and the query's, 258 times finer.
+    #[cfg_attr(not(feature = "hnsw"), allow(dead_code))] // the graph scores through these
     #[inline]
     pub(crate) fn score(&self, query: &Query, slot: usize) -> f32 {
         match self.stored(slot) {
@@ -149,6 +150,7 @@ impl Rows {
     }
 
     /// The dot product of two slots' vectors.
+    #[cfg_attr(not(feature = "hnsw"), allow(dead_code))] // the graph scores through these
     pub(crate) fn similarity(&self, a: usize, b: usize) -> f32 {
         match self {
             Rows::F32 { dim, data, .. } => dot(&data[a * dim..(a + 1) * dim], &data[b * dim..(b + 1) * dim]),
