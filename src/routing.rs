@@ -6,6 +6,8 @@
 //!   (a digit, an underscore, `FBX-KEY`-style capitals, an acronym: `HTTP 451`,
 //!   `order 202610020001`, `Go 1.22`, `E_TOKEN_EXPIRED`) doubles the lexical weight and halves
 //!   fuzzy (codes must not be "corrected") and semantic (embeddings blur identifiers).
+//!   In a query of several words typed all in capitals (`ELECTRON DENSITY PROFILES`, as
+//!   NPL's queries are) capitals mean nothing: no word there is an acronym (`DHA` alone is).
 //! - **Long questions lean on the semantic leg.** Six words or more, ending in `?` or opening
 //!   with a question word (`how`, `can`, `does`, …): semantic weight × 1.5.
 //!
@@ -48,7 +50,10 @@ pub(crate) fn shape(query: &str) -> Shape {
     if tokens.is_empty() {
         return Shape::Plain;
     }
-    if tokens.len() <= MAX_CODE_QUERY_WORDS && tokens.iter().any(|t| code_like(t)) {
+    // In a query of several words typed in capitals (`ELECTRON DENSITY PROFILES`) case says
+    // nothing: no word is an acronym for being upper-case. A single word (`DHA`) still is.
+    let acronyms = tokens.len() == 1 || query.chars().any(char::is_lowercase);
+    if tokens.len() <= MAX_CODE_QUERY_WORDS && tokens.iter().any(|t| code_like(t, acronyms)) {
         return Shape::Code;
     }
     const OPENERS: [&str; 20] = [
@@ -63,13 +68,15 @@ pub(crate) fn shape(query: &str) -> Shape {
 }
 
 /// A token that names something rather than says something: it has a digit, an underscore,
-/// or letters joined by `-`/`.` with capitals (`FBX-KEY`), or is an upper-case acronym.
-fn code_like(token: &str) -> bool {
+/// or letters joined by `-`/`.` with capitals (`FBX-KEY`), or — where `acronyms` says case
+/// means something in this query — is an upper-case acronym.
+fn code_like(token: &str, acronyms: bool) -> bool {
     let letters = token.chars().filter(|c| c.is_alphabetic()).count();
+    let capitals = acronyms && token.chars().any(|c| c.is_uppercase());
     token.chars().any(|c| c.is_ascii_digit())
         || token.contains('_')
-        || (token.contains(['-', '.']) && token.chars().any(|c| c.is_uppercase()))
-        || (letters >= 2 && token.chars().all(|c| c.is_ascii_uppercase()))
+        || (token.contains(['-', '.']) && capitals)
+        || (capitals && letters >= 2 && token.chars().all(|c| c.is_ascii_uppercase()))
 }
 
 pub(crate) fn route(query: &str, base: LegWeights) -> LegWeights {
@@ -108,6 +115,9 @@ mod tests {
             "FBX-2210",
             "sku FBX-KEY-USBC",
             "429 too many",
+            "DHA",
+            "ERROR E_TOKEN_EXPIRED",
+            "HTTP 451 ERROR",
         ] {
             assert_eq!(shape(code), Shape::Code, "{code}");
         }
@@ -125,6 +135,8 @@ mod tests {
             "",
             "!!!",
             "vitamin d deficiency and depression risk in adults",
+            "ELECTRON DENSITY PROFILES",
+            "RADIO-WAVE PROPAGATION",
         ] {
             assert_eq!(shape(q), Shape::Plain, "{q}");
         }

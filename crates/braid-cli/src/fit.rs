@@ -42,9 +42,14 @@ fn parse_set(spec: &str) -> Result<FitSet> {
 }
 
 /// One query's leg lists, with its judgements.
+#[derive(Serialize)]
 struct Sample {
     /// Index of the (set, variant) group.
     group: usize,
+    /// The query's id in its dataset.
+    query: String,
+    /// The text searched: the query's, or its misspelt copy.
+    text: String,
     /// Whether the index flagged a query word as misspelled.
     flagged: bool,
     lexical: Vec<(u64, f32)>,
@@ -226,7 +231,7 @@ struct FitReport {
 }
 
 /// Runs the fit; see the module docs.
-pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>) -> Result<()> {
+pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>, samples_out: Option<&Path>) -> Result<()> {
     let sets: Vec<FitSet> = sets.iter().map(|s| parse_set(s)).collect::<Result<_>>()?;
     if sets.is_empty() {
         bail!("give at least one --set DATASET_DIR,INDEX_DIR,SPLIT");
@@ -251,6 +256,7 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>) -> Result<(
             for (v, text) in variants.into_iter().enumerate() {
                 let Some(text) = text else { continue };
                 let (flagged, lexical, fuzzy, semantic) = leg_lists(&index, &text)?;
+                let searched = text.clone();
                 let mut ids: Vec<String> = Vec::new();
                 let mut local: HashMap<String, u64> = HashMap::new();
                 let mut intern = |list: Vec<(String, f32)>| -> Vec<(u64, f32)> {
@@ -267,6 +273,8 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>) -> Result<(
                 let (lexical, fuzzy, semantic) = (intern(lexical), intern(fuzzy), intern(semantic));
                 samples.push(Sample {
                     group: clean_group + v,
+                    query: query.id.clone(),
+                    text: searched,
                     flagged,
                     lexical,
                     fuzzy,
@@ -282,6 +290,14 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>) -> Result<(
             samples.iter().filter(|s| s.group >= clean_group).count(),
             started.elapsed().as_secs_f64()
         );
+    }
+    if let Some(path) = samples_out {
+        let mut lines = String::new();
+        for s in &samples {
+            lines.push_str(&serde_json::to_string(&serde_json::json!({ "group_name": groups[s.group], "sample": s }))?);
+            lines.push('\n');
+        }
+        std::fs::write(path, lines).with_context(|| format!("writing {}", path.display()))?;
     }
     let n_groups = groups.len();
     let queries: Vec<usize> = (0..n_groups).map(|g| samples.iter().filter(|s| s.group == g).count()).collect();

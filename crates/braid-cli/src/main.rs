@@ -217,6 +217,10 @@ enum Command {
         /// Write the full fit (every group's score of the best and reference fusions) as JSON.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Also write every sample — its group, query, text, judgements and the legs' ranked
+        /// lists with raw scores — as JSON lines, to study fusions outside Braid.
+        #[arg(long)]
+        samples: Option<PathBuf>,
     },
     /// Serve an index over HTTP: REST (`/v1/search`, `/v1/stats`, `/v1/health`,
     /// `/v1/openapi.json`) and MCP (`/mcp`, stateless Streamable HTTP), bearer tokens required.
@@ -398,7 +402,9 @@ fn main() -> ExitCode {
             &fusion,
             out.as_deref(),
         ),
-        Command::Fit { sets, misspellings, out } => fit::fit(&sets, &misspellings, out.as_deref()),
+        Command::Fit { sets, misspellings, out, samples } => {
+            fit::fit(&sets, &misspellings, out.as_deref(), samples.as_deref())
+        }
         #[cfg(feature = "server")]
         Command::Serve { index, config, bind, model } => serve::serve(&index, &config, bind, model.as_deref()),
         #[cfg(feature = "server")]
