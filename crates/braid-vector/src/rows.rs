@@ -10,20 +10,29 @@
 
 use braid_core::Ordinal;
 
-use crate::distance::{code_score, dot, dot_i8, dot_q16, quantize_into, quantize_query};
+use crate::distance::{code_score, dot, dot_i8, dot_q16, quantize_into, quantize_query, query_rounding};
 use crate::params::Quantization;
-use crate::scan::{ahead, prefetch, scan_codes_into, scan_into};
+use crate::scan::{ahead, prefetch, scan_codes_into, scan_into, Coded};
 use crate::search::TopK;
 use crate::sketch::{Sketch, SCREEN_RATIO};
 
 /// A unit query made ready, once per search, for scoring against one arena's rows: its f32
-/// components, and for an int8 arena also its `i16` codes and their scale, so each row costs
-/// one integer dot product ([`crate::distance::dot_q16`]).
+/// components, and its `i16` codes with their scale and rounding, so an int8 row (or an f32
+/// row's sketch) costs one integer dot product ([`crate::distance::dot_q16`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Query {
     unit: Vec<f32>,
     codes: Vec<i16>,
     scale: f32,
+    /// At least `‖unit − scale · codes‖`.
+    error: f32,
+}
+
+impl Query {
+    /// The codes as the sketch's screen reads them.
+    fn coded(&self) -> Coded<'_> {
+        Coded { codes: &self.codes, scale: self.scale, error: self.error }
+    }
 }
 
 /// Vectors by slot, `dim` components each.
@@ -128,13 +137,9 @@ impl Rows {
 
     /// `unit` (a unit-length query) made ready to score against these rows.
     pub(crate) fn query(&self, unit: Vec<f32>) -> Query {
-        match self {
-            Rows::F32 { .. } => Query { unit, codes: Vec::new(), scale: 0.0 },
-            Rows::Int8 { .. } => {
-                let (codes, scale) = quantize_query(&unit);
-                Query { unit, codes, scale }
-            }
-        }
+        let (codes, scale) = quantize_query(&unit);
+        let error = query_rounding(&unit, &codes, scale);
+        Query { unit, codes, scale, error }
     }
 
     /// The dot product of `query` with `slot`'s vector: exact for f32 rows; for int8 rows the
@@ -177,7 +182,7 @@ impl Rows {
         let dim = self.dim();
         match self {
             Rows::F32 { data, sketch, .. } if records >= top.k().saturating_mul(SCREEN_RATIO) => {
-                sketch.scan(&query.unit, data, dim, candidates, top)
+                sketch.scan(&query.unit, query.coded(), data, dim, candidates, top)
             }
             Rows::F32 { data, .. } => scan_into(
                 &query.unit,

@@ -17,7 +17,7 @@ use braid_core::Ordinal;
 
 #[cfg(target_arch = "x86_64")]
 use crate::distance::dot_q16_avx2;
-use crate::distance::{code_score, dot_body, dot_codes_body, dot_q16_body};
+use crate::distance::{code_score, dot_body, dot_q16_body};
 use crate::search::TopK;
 
 /// How many candidates ahead of the one being scored a sparse scan prefetches. At 1,000,000
@@ -136,12 +136,22 @@ unsafe fn scan_codes_avx2<'a>(
 /// One row as the sketch screens it: ordinal, slot, scale, slack, codes.
 pub(crate) type Screened<'a> = (Ordinal, usize, f32, f32, &'a [i8]);
 
-/// The sketch's first pass ([`crate::sketch`]): offers each row's lower bound
-/// `scale * dot_codes_body(query, codes) - slack` to `lower`, and keeps `(ord, slot, upper
-/// bound)` of the rows whose upper bound reaches `lower`'s floor at the time; the same
-/// dispatch as [`scan_into`].
+/// A query as the screen reads it: its `i16` codes ([`crate::distance::quantize_query`]), their
+/// scale, and `error ≥ ‖q − scale · codes‖` ([`crate::distance::query_rounding`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Coded<'a> {
+    pub(crate) codes: &'a [i16],
+    pub(crate) scale: f32,
+    pub(crate) error: f32,
+}
+
+/// The sketch's first pass ([`crate::sketch`]): scores each row's codes against the query's
+/// in integers, offers the row's lower bound to `lower`, and keeps `(ord, slot, upper bound)`
+/// of the rows whose upper bound reaches `lower`'s floor at the time. The bounds are the
+/// estimate ± the row's slack widened by the query's own rounding; the same dispatch as
+/// [`scan_into`], with [`dot_q16_avx2`] where the CPU has AVX2.
 pub(crate) fn screen_into<'a>(
-    query: &[f32],
+    query: Coded<'_>,
     rows: impl Iterator<Item = Screened<'a>>,
     lower: &mut TopK,
     kept: &mut Vec<(Ordinal, usize, f32)>,
@@ -151,10 +161,10 @@ pub(crate) fn screen_into<'a>(
         // SAFETY: as in `scan_into`.
         return unsafe { screen_avx2(query, rows, lower, kept) };
     }
-    screen_body(query, rows, lower, kept);
+    screen_body(query, rows, lower, kept, dot_q16_body);
 }
 
-/// [`screen_into`] compiled for AVX2.
+/// [`screen_into`] with the AVX2 kernel.
 ///
 /// # Safety
 ///
@@ -162,23 +172,28 @@ pub(crate) fn screen_into<'a>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn screen_avx2<'a>(
-    query: &[f32],
+    query: Coded<'_>,
     rows: impl Iterator<Item = Screened<'a>>,
     lower: &mut TopK,
     kept: &mut Vec<(Ordinal, usize, f32)>,
 ) {
-    screen_body(query, rows, lower, kept);
+    // SAFETY: this function runs only where AVX2 is supported.
+    screen_body(query, rows, lower, kept, |a, codes| unsafe { dot_q16_avx2(a, codes) });
 }
 
 #[inline(always)]
 fn screen_body<'a>(
-    query: &[f32],
+    query: Coded<'_>,
     rows: impl Iterator<Item = Screened<'a>>,
     lower: &mut TopK,
     kept: &mut Vec<(Ordinal, usize, f32)>,
+    dot: impl Fn(&[i16], &[i8]) -> i32,
 ) {
     for (ord, slot, scale, slack, codes) in rows {
-        let estimate = scale * dot_codes_body(query, codes);
+        let estimate = code_score(scale, query.scale, dot(query.codes, codes));
+        // The row's slack bounds its codes' rounding against any unit query; the query's own
+        // rounding widens it (see `crate::sketch`).
+        let slack = slack + query.error * (slack + 1.0);
         lower.push(ord, estimate - slack);
         let upper = estimate + slack;
         if upper >= lower.floor() {

@@ -5,9 +5,10 @@
 //! *slack*: a bound on how far the code's score can be from the f32 one for any unit query.
 //! The scan then runs in two passes:
 //!
-//! 1. every candidate row is scored from its codes, `est = s · (q · codes)`, which brackets
-//!    its exact score in `[est − slack, est + slack]`. A [`TopK`] of the lower ends gives `τ`,
-//!    the `k`-th best record's lower bound: at least `k` records score `τ` or more;
+//! 1. every candidate row is scored from its codes against the query's `i16` codes `c_q`
+//!    (scale `s_q`), in integers: `est = s · s_q · (c_q · codes)`, which brackets its exact
+//!    score in `[est − slack', est + slack']`. A [`TopK`] of the lower ends gives `τ`, the
+//!    `k`-th best record's lower bound: at least `k` records score `τ` or more;
 //! 2. only rows whose upper end reaches `τ` are scored exactly, with the same `dot` as the
 //!    unscreened scan, into the caller's [`TopK`].
 //!
@@ -15,18 +16,25 @@
 //! record of the top `k` (ties included) loses the row that makes its score. The hits are
 //! the unscreened scan's, bit for bit (tested below and by the store's oracle tests).
 //!
-//! **The slack.** With `v = s·c + e` (`e` the rounding of the codes), `q·v = s·(q·c) + q·e`
-//! and `|q·e| ≤ ‖q‖·‖e‖` (Cauchy–Schwarz). The slack is `‖e‖`, computed in f64 and enlarged
-//! by a relative 1e-6 (a query normalised in f32 has `‖q‖ ≤ 1 + 1e-6`) plus an absolute
-//! [`ROUNDING`]: both f32 dot products sum 384 terms whose magnitudes add up to at most about
-//! 1 (`Σ|q_i·v_i| ≤ ‖q‖·‖v‖`), in eight lanes of 48 terms and a final sum of eight, so
-//! each is within `56 · 2⁻²⁴ ≈ 3.4e-6` of its real value, and ROUNDING covers twice that
-//! with room to spare.
+//! **The slack.** With `v = s·c + e` (`e` the rounding of the row's codes), `q·v = s·(q·c) +
+//! q·e` and `|q·e| ≤ ‖q‖·‖e‖` (Cauchy–Schwarz). The row's slack is `‖e‖`, computed in f64 and
+//! enlarged by a relative 1e-6 (a query normalised in f32 has `‖q‖ ≤ 1 + 1e-6`) plus an
+//! absolute [`ROUNDING`]: the exact f32 dot product sums 384 terms whose magnitudes add up to
+//! at most about 1 (`Σ|q_i·v_i| ≤ ‖q‖·‖v‖`), in eight lanes of 48 terms and a final sum of
+//! eight, so it is within `56 · 2⁻²⁴ ≈ 3.4e-6` of its real value, and ROUNDING covers that
+//! with room to spare (the estimate's integer dot product is exact; its conversion and two
+//! products add about 2e-7).
+//!
+//! **The query's rounding.** The estimate reads the query's codes, `q' = s_q·c_q`, not `q`.
+//! With `δ ≥ ‖q − q'‖` ([`crate::distance::query_rounding`], about 4e-5 for a 384-d query),
+//! `q·v − s·(q'·c) = (q − q')·v + q'·e`, at most `δ·‖v‖ + (‖q‖ + δ)·‖e‖` in magnitude, which
+//! `slack' = slack + δ·(slack + 1)` covers (`‖v‖ ≤ 1 + 1e-6`, and ROUNDING absorbs the
+//! `1e-6·δ` left over).
 
 use braid_core::Ordinal;
 
 use crate::distance::quantize_into;
-use crate::scan::{ahead, prefetch, scan_into, screen_into};
+use crate::scan::{ahead, prefetch, scan_into, screen_into, Coded};
 use crate::search::TopK;
 
 /// Absolute room for the rounding of the two f32 dot products (module docs).
@@ -82,10 +90,11 @@ impl Sketch {
 
     /// Offers each `(ord, slot)` candidate's exact score (`dot(query, row)` over `data`, rows of
     /// `dim`) to `top`, computing it only for rows the sketch cannot rule out of `top`'s `k`
-    /// (module docs). `top` must be empty.
+    /// (module docs); `coded` is `query`'s codes. `top` must be empty.
     pub(crate) fn scan(
         &self,
         query: &[f32],
+        coded: Coded<'_>,
         data: &[f32],
         dim: usize,
         candidates: impl Iterator<Item = (Ordinal, usize)>,
@@ -101,7 +110,7 @@ impl Sketch {
         let rows = ahead(candidates, fetch).map(|(ord, slot)| {
             (ord, slot, self.scales[slot], self.slack[slot], &self.codes[slot * dim..(slot + 1) * dim])
         });
-        screen_into(query, rows, &mut lower, &mut kept);
+        screen_into(coded, rows, &mut lower, &mut kept);
         let tau = lower.kth_score();
         let survivors = kept
             .into_iter()
@@ -114,7 +123,7 @@ impl Sketch {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::distance::{dot, dot_codes_body, normalised};
+    use crate::distance::{code_score, dot, dot_q16_body, normalised, quantize_query, query_rounding};
     use proptest::prelude::*;
 
     /// A seeded unit vector (xorshift components in [-0.5, 0.5)), shared with other modules'
@@ -132,7 +141,7 @@ pub(crate) mod tests {
         normalised(&v).unwrap()
     }
 
-    /// The slack bounds the code score's error for every query tried, with room.
+    /// The widened slack bounds the code score's error for every query tried, with room.
     #[test]
     fn slack_bounds_the_error() {
         let dim = 384;
@@ -142,9 +151,14 @@ pub(crate) mod tests {
             sketch.push(r);
         }
         for q in (1000..1050).map(|i| unit(i, dim)) {
+            let (codes, scale) = quantize_query(&q);
+            let error = query_rounding(&q, &codes, scale);
+            assert!(error > 0.0 && error < 1e-4, "{error}");
             for (slot, r) in rows.iter().enumerate() {
-                let est = sketch.scales[slot] * dot_codes_body(&q, &sketch.codes[slot * dim..(slot + 1) * dim]);
-                assert!((dot(&q, r) - est).abs() <= sketch.slack[slot], "slot {slot}");
+                let dot_codes = dot_q16_body(&codes, &sketch.codes[slot * dim..(slot + 1) * dim]);
+                let est = code_score(sketch.scales[slot], scale, dot_codes);
+                let slack = sketch.slack[slot] + error * (sketch.slack[slot] + 1.0);
+                assert!((dot(&q, r) - est).abs() <= slack, "slot {slot}");
             }
         }
         // The bound is useful: well under the gap between neighbouring cosines of real models.
@@ -166,7 +180,9 @@ pub(crate) mod tests {
         sketch: &Sketch,
     ) -> Vec<(Ordinal, u32)> {
         let mut top = TopK::new(k);
-        sketch.scan(query, data, dim, ords.iter().copied().enumerate().map(|(slot, o)| (o, slot)), &mut top);
+        let (codes, scale) = quantize_query(query);
+        let coded = Coded { codes: &codes, scale, error: query_rounding(query, &codes, scale) };
+        sketch.scan(query, coded, data, dim, ords.iter().copied().enumerate().map(|(slot, o)| (o, slot)), &mut top);
         top.into_sorted().into_iter().map(|(o, s)| (o, s.to_bits())).collect()
     }
 
