@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 #[cfg(feature = "ingest")]
 use braid::ingest::Source;
-use braid::{Index, IndexConfig, Record};
+#[cfg(feature = "ingest")]
+use braid::IndexConfig;
+use braid::{Index, Record};
 
 /// A small help-center-like corpus with public, support-only and two tenants' records.
 pub fn corpus() -> Vec<Record> {

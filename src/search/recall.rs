@@ -56,7 +56,24 @@ pub(super) fn recall(
     let run = |leg: Leg| run_leg(leg, legs, embedded, request);
     let results: Vec<Result<LegRun>> = match plan.legs.as_slice() {
         [leg] => vec![run(*leg)],
-        legs => legs.par_iter().map(|&leg| run(leg)).collect(),
+        legs => {
+            // The semantic leg runs on one side of the split and the word legs on the other
+            // (in parallel too where a third thread is free). At scale the vector search is
+            // the longest leg (an exact scan of a sparse allowed set, or a graph walk) and
+            // lexical plus fuzzy cost about as much together; split by position, as a
+            // parallel iterator over the three would, the vector search waited for the
+            // lexical leg on two cores (1M records, 10 % visible: hybrid 17.6 ms).
+            let (vectors, words): (Vec<_>, Vec<_>) =
+                legs.iter().copied().enumerate().partition(|(_, leg)| *leg == Leg::Semantic);
+            let (mut done, words) = rayon::join(
+                || vectors.into_iter().map(|(at, leg)| (at, run(leg))).collect::<Vec<_>>(),
+                || words.into_par_iter().map(|(at, leg)| (at, run(leg))).collect::<Vec<_>>(),
+            );
+            // Back in the plan's order.
+            done.extend(words);
+            done.sort_by_key(|(at, _)| *at);
+            done.into_iter().map(|(_, run)| run).collect()
+        }
     };
     let mut recalled =
         Recalled { lists: Vec::with_capacity(plan.legs.len()), highlight: BTreeMap::new(), synonyms: Vec::new() };
