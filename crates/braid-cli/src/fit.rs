@@ -256,7 +256,6 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>, samples_out
             for (v, text) in variants.into_iter().enumerate() {
                 let Some(text) = text else { continue };
                 let (flagged, lexical, fuzzy, semantic) = leg_lists(&index, &text)?;
-                let searched = text.clone();
                 let mut ids: Vec<String> = Vec::new();
                 let mut local: HashMap<String, u64> = HashMap::new();
                 let mut intern = |list: Vec<(String, f32)>| -> Vec<(u64, f32)> {
@@ -274,7 +273,7 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>, samples_out
                 samples.push(Sample {
                     group: clean_group + v,
                     query: query.id.clone(),
-                    text: searched,
+                    text,
                     flagged,
                     lexical,
                     fuzzy,
