@@ -31,14 +31,26 @@ for d in $datasets; do
   [ -f "$idx/$d-minilm/braid.json" ] || "$B" index "$shared/$d" --index "$idx/$d-minilm" --model default
   [ -f "$work/$d/vectors/queries.json" ] ||
     "$R" export --dataset "$shared/$d" --index "$idx/$d-minilm" --out "$work/$d/vectors"
+  # numpy's exact search reads one vector a record; Braid's index of the same rows (the
+  # exported document vectors, no passages) times that same mat-vec beside it.
+  one="$work/$d/one-vector"
+  if [ ! -f "$one/braid.json" ]; then
+    "$venv/bin/python" -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["ids"]))' \
+      "$work/$d/vectors/docs.json" > "$work/$d/vectors/docs.ids"
+    dim=$("$venv/bin/python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["dim"])' "$work/$d/vectors/docs.json")
+    "$B" index "$shared/$d" --index "$one" --passages off --vectors "$work/$d/vectors/docs.f32" \
+      --vector-ids "$work/$d/vectors/docs.ids" --vector-dim "$dim"
+  fi
   load_before=$(cut -d' ' -f1-3 /proc/loadavg)
   files=()
   for r in $(seq "$rounds"); do
     "${pin[@]}" "$R" run --dataset "$shared/$d" --index "$idx/$d-minilm" --vectors "$work/$d/vectors" -k "$k" \
       --out "$work/$d/braid-$r.json"
+    "${pin[@]}" "$R" run --dataset "$shared/$d" --index "$one" --vectors "$work/$d/vectors" -k "$k" \
+      --mode semantic --engine braid-one-vector --no-hits --out "$work/$d/braid-one-vector-$r.json"
     "${pin[@]}" "$venv/bin/python" benches/peers/peers.py "$shared/$d" "$work/$d/vectors" "$work/$d/engines" "$k" \
       "$work/$d/peers-$r.json"
-    files+=("$work/$d/braid-$r.json" "$work/$d/peers-$r.json")
+    files+=("$work/$d/braid-$r.json" "$work/$d/braid-one-vector-$r.json" "$work/$d/peers-$r.json")
   done
   failures=""
   [ -f "$work/$d/peers-1.json.failures.json" ] && failures=" Failed: $(tr -d '\n' < "$work/$d/peers-1.json.failures.json")."

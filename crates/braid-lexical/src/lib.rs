@@ -30,6 +30,7 @@
 
 mod analysis;
 mod cjk;
+mod deletions;
 mod ids;
 mod index;
 mod legs;

@@ -1,5 +1,7 @@
-//! The vocabulary of a snapshot as an `fst` map (word → document frequency): fuzzy term
-//! expansion, prefix completion and "did you mean" all walk it with automata.
+//! The vocabulary of a snapshot as an `fst` map (word → document frequency): prefix
+//! completion, "did you mean" and the fuzzy expansion of unknown words walk it with automata;
+//! a known word's expansions, which only frequent words can be, are looked up among the
+//! frequent words' deletion variants ([`crate::deletions`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -11,22 +13,22 @@ use levenshtein_automata::LevenshteinAutomatonBuilder;
 use tantivy::schema::Field;
 use tantivy::Searcher;
 
+use crate::deletions::Deletions;
+
 /// Words longer than this are not expanded (no one types them with typos worth fixing).
 const MAX_FUZZY_CHARS: usize = 32;
 
-/// Words at least this frequent are also kept in smaller maps, one per tier. A known query
-/// word is only expanded toward words more frequent than it by a ratio (8, see `legs.rs`), so
-/// those walks need only the tier above its frequency, never the long tail of rare words,
-/// which is most of a vocabulary. Tier `i` is `8 · 2^i + 1`, what a word seen in `2^i`
-/// records needs, so a walk reads at most twice the words that can qualify; the maps together
-/// hold about as many words as the first.
-const TIERS: [u64; 12] = [9, 17, 33, 65, 129, 257, 513, 1025, 2049, 4097, 8193, 16385];
+/// Words at least this frequent are also indexed by their deletion variants
+/// ([`Deletions`]). A known query word is only expanded toward words more frequent than it by
+/// a ratio (8, see `legs.rs`), so toward words in at least 9 records: those lookups never walk
+/// the long tail of rare words, which is most of a vocabulary.
+const FREQUENT: u64 = 9;
 
 /// word → document frequency over every segment of one snapshot.
 pub(crate) struct Vocabulary {
     map: Map<Vec<u8>>,
-    /// For each of [`TIERS`], the words of `map` at least that frequent.
-    tiers: Vec<(u64, Map<Vec<u8>>)>,
+    /// The words of `map` at least [`FREQUENT`].
+    frequent: Deletions,
     /// The highest document frequency of any word.
     max_df: u64,
 }
@@ -63,16 +65,13 @@ impl Vocabulary {
 
     fn from_sorted(words: BTreeMap<Vec<u8>, u64>) -> Result<Self> {
         let error = |e: fst::Error| Error::Lexical(format!("vocabulary: {e}"));
-        // Each tier is filtered from the one below it, so the long tail is read once.
-        let mut kept: Vec<(&[u8], u64)> = words.iter().map(|(w, &df)| (w.as_slice(), df)).collect();
-        let mut tiers = Vec::with_capacity(TIERS.len());
-        for tier in TIERS {
-            kept.retain(|&(_, df)| df >= tier);
-            tiers.push((tier, Map::from_iter(kept.iter().copied()).map_err(error)?));
-        }
+        let frequent = Deletions::build(
+            words.iter().filter(|(_, &df)| df >= FREQUENT).map(|(w, &df)| (w.as_slice(), df)),
+            MAX_FUZZY_CHARS,
+        );
         let max_df = words.values().copied().max().unwrap_or(0);
         let map = Map::from_iter(words).map_err(error)?;
-        Ok(Vocabulary { map, tiers, max_df })
+        Ok(Vocabulary { map, frequent, max_df })
     }
 
     /// Document frequency of `word` (0 when unknown).
@@ -113,18 +112,25 @@ impl Vocabulary {
     }
 
     /// [`Vocabulary::neighbours`] with a document frequency above `min_df`, in the same order;
-    /// walks only the words of the highest tier `min_df` leaves in, and none when no word is
-    /// that frequent.
+    /// looked up among the frequent words when `min_df` leaves only those in, and none when no
+    /// word is that frequent.
     pub fn neighbours_above(&self, word: &str, max_distance: usize, min_df: u64, lookups: &Lookups) -> Vec<Neighbour> {
         if min_df >= self.max_df {
             return Vec::new();
         }
-        let needed = min_df.saturating_add(1);
-        let mut out = match self.tiers.iter().rev().find(|(tier, _)| *tier <= needed) {
-            Some((_, map)) => neighbours_in(map, word, max_distance),
-            None => self.walk(word, max_distance, lookups).to_vec(),
-        };
-        out.retain(|n| n.df > min_df);
+        if min_df < FREQUENT - 1 {
+            let mut out = self.walk(word, max_distance, lookups).to_vec();
+            out.retain(|n| n.df > min_df);
+            return out;
+        }
+        if max_distance == 0 || word.chars().count() > MAX_FUZZY_CHARS {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        self.frequent.near(word, max_distance, min_df, |w, distance, df| {
+            out.push(Neighbour { word: w.to_string(), distance, df });
+        });
+        sort_neighbours(&mut out);
         out
     }
 
@@ -170,8 +176,13 @@ fn neighbours_in(map: &Map<Vec<u8>>, word: &str, max_distance: usize) -> Vec<Nei
             out.push(Neighbour { word: w.to_string(), distance, df });
         }
     }
-    out.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then(a.word.cmp(&b.word)));
+    sort_neighbours(&mut out);
     out
+}
+
+/// Closest first, then most frequent, then alphabetical.
+fn sort_neighbours(out: &mut [Neighbour]) {
+    out.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then_with(|| a.word.cmp(&b.word)));
 }
 
 /// Building a Levenshtein automaton builder is costly; building a DFA from one is cheap.
@@ -215,8 +226,6 @@ mod tests {
                 }
             }
         }
-        let sizes: Vec<usize> = v.tiers.iter().map(|(_, m)| m.len()).collect();
-        assert_eq!(sizes, [4, 2, 2, 2, 1, 1, 1, 0, 0, 0, 0, 0]);
     }
 
     #[test]

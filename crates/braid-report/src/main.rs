@@ -64,6 +64,13 @@ enum Command {
         /// Worker threads of the search (rayon); 1 for the single-threaded comparison.
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// The engine name the runs carry (`braid`; `braid-one-vector` for an index of one
+        /// vector a record, the rows numpy's exact search reads).
+        #[arg(long, default_value = "braid")]
+        engine: String,
+        /// Time ids only, not whole hits as well.
+        #[arg(long)]
+        no_hits: bool,
         /// The run file to write.
         #[arg(long)]
         out: PathBuf,
@@ -121,8 +128,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Export { dataset, index, out } => peers::export(&dataset, &index, &out),
-        Command::Run { dataset, index, vectors, mode, k, threads, out } => {
-            peers::run(&peers::RunArgs { dataset: &dataset, index: &index, vectors: &vectors, k, threads }, &mode, &out)
+        Command::Run { dataset, index, vectors, mode, k, threads, engine, no_hits, out } => {
+            let args = peers::RunArgs {
+                dataset: &dataset,
+                index: &index,
+                vectors: &vectors,
+                k,
+                threads,
+                engine: &engine,
+                hits: !no_hits,
+            };
+            peers::run(&args, &mode, &out)
         }
         Command::Score { dataset, out, note, runs } => peers::score(&dataset, &runs, out.as_deref(), &note),
         Command::Readme { results, readme } => readme::regenerate(&results, &readme),

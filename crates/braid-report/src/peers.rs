@@ -179,11 +179,16 @@ pub struct RunArgs<'a> {
     pub vectors: &'a Path,
     pub k: usize,
     pub threads: usize,
+    /// The engine name of the ids-only runs (`braid` by default; another name for another
+    /// index of the same dataset, such as one vector a record).
+    pub engine: &'a str,
+    /// Also time whole hits (engine `<engine>-hits`).
+    pub hits: bool,
 }
 
 /// Times `search()` per mode: one untimed warm-up pass, then one timed pass, one query at a
 /// time, snippets and suggestions off (the peers return ids and scores only), once returning
-/// ids only and once whole hits.
+/// ids only and, with [`RunArgs::hits`], once whole hits.
 pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
     rayon::ThreadPoolBuilder::new().num_threads(args.threads.max(1)).build_global()?;
     let dataset = Dataset::load(args.dataset, "test").with_context(|| format!("loading {}", args.dataset.display()))?;
@@ -204,7 +209,9 @@ pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
     for parsed in modes {
         // "braid" returns ids, as every peer here does (they select `id` only); "braid-hits"
         // returns whole hits (title, fields) read from the document store.
-        for (engine, ids_only) in [("braid", true), ("braid-hits", false)] {
+        let hits_engine = format!("{}-hits", args.engine);
+        let passes = [(args.engine, true), (hits_engine.as_str(), false)];
+        for &(engine, ids_only) in &passes[..if args.hits { 2 } else { 1 }] {
             let needs_vector = parsed != Mode::Lexical && parsed != Mode::Fuzzy;
             let search = |q: &braid_eval::Query| -> Result<Vec<String>> {
                 let mut request = SearchRequest::new(q.text.as_str(), Principal::public())
@@ -284,7 +291,8 @@ pub fn score(dataset_dir: &Path, files: &[PathBuf], out: Option<&Path>, note: &s
             rows.iter().find(|b| b.engine == "braid" && b.mode == rows[i].mode && b.k == rows[i].k).map(|b| b.qps);
         rows[i].braid_speedup = braid.map(|b| b / rows[i].qps.max(1e-12));
     }
-    let braid_first = |engine: &str| ["braid", "braid-hits"].iter().position(|e| *e == engine).unwrap_or(2);
+    let braid_first =
+        |engine: &str| ["braid", "braid-hits", "braid-one-vector"].iter().position(|e| *e == engine).unwrap_or(3);
     rows.sort_by(|a, b| {
         (a.k, mode_rank(&a.mode), braid_first(&a.engine), &a.engine).cmp(&(
             b.k,
@@ -312,8 +320,14 @@ pub fn table(scored: &[Scored]) -> String {
     );
     for s in scored {
         for r in &s.rows {
+            // One vector a record reads numpy's rows: its ratio is to numpy's exact search.
+            let numpy = || s.rows.iter().find(|n| n.engine == "numpy-exact" && n.mode == r.mode && n.k == r.k);
             let ratio = match (r.engine.as_str(), r.braid_speedup) {
                 ("braid", _) => "1".to_string(),
+                ("braid-one-vector", _) => match numpy() {
+                    Some(n) => format!("**{:.2}× numpy**", r.qps / n.qps.max(1e-12)),
+                    None => "–".to_string(),
+                },
                 ("braid-hits", Some(x)) => format!("{x:.2}×"),
                 (_, Some(x)) => format!("**{x:.2}×**"),
                 (_, None) => "–".to_string(),
@@ -321,6 +335,7 @@ pub fn table(scored: &[Scored]) -> String {
             let engine = match r.engine.as_str() {
                 "braid" => "**Braid** (ids, like the peers)".to_string(),
                 "braid-hits" => "Braid (whole hits: title, fields)".to_string(),
+                "braid-one-vector" => "Braid, one vector a record (numpy's rows)".to_string(),
                 other => other.to_string(),
             };
             out.push_str(&format!(

@@ -1,0 +1,182 @@
+//! The frequent words of a vocabulary by their deletion neighbourhoods, so a word's neighbours
+//! within one or two edits are found by lookups instead of a Levenshtein automaton's walk.
+//!
+//! Two words within `d` edits (insertions, deletions, substitutions, transpositions of
+//! adjacent characters: the optimal string alignment distance) have a string in common that
+//! each reaches by deleting at most `d` of its characters: a substitution or a transposition
+//! deletes one character on each side, an insertion one on the longer side. So every indexed
+//! word within `d` of a query word is among the words sharing one of the query's deletion
+//! variants (SymSpell's idea); each such candidate is then measured exactly
+//! ([`strsim::osa_distance`]), as the automaton's walk measures what it accepts.
+//!
+//! Variants are kept as 32-bit hashes, sorted (eight bytes a variant with the word's number):
+//! a collision only adds a candidate that the exact distance then drops. The index holds the
+//! words in at least 9 records, where a known query word's expansions are looked for. On
+//! SciFact (one pinned core, clean test queries, same expansions and rankings), the walk of
+//! those words by automaton cost about 325,000 instructions a word, and the fuzzy leg ran at
+//! 2,270–2,390 q/s; with these lookups, 3,110–3,510. Built for 100,000 random words of 4–12
+//! letters, it took 0.27 s and 53 MB here.
+
+use std::hash::Hasher;
+
+use rustc_hash::FxHasher;
+
+/// Edits the index answers for (a word's variants are indexed up to this many deletions).
+pub(crate) const MAX_EDITS: usize = 2;
+
+/// Words indexed by every variant at most [`MAX_EDITS`] deletions away, with their document
+/// frequencies.
+pub(crate) struct Deletions {
+    words: Vec<(String, u64)>,
+    /// `(variant hash, word)`, sorted.
+    variants: Vec<(u32, u32)>,
+}
+
+impl Deletions {
+    /// Indexes `words` (word, document frequency), skipping those longer than `max_chars`
+    /// plus [`MAX_EDITS`] characters (no query word the index answers for is that close to
+    /// them).
+    pub(crate) fn build<'a>(words: impl Iterator<Item = (&'a [u8], u64)>, max_chars: usize) -> Deletions {
+        let mut kept = Vec::new();
+        let mut variants = Vec::new();
+        let mut scratch = Vec::new();
+        for (bytes, df) in words {
+            let Ok(word) = std::str::from_utf8(bytes) else { continue };
+            if word.chars().count() > max_chars + MAX_EDITS {
+                continue;
+            }
+            let id = kept.len() as u32;
+            variant_hashes(word, MAX_EDITS, &mut scratch);
+            variants.extend(scratch.iter().map(|&h| (h, id)));
+            kept.push((word.to_string(), df));
+        }
+        variants.sort_unstable();
+        Deletions { words: kept, variants }
+    }
+
+    /// Indexed words other than `word` within `max_edits` (at most [`MAX_EDITS`]) of it and
+    /// more than `min_df` documents frequent, with their distances, in no particular order.
+    pub(crate) fn near(&self, word: &str, max_edits: usize, min_df: u64, mut found: impl FnMut(&str, usize, u64)) {
+        let max_edits = max_edits.min(MAX_EDITS);
+        let mut hashes = Vec::new();
+        variant_hashes(word, max_edits, &mut hashes);
+        let mut candidates: Vec<u32> = Vec::new();
+        for h in hashes {
+            let start = self.variants.partition_point(|&(v, _)| v < h);
+            candidates.extend(self.variants[start..].iter().take_while(|&&(v, _)| v == h).map(|&(_, id)| id));
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        for id in candidates {
+            let (candidate, df) = &self.words[id as usize];
+            if *df <= min_df || candidate == word {
+                continue;
+            }
+            let distance = strsim::osa_distance(word, candidate);
+            if distance <= max_edits {
+                found(candidate, distance, *df);
+            }
+        }
+    }
+}
+
+/// The hashes of `word` and of every string made by deleting up to `edits` of its characters,
+/// each once, into `out` (cleared first).
+fn variant_hashes(word: &str, edits: usize, out: &mut Vec<u32>) {
+    out.clear();
+    let chars: Vec<char> = word.chars().collect();
+    let mut kept = vec![true; chars.len()];
+    collect(&chars, &mut kept, 0, edits, out);
+    out.sort_unstable();
+    out.dedup();
+}
+
+/// Adds the hash of `chars` less the deleted ones, then of each variant deleting one more
+/// character at or after `from`, up to `edits` more.
+fn collect(chars: &[char], kept: &mut [bool], from: usize, edits: usize, out: &mut Vec<u32>) {
+    // One character a `write`, so a string always hashes the same way.
+    let mut hasher = FxHasher::default();
+    let mut buf = [0u8; 4];
+    for (c, _) in chars.iter().zip(kept.iter()).filter(|(_, &k)| k) {
+        hasher.write(c.encode_utf8(&mut buf).as_bytes());
+    }
+    // FxHasher's high bits are its best mixed.
+    out.push((hasher.finish() >> 32) as u32);
+    if edits == 0 {
+        return;
+    }
+    for i in from..chars.len() {
+        kept[i] = false;
+        collect(chars, kept, i + 1, edits - 1, out);
+        kept[i] = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn near(index: &Deletions, word: &str, edits: usize, min_df: u64) -> Vec<(String, usize, u64)> {
+        let mut out = Vec::new();
+        index.near(word, edits, min_df, |w, d, df| out.push((w.to_string(), d, df)));
+        out.sort();
+        out
+    }
+
+    fn brute(words: &[(String, u64)], word: &str, edits: usize, min_df: u64) -> Vec<(String, usize, u64)> {
+        let mut out: Vec<(String, usize, u64)> = words
+            .iter()
+            .filter(|(w, df)| *df > min_df && w != word)
+            .map(|(w, df)| (w.clone(), strsim::osa_distance(word, w), *df))
+            .filter(|&(_, d, _)| d <= edits)
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn finds_typos_of_every_kind() {
+        let words: Vec<(String, u64)> =
+            [("return", 40), ("retina", 12), ("policy", 30), ("receive", 20), ("über", 9), ("tuner", 10)]
+                .iter()
+                .map(|(w, d)| (w.to_string(), *d))
+                .collect();
+        let index = Deletions::build(words.iter().map(|(w, d)| (w.as_bytes(), *d)), 32);
+        let found = |w: &str, e: usize| near(&index, w, e, 0).into_iter().map(|(w, d, _)| (w, d)).collect::<Vec<_>>();
+        assert_eq!(found("retun", 1), [("return".to_string(), 1)]);
+        assert_eq!(found("recieve", 1), [("receive".to_string(), 1)]);
+        assert_eq!(found("polciy", 1), [("policy".to_string(), 1)], "a transposition is one edit");
+        assert_eq!(found("plicyy", 2), [("policy".to_string(), 2)]);
+        assert!(found("plicyy", 1).is_empty());
+        assert_eq!(found("uber", 1), [("über".to_string(), 1)]);
+        assert!(found("return", 1).is_empty(), "the word itself is not its neighbour");
+        assert!(near(&index, "retun", 1, 40).is_empty(), "too rare");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// The lookups find exactly the words a brute-force scan of the distance finds.
+        #[test]
+        fn lookups_are_the_brute_force_scan(
+            words in prop::collection::btree_map("[abcé]{1,9}", 1u64..50, 1..60),
+            query in "[abcé]{0,10}",
+            edits in 0usize..3,
+            min_df in 0u64..30,
+        ) {
+            let words: Vec<(String, u64)> = words.into_iter().collect();
+            let index = Deletions::build(words.iter().map(|(w, d)| (w.as_bytes(), *d)), 32);
+            prop_assert_eq!(near(&index, &query, edits, min_df), brute(&words, &query, edits, min_df));
+        }
+    }
+
+    #[test]
+    fn variants_are_counted_once() {
+        let mut out = Vec::new();
+        variant_hashes("aab", 2, &mut out);
+        // aab; ab, aa; a, b: five strings.
+        assert_eq!(out.len(), 5);
+        variant_hashes("", 2, &mut out);
+        assert_eq!(out.len(), 1);
+    }
+}
