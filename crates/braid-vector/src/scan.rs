@@ -119,9 +119,7 @@ pub(crate) fn scan_codes_into<'a>(
         // SAFETY: as in `scan_into`.
         return unsafe { scan_codes_avx2(query, query_scale, candidates, top) };
     }
-    for (ord, scale, codes) in candidates {
-        top.push(ord, code_score(scale, query_scale, dot_q16_body(query, codes)));
-    }
+    scan_codes_body(query, query_scale, candidates, top, dot_q16_body);
 }
 
 /// [`scan_codes_into`] with the AVX2 kernel.
@@ -137,11 +135,8 @@ unsafe fn scan_codes_avx2<'a>(
     candidates: impl Iterator<Item = (Ordinal, f32, &'a [i8])>,
     top: &mut TopK,
 ) {
-    for (ord, scale, codes) in candidates {
-        // SAFETY: this function runs only where AVX2 is supported.
-        let dot = unsafe { dot_q16_avx2(query, codes) };
-        top.push(ord, code_score(scale, query_scale, dot));
-    }
+    // SAFETY: this function runs only where AVX2 is supported.
+    scan_codes_body(query, query_scale, candidates, top, |q, codes| unsafe { dot_q16_avx2(q, codes) });
 }
 
 /// [`scan_codes_into`] with the AVX-512 VNNI kernel.
@@ -157,10 +152,20 @@ unsafe fn scan_codes_avx512<'a>(
     candidates: impl Iterator<Item = (Ordinal, f32, &'a [i8])>,
     top: &mut TopK,
 ) {
+    // SAFETY: this function runs only where the kernel's features are supported.
+    scan_codes_body(query, query_scale, candidates, top, |q, codes| unsafe { dot_q16_avx512(q, codes) });
+}
+
+#[inline(always)]
+fn scan_codes_body<'a>(
+    query: &[i16],
+    query_scale: f32,
+    candidates: impl Iterator<Item = (Ordinal, f32, &'a [i8])>,
+    top: &mut TopK,
+    dot: impl Fn(&[i16], &[i8]) -> i32,
+) {
     for (ord, scale, codes) in candidates {
-        // SAFETY: this function runs only where the kernel's features are supported.
-        let dot = unsafe { dot_q16_avx512(query, codes) };
-        top.push(ord, code_score(scale, query_scale, dot));
+        top.push(ord, code_score(scale, query_scale, dot(query, codes)));
     }
 }
 
