@@ -98,6 +98,48 @@ fn suggestions_come_only_from_visible_records() {
     assert!(r.suggestions.iter().all(|s| s.suggestion != "zorblax"));
 }
 
+/// "Did you mean" picks, among equally close corrections, the one that visible records hold
+/// beside the query's other words; records the caller may not see never sway the choice, and
+/// a stop word is never a correction.
+#[test]
+fn corrections_read_the_query_in_context_of_visible_records_only() {
+    let mut records = Vec::new();
+    for (i, body) in
+        ["visual design", "visual layout", "visual grid", "visual theme", "visual tokens"].iter().enumerate()
+    {
+        records.push(Record::new(format!("visual-{i}")).title("Design").body(*body));
+    }
+    records.push(Record::new("viral-1").title("Health").body("viral infections spread in winter"));
+    records.push(Record::new("viral-2").title("Health").body("the viral load of infections"));
+    records.push(Record::new("thaw").title("Pipes").body("let the pipes thaw slowly"));
+    let hidden: Vec<Record> = (0..6)
+        .map(|i| Record::new(format!("lab-{i}")).title("Lab").body("visual infections of the eye").acl(["group:lab"]))
+        .collect();
+    let build = |with_hidden: bool| {
+        let idx = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let mut w = idx.writer().unwrap();
+        for r in records.iter().chain(hidden.iter().filter(|_| with_hidden)) {
+            w.upsert(r).unwrap();
+        }
+        w.commit().unwrap();
+        idx
+    };
+    let suggestion = |idx: &Index, q: &str, p: Principal| {
+        let r = idx.search(&SearchRequest::new(q, p).mode(Mode::Hybrid)).unwrap();
+        r.suggestions.into_iter().map(|s| s.suggestion).collect::<Vec<_>>()
+    };
+    let (with, without) = (build(true), build(false));
+    for idx in [&with, &without] {
+        // Alone, the more frequent correction; beside "infections", the one records pair with it.
+        assert_eq!(suggestion(idx, "virual", Principal::public()), ["visual"]);
+        assert_eq!(suggestion(idx, "virual infections", Principal::public()), ["viral"]);
+        // "thw" is one edit from "the" too, which no leg would search for.
+        assert_eq!(suggestion(idx, "thw pipes", Principal::public()), ["thaw"]);
+    }
+    // Whoever sees the lab's records reads "virual infections" as they do.
+    assert_eq!(suggestion(&with, "virual infections", Principal::from_verified_tokens(["group:lab"])), ["visual"]);
+}
+
 #[test]
 fn snippets_and_explain_only_describe_visible_records() {
     let idx = index();

@@ -461,6 +461,8 @@ pub struct EvalArgs<'a> {
     pub typos: bool,
     pub model: Option<&'a str>,
     pub weights: Option<&'a str>,
+    /// Per-request boosts as JSON (`braid::Boosts`), applied to every query.
+    pub boosts: Option<&'a str>,
     /// A list of real misspellings (`wrong->right` lines): each query gets one real typo, and
     /// queries with no listed word are left out.
     pub misspellings: Option<&'a Path>,
@@ -495,11 +497,14 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
         typos,
         model,
         weights,
+        boosts,
         misspellings,
         baseline,
         synonyms,
     } = *args;
     let weights = weights.map(parse_weights).transpose()?;
+    let boosts: Option<braid::Boosts> =
+        boosts.map(|b| serde_json::from_str(b).context("--boosts is not valid boosts JSON")).transpose()?;
     let mut dataset =
         Dataset::load(dataset_dir, split).with_context(|| format!("loading {}", dataset_dir.display()))?;
     let real = misspellings
@@ -544,6 +549,9 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
         if let Some(w) = weights {
             label.push_str(&format!("/w{}-{}-{}", w.lexical, w.fuzzy, w.semantic));
         }
+        if let Some(b) = &boosts {
+            label.push_str(&format!("/boosts{}", serde_json::to_string(b)?));
+        }
         if typos {
             label.push_str("+typos");
         }
@@ -564,6 +572,9 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
             let mut request = SearchRequest::new(text, principal).k(k).mode(mode).fusion(fusion).snippet_chars(0);
             if let Some(w) = weights {
                 request = request.weights(w);
+            }
+            if let Some(b) = &boosts {
+                request = request.boosts(b.clone());
             }
             let response = index.search(&request)?;
             for (stage, us) in &response.stats.micros {

@@ -190,6 +190,10 @@ enum Command {
         /// Per-leg fusion weights, e.g. `lexical=1,fuzzy=0.5,semantic=1` (unnamed legs keep 1).
         #[arg(long)]
         weights: Option<String>,
+        /// Per-request boosts as JSON, as `braid search --boosts` takes them (e.g.
+        /// `{"title":0.25}` to weigh title matches differently from the index's setting).
+        #[arg(long)]
+        boosts: Option<String>,
         /// Real misspellings, one `misspelling->correction` a line (codespell's or Wikipedia's
         /// list; `scripts/misspellings.sh` installs one): every query gets one real typo, and
         /// queries with no listed word are left out.
@@ -382,6 +386,7 @@ fn main() -> ExitCode {
             model,
             fusion,
             weights,
+            boosts,
             misspellings,
             baseline,
             synonyms,
@@ -394,6 +399,7 @@ fn main() -> ExitCode {
                 typos,
                 model: model.as_deref(),
                 weights: weights.as_deref(),
+                boosts: boosts.as_deref(),
                 misspellings: misspellings.as_deref(),
                 baseline: baseline.as_deref(),
                 synonyms: synonyms.as_deref(),

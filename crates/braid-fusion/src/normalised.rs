@@ -17,18 +17,26 @@ pub enum Normalisation {
     /// Distribution-based score fusion (DBSF): `(s − (mean − 3σ)) / 6σ`, clipped to `[0, 1]`;
     /// the leg's score distribution, not its extremes, sets the scale.
     Dbsf,
+    /// Theoretical min-max: `max(s, 0) / max` over the leg's candidates, the floor being the
+    /// least score the leg can give related text (BM25 and a cosine similarity are 0 for text
+    /// that shares nothing), not the last candidate's (Bruch et al., "An Analysis of Fusion
+    /// Functions for Hybrid Retrieval", 2023). A leg whose candidates score alike keeps them
+    /// alike instead of stretching their small differences over `[0, 1]`.
+    Tmm,
 }
 
 impl Normalisation {
     /// Every normalisation, for fitting.
-    pub const ALL: [Normalisation; 3] = [Normalisation::MinMax, Normalisation::ZScore, Normalisation::Dbsf];
+    pub const ALL: [Normalisation; 4] =
+        [Normalisation::MinMax, Normalisation::ZScore, Normalisation::Dbsf, Normalisation::Tmm];
 
-    /// The normalisation's name: `minmax`, `zscore` or `dbsf`.
+    /// The normalisation's name: `minmax`, `zscore`, `dbsf` or `tmm`.
     pub fn name(self) -> &'static str {
         match self {
             Normalisation::MinMax => "minmax",
             Normalisation::ZScore => "zscore",
             Normalisation::Dbsf => "dbsf",
+            Normalisation::Tmm => "tmm",
         }
     }
 }
@@ -84,6 +92,10 @@ pub(crate) fn normalise(scores: &[(Ordinal, f32)], how: Normalisation) -> Vec<f3
             let std = std(mean);
             let low = mean - 3.0 * std;
             finite.iter().map(|&s| if std > 0.0 { ((s - low) / (6.0 * std)).clamp(0.0, 1.0) } else { 1.0 }).collect()
+        }
+        Normalisation::Tmm => {
+            let max = finite.iter().fold(0.0f32, |hi, &s| hi.max(s));
+            finite.iter().map(|&s| if max > 0.0 { s.max(0.0) / max } else { 0.0 }).collect()
         }
     }
 }

@@ -30,7 +30,15 @@ pub(crate) struct Deletions {
     words: Vec<(String, u64)>,
     /// `(variant hash, word)`, sorted.
     variants: Vec<(u32, u32)>,
+    /// Where each run of `variants` sharing a hash's top `32 − shift` bits starts (one more
+    /// entry at the end): a lookup reads its bucket of a few entries instead of
+    /// binary-searching the whole list.
+    buckets: Vec<u32>,
+    shift: u32,
 }
+
+/// About this many variants a bucket, on average.
+const VARIANTS_PER_BUCKET: usize = 4;
 
 impl Deletions {
     /// Indexes `words` (word, document frequency), skipping those longer than `max_chars`
@@ -51,7 +59,17 @@ impl Deletions {
             kept.push((word.to_string(), df));
         }
         variants.sort_unstable();
-        Deletions { words: kept, variants }
+        let bits = (variants.len() / VARIANTS_PER_BUCKET).max(1).ilog2().clamp(1, 24);
+        let shift = 32 - bits;
+        let mut buckets = Vec::with_capacity((1 << bits) + 1);
+        let mut at = 0;
+        for bucket in 0..=(1u64 << bits) {
+            while at < variants.len() && u64::from(variants[at].0 >> shift) < bucket {
+                at += 1;
+            }
+            buckets.push(at as u32);
+        }
+        Deletions { words: kept, variants, buckets, shift }
     }
 
     /// Indexed words other than `word` within `max_edits` (at most [`MAX_EDITS`]) of it and
@@ -62,8 +80,9 @@ impl Deletions {
         variant_hashes(word, max_edits, &mut hashes);
         let mut candidates: Vec<u32> = Vec::new();
         for h in hashes {
-            let start = self.variants.partition_point(|&(v, _)| v < h);
-            candidates.extend(self.variants[start..].iter().take_while(|&&(v, _)| v == h).map(|&(_, id)| id));
+            let bucket = (h >> self.shift) as usize;
+            let run = &self.variants[self.buckets[bucket] as usize..self.buckets[bucket + 1] as usize];
+            candidates.extend(run.iter().skip_while(|&&(v, _)| v < h).take_while(|&&(v, _)| v == h).map(|&(_, id)| id));
         }
         candidates.sort_unstable();
         candidates.dedup();

@@ -4,12 +4,14 @@
 //! like the documents and turned into weighted terms ([`crate::plan`]), so quotes, colons, brackets and
 //! `AND`/`OR`/`-` are ordinary characters.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use tantivy::query::Query;
 use tantivy::tokenizer::TextAnalyzer;
 
-use crate::analysis::{terms, word_trigrams};
+use crate::analysis::{terms, word_trigrams, Analyzer};
+use crate::clitics::without_clitics;
 use crate::phonetic::Phonetic;
 use crate::plan::{Alternative, Group, Plan, WeightedTerm};
 use crate::schema::{Fields, SchemaConfig};
@@ -100,6 +102,15 @@ fn synonym_alternatives(
         .collect()
 }
 
+/// The words of a query the legs score: in English, without clitics and the pronoun `I`
+/// ([`crate::clitics`]).
+fn query_text<'t>(config: &SchemaConfig, text: &'t str) -> Cow<'t, str> {
+    match config.analyzer {
+        Analyzer::English => without_clitics(text),
+        Analyzer::Simple => Cow::Borrowed(text),
+    }
+}
+
 /// BM25 for one analysed term over the flat title+body field, plus the title boost, all
 /// times `weight`.
 fn scored_term(fields: &Fields, config: &SchemaConfig, term: &str, weight: f32) -> Alternative {
@@ -123,7 +134,8 @@ pub(crate) fn lexical_query(
     text: &str,
     synonyms: &Compiled,
 ) -> BuiltQuery {
-    let mut analysed = terms(analyzer, text);
+    let text = query_text(config, text);
+    let mut analysed = terms(analyzer, &text);
     analysed.truncate(MAX_QUERY_TERMS);
     let mut highlight: BTreeMap<String, f32> = analysed.iter().map(|t| (t.clone(), 1.0)).collect();
     let spans = synonyms.spans(&analysed);
@@ -176,6 +188,8 @@ pub(crate) fn fuzzy_query(
     text: &str,
     synonyms: &Compiled,
 ) -> BuiltQuery {
+    let text = query_text(config, text);
+    let text = &*text;
     let mut words = terms(words_analyzer, text);
     words.truncate(MAX_QUERY_TERMS);
     // Synonyms, matched on the words' analysed terms: an equivalent entry adds its synonyms to

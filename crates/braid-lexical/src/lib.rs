@@ -30,6 +30,8 @@
 
 mod analysis;
 mod cjk;
+mod clitics;
+mod context;
 mod deletions;
 mod ids;
 mod index;

@@ -18,9 +18,11 @@ use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader, Term};
 
 use crate::analysis;
+use crate::context;
 use crate::index::{LegOutput, QueryWord, Snapshot};
 use crate::legs::{fuzzy_query, lexical_query, max_edits, BuiltQuery, Scoring, MAX_QUERY_TERMS};
 use crate::matches::Matches;
@@ -236,12 +238,26 @@ impl<'a> View<'a> {
         words.truncate(MAX_QUERY_TERMS);
         let mut seen = std::collections::HashSet::new();
         words.retain(|w| seen.insert(w.clone()));
-        let mut out = Vec::with_capacity(words.len());
-        for word in words {
-            let stop_word = analysis::terms(analyzer, &word).is_empty();
-            let visible_df = self.word_df(&word) as usize;
-            let suggestion = if stop_word || visible_df > 0 { None } else { self.closest(&word) };
-            out.push(QueryWord { word, visible_df, stop_word, suggestion });
+        let mut out: Vec<QueryWord> = words
+            .into_iter()
+            .map(|word| {
+                let stop_word = analysis::terms(analyzer, &word).is_empty();
+                let visible_df = self.word_df(&word) as usize;
+                QueryWord { word, visible_df, stop_word, suggestion: None }
+            })
+            .collect();
+        // The known content words: the context a correction is chosen in.
+        let context: Vec<(&str, u64)> = out
+            .iter()
+            .filter(|w| !w.stop_word && w.visible_df > 0)
+            .map(|w| (w.word.as_str(), w.visible_df as u64))
+            .collect();
+        let suggestions: Vec<Option<Suggestion>> = out
+            .iter()
+            .map(|w| if w.stop_word || w.visible_df > 0 { None } else { self.closest(&w.word, analyzer, &context) })
+            .collect();
+        for (word, suggestion) in out.iter_mut().zip(suggestions) {
+            word.suggestion = suggestion;
         }
         self.check()?;
         Ok(out)
@@ -329,38 +345,35 @@ impl<'a> View<'a> {
         best
     }
 
-    /// The closest word allowed records hold, for a word none holds: fewest edits, then most
-    /// frequent among allowed records, then alphabetical; else a Chinese word its pinyin,
-    /// initials or homophones name.
-    fn closest(&self, word: &str) -> Option<Suggestion> {
+    /// The closest word allowed records hold, for a word none holds: fewest edits, then the
+    /// one that most allowed records hold beside the query's other known words (`context`,
+    /// see [`crate::context`]), then most frequent among allowed records, then alphabetical;
+    /// never a stop word (the legs would drop it). Else a Chinese word its pinyin, initials or
+    /// homophones name.
+    fn closest(&self, word: &str, analyzer: &TextAnalyzer, context: &[(&str, u64)]) -> Option<Suggestion> {
         let has_digits = word.chars().any(|c| c.is_ascii_digit());
         let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
         let neighbours =
             if edits == 0 { Vec::new() } else { self.snapshot.vocabulary.neighbours(word, edits, &self.walks) };
-        let mut best: Option<(usize, u64, String)> = None;
-        // Neighbours come closest first, then by index-wide count, descending.
+        // Neighbours come closest first: keep those at the least distance that count.
+        let mut least = None;
+        let mut tied: Vec<(String, u64)> = Vec::new();
         for n in neighbours {
-            if let Some((distance, df, _)) = &best {
-                if n.distance > *distance {
-                    break;
-                }
-                if n.df < *df {
-                    continue;
-                }
+            if least.is_some_and(|d| n.distance > d) {
+                break;
             }
             let df = self.word_df(&n.word);
-            if df == 0 {
+            if df == 0 || analysis::terms(analyzer, &n.word).is_empty() {
                 continue;
             }
-            let better = match &best {
-                None => true,
-                Some((d, f, w)) => n.distance < *d || (n.distance == *d && (df > *f || (df == *f && n.word < *w))),
-            };
-            if better {
-                best = Some((n.distance, df, n.word));
-            }
+            least = Some(n.distance);
+            tied.push((n.word, df));
         }
-        if let Some((distance, _, suggestion)) = best {
+        if let Some(distance) = least {
+            tied.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            tied.truncate(context::MAX_TIED);
+            let pick = context::choose(self, &tied, context);
+            let suggestion = tied.swap_remove(pick).0;
             return Some(Suggestion { term: word.to_string(), suggestion, distance });
         }
         let df = |w: &str| self.word_df(w);
@@ -369,6 +382,37 @@ impl<'a> View<'a> {
             suggestion,
             distance: 1,
         })
+    }
+
+    /// Calls `found` with each allowed record holding `word` (unstemmed), by segment ordinal
+    /// and document id (an index error is remembered, as in [`View::word_df`]).
+    pub(crate) fn each_allowed_with_word(&self, word: &str, mut found: impl FnMut(SegmentOrdinal, DocId)) {
+        let term = Term::from_field_text(self.snapshot.fields.words, word);
+        let mut read = || -> tantivy::Result<()> {
+            for (ordinal, segment) in self.snapshot.searcher.segment_readers().iter().enumerate() {
+                let allowed = self.docs.of_segment(segment);
+                if allowed.is_some_and(|a| a.docs.is_empty()) {
+                    continue;
+                }
+                let inverted = segment.inverted_index(term.field())?;
+                let Some(info) = inverted.get_term_info(&term)? else { continue };
+                let mut postings = inverted.read_block_postings_from_terminfo(&info, IndexRecordOption::Basic)?;
+                loop {
+                    let docs = postings.docs();
+                    if docs.is_empty() {
+                        break;
+                    }
+                    for &doc in docs.iter().filter(|&&d| self.docs.admits(segment, allowed, d)) {
+                        found(ordinal as SegmentOrdinal, doc);
+                    }
+                    postings.advance();
+                }
+            }
+            Ok(())
+        };
+        if let Err(e) = read() {
+            self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(Error::Lexical(e.to_string()));
+        }
     }
 
     fn run(&self, built: BuiltQuery, depth: usize) -> Result<LegOutput> {

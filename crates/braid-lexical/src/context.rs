@@ -1,0 +1,60 @@
+//! "Did you mean" in context: among corrections equally close to a typo, the one the query's
+//! other words keep company with.
+//!
+//! `virual infections` is one edit from `viral` and from `visual`; `Food Stroe` from `store`
+//! and `stroke`; `Cholesterol Siz` from `size` and `six`. The most frequent word wins such a
+//! tie when the query has nothing else to go by, and that is often the wrong one. Here each
+//! tied correction is scored by how many allowed records hold it *and* one of the query's
+//! other known words (the joint count behind a noisy-channel speller's `P(correction, context)`),
+//! then by its own frequency, then alphabetically.
+//!
+//! Every count is over the records the caller may see, and whether the counting runs at all
+//! depends on visible counts only ([`MAX_POSTINGS`]), so the choice is a function of the
+//! visible records, as every other word list of the view is.
+
+use std::collections::HashMap;
+
+use tantivy::{DocId, SegmentOrdinal};
+
+use crate::view::View;
+
+/// Tied corrections compared at most (the most frequent among allowed records).
+pub(crate) const MAX_TIED: usize = 8;
+
+/// The counting is skipped (the most frequent correction wins) when the tied corrections and
+/// the context words hold more than this many allowed records between them: it reads each of
+/// their postings once.
+pub(crate) const MAX_POSTINGS: u64 = 200_000;
+
+/// The correction to keep among `tied` (word, visible document frequency; most frequent first,
+/// then alphabetical, at least one), given the query's other known words `context` with their
+/// visible document frequencies.
+pub(crate) fn choose(view: &View<'_>, tied: &[(String, u64)], context: &[(&str, u64)]) -> usize {
+    if tied.len() < 2 || context.is_empty() {
+        return 0;
+    }
+    let postings: u64 = tied.iter().map(|(_, df)| df).chain(context.iter().map(|(_, df)| df)).sum();
+    if postings > MAX_POSTINGS {
+        return 0;
+    }
+    // Allowed records holding a context word, by segment.
+    let mut near: HashMap<SegmentOrdinal, Vec<DocId>> = HashMap::new();
+    for (word, _) in context {
+        view.each_allowed_with_word(word, |segment, doc| near.entry(segment).or_default().push(doc));
+    }
+    for docs in near.values_mut() {
+        docs.sort_unstable();
+        docs.dedup();
+    }
+    let together = |word: &str| {
+        let mut n = 0u64;
+        view.each_allowed_with_word(word, |segment, doc| {
+            n += u64::from(near.get(&segment).is_some_and(|docs| docs.binary_search(&doc).is_ok()));
+        });
+        n
+    };
+    // The first of the best keeps the order of `tied` among equals.
+    let counts: Vec<u64> = tied.iter().map(|(word, _)| together(word)).collect();
+    let best = counts.iter().copied().max().unwrap_or(0);
+    counts.iter().position(|&n| n == best).unwrap_or(0)
+}
