@@ -388,30 +388,32 @@ impl<'a> View<'a> {
     /// and document id (an index error is remembered, as in [`View::word_df`]).
     pub(crate) fn each_allowed_with_word(&self, word: &str, mut found: impl FnMut(SegmentOrdinal, DocId)) {
         let term = Term::from_field_text(self.snapshot.fields.words, word);
-        let mut read = || -> tantivy::Result<()> {
-            for (ordinal, segment) in self.snapshot.searcher.segment_readers().iter().enumerate() {
-                let allowed = self.docs.of_segment(segment);
-                if allowed.is_some_and(|a| a.docs.is_empty()) {
-                    continue;
-                }
-                let inverted = segment.inverted_index(term.field())?;
-                let Some(info) = inverted.get_term_info(&term)? else { continue };
-                let mut postings = inverted.read_block_postings_from_terminfo(&info, IndexRecordOption::Basic)?;
-                loop {
-                    let docs = postings.docs();
-                    if docs.is_empty() {
-                        break;
-                    }
-                    for &doc in docs.iter().filter(|&&d| self.docs.admits(segment, allowed, d)) {
-                        found(ordinal as SegmentOrdinal, doc);
-                    }
-                    postings.advance();
-                }
+        for (ordinal, segment) in self.snapshot.searcher.segment_readers().iter().enumerate() {
+            if let Err(e) = self.each_allowed(segment, &term, |doc| found(ordinal as SegmentOrdinal, doc)) {
+                self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(Error::Lexical(e.to_string()));
+                return;
             }
-            Ok(())
-        };
-        if let Err(e) = read() {
-            self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(Error::Lexical(e.to_string()));
+        }
+    }
+
+    /// Calls `found` with each allowed document of `segment` holding `term`.
+    fn each_allowed(&self, segment: &SegmentReader, term: &Term, mut found: impl FnMut(DocId)) -> tantivy::Result<()> {
+        let allowed = self.docs.of_segment(segment);
+        if allowed.is_some_and(|a| a.docs.is_empty()) {
+            return Ok(());
+        }
+        let inverted = segment.inverted_index(term.field())?;
+        let Some(info) = inverted.get_term_info(term)? else { return Ok(()) };
+        let mut postings = inverted.read_block_postings_from_terminfo(&info, IndexRecordOption::Basic)?;
+        loop {
+            let docs = postings.docs();
+            if docs.is_empty() {
+                return Ok(());
+            }
+            for &doc in docs.iter().filter(|&&d| self.docs.admits(segment, allowed, d)) {
+                found(doc);
+            }
+            postings.advance();
         }
     }
 
@@ -454,26 +456,12 @@ impl<'a> View<'a> {
         }
         let mut count = 0u64;
         for segment in self.snapshot.searcher.segment_readers() {
-            let inverted = segment.inverted_index(term.field())?;
-            let allowed = self.docs.of_segment(segment);
-            if allowed.is_none() && segment.alive_bitset().is_none() {
+            if self.docs.of_segment(segment).is_none() && segment.alive_bitset().is_none() {
                 // Every document of the segment is allowed and alive.
-                count += u64::from(inverted.doc_freq(term)?);
+                count += u64::from(segment.inverted_index(term.field())?.doc_freq(term)?);
                 continue;
             }
-            if allowed.is_some_and(|a| a.docs.is_empty()) {
-                continue;
-            }
-            let Some(info) = inverted.get_term_info(term)? else { continue };
-            let mut postings = inverted.read_block_postings_from_terminfo(&info, IndexRecordOption::Basic)?;
-            loop {
-                let docs = postings.docs();
-                if docs.is_empty() {
-                    break;
-                }
-                count += docs.iter().filter(|&&d| self.docs.admits(segment, allowed, d)).count() as u64;
-                postings.advance();
-            }
+            self.each_allowed(segment, term, |_| count += 1)?;
         }
         self.counted.lock().unwrap_or_else(|p| p.into_inner()).insert(term.clone(), count);
         Ok(count)
