@@ -22,22 +22,10 @@ import json
 import math
 import sys
 
+from fit_samples import firsts, minmax  # scripts/fit_samples.py, beside this file
+
 ALPHAS = [i / 20 for i in range(21)]
 SHIPPED = 0.45
-
-
-def firsts(ranked):
-    seen, out = set(), []
-    for ord_, raw in ranked:
-        if ord_ not in seen:
-            seen.add(ord_)
-            out.append((ord_, raw))
-    return out
-
-
-def minmax(xs):
-    lo, hi = (min(xs), max(xs)) if xs else (0.0, 0.0)
-    return [(x - lo) / (hi - lo) if hi > lo else 1.0 for x in xs]
 
 
 def ndcg10(ranking, judged):

@@ -30,6 +30,8 @@ import sys
 import numpy as np
 import Stemmer
 
+from fit_samples import firsts, minmax  # scripts/fit_samples.py, beside this file
+
 STOP = set("a an and are as at be but by for if in into is it no not of on or such that the their then "
            "there these they this to was will with".split())
 LEGS = ["E", "semantic", "cosine", "in_semantic"]
@@ -42,20 +44,6 @@ STEMMER = Stemmer.Stemmer("english")
 
 def terms(text):
     return [STEMMER.stemWord(w) for w in re.findall(r"\w+", text.lower()) if w not in STOP]
-
-
-def firsts(ranked):
-    seen, out = set(), []
-    for o, raw in ranked:
-        if o not in seen:
-            seen.add(o)
-            out.append((o, raw))
-    return out
-
-
-def minmax(xs):
-    lo, hi = min(xs), max(xs)
-    return [(x - lo) / (hi - lo) if hi > lo else 1.0 for x in xs]
 
 
 def proximity(query, text):
