@@ -46,6 +46,11 @@ impl Semantic {
 
     /// The vector store saved in the index, if any. `expected`: the manifest records an
     /// embedding model, so the store was saved before that commit and must be there.
+    ///
+    /// An index never lets its caller choose the graph's search width, so the width a store
+    /// was saved with is the default of the release that created it: the store searches at
+    /// the wider of that and today's default ([`HnswParams::ef_search`], raised from 400 to
+    /// 1,200 on 2026-12-03 for recall at 1M), and an index built before keeps up.
     pub fn open_store(layout: &Layout, expected: bool) -> Result<Option<VectorStore>> {
         let file = layout.vector_file();
         if !file.exists() {
@@ -54,7 +59,10 @@ impl Semantic {
             }
             return Ok(None);
         }
-        VectorStore::open(&layout.vectors()).map(Some)
+        let mut store = VectorStore::open(&layout.vectors())?;
+        let width = store.params().ef_search.max(HnswParams::default().ef_search);
+        store.set_ef_search(width);
+        Ok(Some(store))
     }
 
     /// Whether the attached embedder (if any) embeds text in `language`.
@@ -133,5 +141,26 @@ pub(crate) fn no_model() -> Error {
         reason: "this index has no embedding model attached: give the request a query vector \
                  (`SearchRequest::vector`), or open the index with its model (`IndexBuilder::embedder`)"
             .into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store saved with an older, narrower default searches at today's; a wider saved width
+    /// is kept.
+    #[test]
+    fn an_opened_store_searches_at_least_at_todays_width() {
+        let default = HnswParams::default().ef_search;
+        for saved in [400, default * 2] {
+            let dir = tempfile::tempdir().unwrap();
+            let layout = Layout::new(dir.path());
+            let mut store = VectorStore::new(4, HnswParams { ef_search: saved, ..HnswParams::default() });
+            store.insert(1, &[1.0, 0.0, 0.0, 0.0]).unwrap();
+            store.save(&layout.vectors()).unwrap();
+            let opened = Semantic::open_store(&layout, true).unwrap().unwrap();
+            assert_eq!(opened.params().ef_search, saved.max(default));
+        }
     }
 }

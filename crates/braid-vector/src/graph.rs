@@ -258,7 +258,15 @@ impl Graph {
                 if results.len() >= ef && results.peek().is_some_and(|w| best < w.0) {
                     break;
                 }
-                for &n in self.links(best.1, layer) {
+                // Ask for every unseen neighbour's row before scoring the first, so their
+                // memory loads overlap instead of each waiting for the last.
+                let links = self.links(best.1, layer);
+                for &n in links {
+                    if !visited.seen(n) {
+                        rows.prefetch(n as usize);
+                    }
+                }
+                for &n in links {
                     if !visited.mark(n) {
                         continue;
                     }
@@ -488,6 +496,12 @@ impl Visited {
             self.marks.iter_mut().for_each(|m| *m = 0);
             self.epoch = 1;
         }
+    }
+
+    /// Whether `id` is marked.
+    #[inline]
+    fn seen(&self, id: u32) -> bool {
+        self.marks[id as usize] == self.epoch
     }
 
     /// Marks `id`; returns whether it was unmarked.

@@ -41,7 +41,7 @@
 //! allowed set), and a store saved with a graph by a build with it still opens: its graph is
 //! not kept, and the next save writes none (a build with `hnsw` rebuilds it on its next open).
 //!
-//! **Defaults** (see [`HnswParams`]): `m` = 16, `ef_construction` = 400, `ef_search` = 400,
+//! **Defaults** (see [`HnswParams`]): `m` = 16, `ef_construction` = 400, `ef_search` = 1,200,
 //! `exact_threshold` = 150,000 allowed records. The graph's reverse links are chosen by the
 //! same diversity heuristic as its forward links (hnswlib's rule). Measured on 100,000
 //! scale-corpus vectors (random projections, int8, `examples/npy_sweep.rs`, release build,
@@ -66,7 +66,11 @@
 //! and about 100 ns when few are (memory latency, halved by prefetching); the filtered graph
 //! walk costs more the more hidden points it passes. At 1,000,000 vectors the scan took 2.5 ms
 //! at 1 % allowed and 10 ms at 10 %, where the graph found fewer of the exact top 10, so the
-//! scan answers up to [`HnswParams::exact_threshold`] allowed records.
+//! scan answers up to [`HnswParams::exact_threshold`] allowed records. In a store of at least
+//! two chunks of 65,536 slots the scan's walk is cut into chunks that rayon's idle threads
+//! take (10 % of 1,000,000 on 2 cores: 12.4 → 7.0 ms, the same hits), and the graph walk
+//! prefetches a node's unseen neighbours before scoring them (2.7 → 2.1 ms at `ef_search`
+//! 400 with everything allowed, 9.0 → 6.9 ms at 1,200).
 //!
 //! ```
 //! use braid_core::{AccessPolicy, AllowedSet, OrdSet, Principal, Visibility};

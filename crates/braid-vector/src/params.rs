@@ -15,12 +15,17 @@ pub struct HnswParams {
     /// 200 is 0.9405 built at 200 and 0.9525 at 400, for 1.7× the build time.
     pub ef_construction: usize,
     /// Width of the candidate list while searching; raised to `k` when `k` is larger.
-    /// By default, 400. On the 100,000 scale-corpus vectors recall@10 against the exact scan
-    /// is 0.9525 at 200, 0.9650 at 400 and 0.9845 at 800 (0.97, 1.84 and 3.21 ms a query);
-    /// those vectors are random projections, the hardest kind for a graph: on 3,000 random
-    /// 384-d unit vectors 200 gives 0.984, and on low-rank, embedding-like vectors 32 already
-    /// gives 0.956 and 128 gives 1.0 (`examples/recall_sweep.rs`). The 1,000,000-vector
-    /// figures are in docs/scale.md.
+    /// Saved with the store: a store keeps the width it was created with
+    /// ([`crate::VectorStore::set_ef_search`] changes it; Braid's index raises a saved width
+    /// to the current default on open). By default, 1,200. A graph is
+    /// kept only from [`HnswParams::exact_threshold`] vectors on, so this is a setting for
+    /// large stores: on the 1,000,000 scale-corpus vectors (int8, `examples/ann_recall.rs`,
+    /// docs/scale.md) recall@10 against the exact scan with everything allowed is 0.9355 at
+    /// 400, 0.944 at 800, 0.9515 at 1,200 and 0.961 at 1,600 (2.1, 4.9, 6.9 and 9.4 ms a
+    /// query), and with half allowed 0.9355, 0.948, 0.9595 and 0.965. Those vectors are
+    /// random projections, the hardest kind for a graph: on 3,000 random 384-d unit vectors
+    /// 200 gives 0.984, and on low-rank, embedding-like vectors 32 already gives 0.956 and
+    /// 128 gives 1.0 (`examples/recall_sweep.rs`).
     pub ef_search: usize,
     /// Allowed sets with fewer records than this are scanned exactly instead of searching the
     /// graph. The choice depends on the caller's allowed set alone, never on how many records
@@ -82,7 +87,7 @@ impl Default for HnswParams {
         HnswParams {
             m: 16,
             ef_construction: 400,
-            ef_search: 400,
+            ef_search: 1_200,
             exact_threshold: 150_000,
             rebuild_tombstone_fraction: 0.2,
             quantization: Quantization::F32,

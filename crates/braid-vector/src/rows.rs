@@ -154,6 +154,18 @@ impl Rows {
         }
     }
 
+    /// Asks the CPU to start loading `slot`'s row (a hint: it changes no result).
+    #[inline]
+    pub(crate) fn prefetch(&self, slot: usize) {
+        match self {
+            Rows::F32 { dim, data, .. } => prefetch(&data[slot * dim..(slot + 1) * dim]),
+            Rows::Int8 { dim, codes, scales } => {
+                prefetch(&codes[slot * dim..(slot + 1) * dim]);
+                prefetch(&scales[slot..slot + 1]);
+            }
+        }
+    }
+
     /// The dot product of two slots' vectors.
     #[cfg_attr(not(feature = "hnsw"), allow(dead_code))] // the graph scores through these
     pub(crate) fn similarity(&self, a: usize, b: usize) -> f32 {
@@ -186,18 +198,15 @@ impl Rows {
             }
             Rows::F32 { data, .. } => scan_into(
                 &query.unit,
-                ahead(candidates, |slot| prefetch(&data[slot * dim..(slot + 1) * dim]))
+                ahead(candidates, |slot| self.prefetch(slot))
                     .map(|(ord, slot)| (ord, &data[slot * dim..(slot + 1) * dim])),
                 top,
             ),
             Rows::Int8 { codes, scales, .. } => scan_codes_into(
                 &query.codes,
                 query.scale,
-                ahead(candidates, |slot| {
-                    prefetch(&codes[slot * dim..(slot + 1) * dim]);
-                    prefetch(&scales[slot..slot + 1]);
-                })
-                .map(|(ord, slot)| (ord, scales[slot], &codes[slot * dim..(slot + 1) * dim])),
+                ahead(candidates, |slot| self.prefetch(slot))
+                    .map(|(ord, slot)| (ord, scales[slot], &codes[slot * dim..(slot + 1) * dim])),
                 top,
             ),
         }
