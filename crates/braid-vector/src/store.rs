@@ -625,23 +625,31 @@ mod tests {
         AllowedSet::new(everyone, ords.into_iter().collect::<OrdSet>())
     }
 
+    /// A store that never builds a graph, of `n` records of one to three passages, every 7th
+    /// then replaced by two new passages and every 13th from the 5th deleted: runs of one
+    /// ordinal with tombstones between them.
+    fn churned(quantization: Quantization, dim: usize, n: u64) -> VectorStore {
+        let params = HnswParams { quantization, exact_threshold: usize::MAX, ..HnswParams::default() };
+        let mut store = VectorStore::new(dim, params);
+        let records: Vec<(Ordinal, Vec<Vec<f32>>)> =
+            (0..n).map(|ord| (ord, (0..1 + ord % 3).map(|p| unit(ord * 7 + p, dim)).collect())).collect();
+        store.insert_passages(&records).unwrap();
+        for ord in (0..n).step_by(7) {
+            store.insert_passages(&[(ord, vec![unit(ord + 70_000, dim), unit(ord + 80_000, dim)])]).unwrap();
+        }
+        for ord in (5..n).step_by(13) {
+            store.delete(ord);
+        }
+        store
+    }
+
     /// Both ways of finding the allowed slots (lookups, and the walk over every slot) give the
     /// same hits, bit for bit, with passages, replacements and deletes, on both kinds of rows.
     #[test]
     fn the_lookup_and_the_walk_find_the_same_hits() {
         let dim = 24;
         for quantization in [Quantization::F32, Quantization::Int8] {
-            let params = HnswParams { quantization, exact_threshold: usize::MAX, ..HnswParams::default() };
-            let mut store = VectorStore::new(dim, params);
-            let records: Vec<(Ordinal, Vec<Vec<f32>>)> =
-                (0..3_000u64).map(|ord| (ord, (0..1 + ord % 3).map(|p| unit(ord * 7 + p, dim)).collect())).collect();
-            store.insert_passages(&records).unwrap();
-            for ord in (0..3_000u64).step_by(11) {
-                store.insert(ord, &unit(ord + 50_000, dim)).unwrap();
-            }
-            for ord in (5..3_000u64).step_by(13) {
-                store.delete(ord);
-            }
+            let store = churned(quantization, dim, 3_000);
             for (i, size) in [1usize, 2, 5, 9, 20].into_iter().enumerate() {
                 let set = allowed((0..size as u64).map(|j| (j * 263 + i as u64 * 31) % 3_000));
                 assert!(store.looks_up(&set), "{size} allowed of {} slots", store.slot_ord.len());
@@ -664,17 +672,7 @@ mod tests {
         let dim = 16;
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
         for quantization in [Quantization::F32, Quantization::Int8] {
-            let params = HnswParams { quantization, exact_threshold: usize::MAX, ..HnswParams::default() };
-            let mut store = VectorStore::new(dim, params);
-            let records: Vec<(Ordinal, Vec<Vec<f32>>)> =
-                (0..2_000u64).map(|ord| (ord, (0..1 + ord % 3).map(|p| unit(ord * 5 + p, dim)).collect())).collect();
-            store.insert_passages(&records).unwrap();
-            for ord in (0..2_000u64).step_by(7) {
-                store.insert_passages(&[(ord, vec![unit(ord + 70_000, dim), unit(ord + 80_000, dim)])]).unwrap();
-            }
-            for ord in (3..2_000u64).step_by(17) {
-                store.delete(ord);
-            }
+            let store = churned(quantization, dim, 2_000);
             for (i, every) in [1u64, 2, 10].into_iter().enumerate() {
                 let set = allowed((0..2_000u64).filter(|o| o % every == 0));
                 let query = store.rows.query(unit(400 + i as u64, dim));
