@@ -23,22 +23,13 @@ phi 1). Needs numpy.
   python3 scripts/feedback_study.py S.jsonl ~/.cache/braid/peers/scifact/vectors ~/.cache/braid/peers/nfcorpus/vectors
 """
 import json
-import math
 import sys
 
 import numpy as np
 
-from fit_samples import firsts  # scripts/fit_samples.py, beside this file
+from fit_samples import firsts, ndcg10  # scripts/fit_samples.py, beside this file
 
 ALPHA = 0.45
-
-
-def ndcg10(order, ids, judged):
-    gains = [max(judged.get(ids[o], 0), 0) for o in order[:10]]
-    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
-    ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:10]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
 
 
 def normalise(ranked, depth=None):
@@ -89,7 +80,7 @@ def main():
     def score(rank):
         per = {g: [] for g in groups}
         for g, s, legs, rows in samples:
-            per[g].append(ndcg10(rank(legs, rows), s["ids"], s["judged"]))
+            per[g].append(ndcg10([s["ids"][o] for o in rank(legs, rows)], s["judged"]))
         means = [float(np.mean(per[g])) for g in groups]
         return float(np.mean(means)), means
 

@@ -19,20 +19,12 @@ the held-out macro nDCG@10 beside the constant blend's.
   python3 scripts/fit_adaptive.py S.jsonl
 """
 import json
-import math
 import sys
 
-from fit_samples import firsts, minmax  # scripts/fit_samples.py, beside this file
+from fit_samples import firsts, minmax, ndcg10  # scripts/fit_samples.py, beside this file
 
 ALPHAS = [i / 20 for i in range(21)]
 SHIPPED = 0.45
-
-
-def ndcg10(ranking, judged):
-    ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:10]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    dcg = sum(judged.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranking[:10]) if judged.get(d, 0) > 0)
-    return dcg / idcg if idcg > 0 else 0.0
 
 
 def blend(s, alpha):

@@ -1,5 +1,7 @@
 """What the studies of `braid fit --samples` share: a leg's ranked list read as `braid_fusion`
-reads it (each record once, at its best rank) and min-max normalisation as blend does it."""
+reads it (each record once, at its best rank), min-max normalisation as blend does it, and
+nDCG@10."""
+import math
 
 
 def firsts(ranked):
@@ -16,3 +18,11 @@ def minmax(xs):
     """`(x - min) / (max - min)`, all 1 when they tie (`Normalisation::MinMax`)."""
     lo, hi = (min(xs), max(xs)) if xs else (0.0, 0.0)
     return [(x - lo) / (hi - lo) if hi > lo else 1.0 for x in xs]
+
+
+def ndcg10(ranking, judged):
+    """nDCG@10 of `ranking` (doc ids, best first) against graded judgements `judged`."""
+    ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:10]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    dcg = sum(judged.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranking[:10]) if judged.get(d, 0) > 0)
+    return dcg / idcg if idcg > 0 else 0.0
