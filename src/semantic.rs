@@ -28,29 +28,30 @@ pub(crate) struct Semantic {
 }
 
 impl Semantic {
+    /// The semantic leg over `store` (a new, empty one of `quantization` when `None`),
+    /// searching its graph at `ef_search` ([`crate::IndexBuilder::ef_search`]), else at
+    /// today's default [`HnswParams::ef_search`] — never at the width the store was saved
+    /// with, which is only the default of the release that saved it.
     pub fn new(
         info: EmbeddingInfo,
         embedder: Option<Arc<dyn Embedder>>,
         store: Option<VectorStore>,
         quantization: Quantization,
+        ef_search: Option<usize>,
     ) -> Result<Semantic> {
-        let store = match store {
+        let mut store = match store {
             Some(s) if s.dim() != info.dim => {
                 return Err(Error::DimensionMismatch { expected: s.dim(), got: info.dim })
             }
             Some(s) => s,
             None => VectorStore::new(info.dim, HnswParams { quantization, ..HnswParams::default() }),
         };
+        store.set_ef_search(ef_search.unwrap_or(HnswParams::default().ef_search));
         Ok(Semantic { info, embedder, store: RwLock::new(store) })
     }
 
     /// The vector store saved in the index, if any. `expected`: the manifest records an
     /// embedding model, so the store was saved before that commit and must be there.
-    ///
-    /// An index never lets its caller choose the graph's search width, so the width a store
-    /// was saved with is the default of the release that created it: the store searches at
-    /// the wider of that and today's default ([`HnswParams::ef_search`], raised from 400 to
-    /// 1,200 on 2026-12-03 for recall at 1M), and an index built before keeps up.
     pub fn open_store(layout: &Layout, expected: bool) -> Result<Option<VectorStore>> {
         let file = layout.vector_file();
         if !file.exists() {
@@ -59,10 +60,7 @@ impl Semantic {
             }
             return Ok(None);
         }
-        let mut store = VectorStore::open(&layout.vectors())?;
-        let width = store.params().ef_search.max(HnswParams::default().ef_search);
-        store.set_ef_search(width);
-        Ok(Some(store))
+        Ok(Some(VectorStore::open(&layout.vectors())?))
     }
 
     /// Whether the attached embedder (if any) embeds text in `language`.
@@ -148,19 +146,24 @@ pub(crate) fn no_model() -> Error {
 mod tests {
     use super::*;
 
-    /// A store saved with an older, narrower default searches at today's; a wider saved width
-    /// is kept.
+    /// An index searches at the width its builder gave, else at today's default, whatever
+    /// width its store was saved with (an older default, or a width another handle chose).
     #[test]
-    fn an_opened_store_searches_at_least_at_todays_width() {
+    fn an_index_searches_at_its_builders_width_or_todays_default() {
         let default = HnswParams::default().ef_search;
+        let info = EmbeddingInfo { model_id: "m".into(), dim: 4 };
         for saved in [400, default * 2] {
             let dir = tempfile::tempdir().unwrap();
             let layout = Layout::new(dir.path());
             let mut store = VectorStore::new(4, HnswParams { ef_search: saved, ..HnswParams::default() });
             store.insert(1, &[1.0, 0.0, 0.0, 0.0]).unwrap();
             store.save(&layout.vectors()).unwrap();
-            let opened = Semantic::open_store(&layout, true).unwrap().unwrap();
-            assert_eq!(opened.params().ef_search, saved.max(default));
+            for (asked, expected) in [(None, default), (Some(64), 64)] {
+                let opened = Semantic::open_store(&layout, true).unwrap();
+                let semantic = Semantic::new(info.clone(), None, opened, Quantization::F32, asked).unwrap();
+                let width = semantic.store.read().unwrap().params().ef_search;
+                assert_eq!(width, expected, "saved {saved}, asked {asked:?}");
+            }
         }
     }
 }

@@ -205,8 +205,15 @@ impl Writer {
         let info = recorded.clone().unwrap_or(EmbeddingInfo { model_id: SUPPLIED_MODEL.into(), dim });
         let snapshot = self.parts.lexical.snapshot();
         let quantization = self.index.config().quantization;
-        let (semantic, next_ord) =
-            open_semantic(self.index.layout(), info, None, recorded.as_ref(), &snapshot, quantization)?;
+        let (semantic, next_ord) = open_semantic(
+            self.index.layout(),
+            info,
+            None,
+            recorded.as_ref(),
+            &snapshot,
+            quantization,
+            self.index.ef_search(),
+        )?;
         self.index.ordinals().raise_to(next_ord);
         // The cell is set only here and at open, and this writer is the index's only one.
         let _ = self.parts.semantic.set(Arc::new(semantic));

@@ -5,7 +5,7 @@
 //! cargo run --release -p braid-cli --example scale_bench -- INDEX_DIR QUERIES_JSONL
 //! ```
 //!
-//! Opens the index (lexical alone, then with its supplied vectors), then runs
+//! Opens the index (lexical alone, then whole: with its supplied vectors), then runs
 //! every query of `QUERIES_JSONL` (`{"text", "vector"}` per line) at k = 10 in each mode for
 //! three principals: every token (100 % of records), `tenant:t3` plus groups g0-g9 (10 %), and
 //! groups g0-g1 (1 %). Semantic and hybrid requests carry the query's supplied vector, so no
@@ -53,7 +53,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let has_vectors = Index::recorded_embedding(&dir)?.is_some();
     let t = Instant::now();
     let index = if has_vectors { Index::builder().stored_vectors().open(&dir)? } else { Index::open(&dir)? };
-    let open_vectors_ms = if has_vectors { (t.elapsed().as_secs_f64() * 1e3 - open_lexical_ms).max(0.0) } else { 0.0 };
+    // The whole open, as a service pays it: the vector file is read beside the lexical index.
+    let open_ms = t.elapsed().as_secs_f64() * 1e3;
     let rss_open = status_kib("VmRSS");
 
     let everyone: Vec<String> =
@@ -108,7 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "records": index.num_records(),
         "has_vectors": has_vectors,
         "open_lexical_ms": round(open_lexical_ms),
-        "open_vectors_ms": round(open_vectors_ms),
+        "open_ms": round(open_ms),
         "rss_before_open_mib": rss_before / 1024,
         "rss_after_open_mib": rss_open / 1024,
         "peak_rss_serving_mib": status_kib("VmHWM") / 1024,

@@ -245,9 +245,13 @@ pub(crate) fn builder_for(dir: &Path, spec: Option<&str>) -> Result<(IndexBuilde
     })
 }
 
-/// Opens the index in `dir` with its embedding model (see [`builder_for`]).
-pub(crate) fn open_with_model(dir: &Path, spec: Option<&str>) -> Result<Index> {
-    let (builder, _) = builder_for(dir, spec)?;
+/// Opens the index in `dir` with its embedding model (see [`builder_for`]), its vector graph
+/// searched at `ef_search` when given ([`IndexBuilder::ef_search`]).
+pub(crate) fn open_with_model(dir: &Path, spec: Option<&str>, ef_search: Option<usize>) -> Result<Index> {
+    let (mut builder, _) = builder_for(dir, spec)?;
+    if let Some(width) = ef_search {
+        builder = builder.ef_search(width);
+    }
     builder.open(dir).with_context(|| format!("opening index {}", dir.display()))
 }
 
@@ -366,6 +370,8 @@ pub struct SearchArgs<'a> {
     pub syntax: &'a str,
     /// Which page.
     pub page: PageArgs<'a>,
+    /// `--ef-search`: the vector graph's search width.
+    pub ef_search: Option<usize>,
     /// `--facet` values: field names or facets as JSON.
     pub facets: &'a [String],
     /// `--boosts` as JSON.
@@ -410,8 +416,11 @@ pub fn synonyms(dir: &Path, file: Option<&Path>, clear: bool) -> Result<()> {
 }
 
 pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
-    let SearchArgs { dir, mode, k, json, principal, model, rerank, .. } = *args;
+    let SearchArgs { dir, mode, k, json, principal, model, rerank, ef_search, .. } = *args;
     let (mut builder, _) = builder_for(dir, model)?;
+    if let Some(width) = ef_search {
+        builder = builder.ef_search(width);
+    }
     if let Some((dir, _)) = rerank {
         let model = braid::models::CrossEncoder::builder().model_dir(dir).max_len(256).build()?;
         builder = builder.reranker(Arc::new(model));
@@ -518,7 +527,7 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
     let saved_baseline =
         baseline.and_then(|b| b.split_once('#')).map(|(file, label)| load_run(file, label)).transpose()?;
     let index = match index_dir {
-        Some(dir) => open_with_model(dir, model)?,
+        Some(dir) => open_with_model(dir, model, None)?,
         None => {
             let index = match embedder(model, None)? {
                 Some(e) => Index::builder().embedder(e).create_in_ram()?,

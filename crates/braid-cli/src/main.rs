@@ -124,6 +124,11 @@ enum Command {
         /// Candidates per leg (the ranking pages are cut from). By default, 100.
         #[arg(long)]
         depth: Option<usize>,
+        /// The vector graph's search width (only indexes where the caller may see 150,000
+        /// records or more search a graph): wider finds more of the exact top k, slower. By
+        /// default, 1,600.
+        #[arg(long)]
+        ef_search: Option<usize>,
         /// A facet: a keyword field's name (its most frequent values), or a facet as JSON
         /// (`{"ranges":{"field":"updated","ranges":[{"to":1700000000},{"from":1700000000}]}}`).
         /// Repeatable.
@@ -347,6 +352,7 @@ fn main() -> ExitCode {
             offset,
             cursor,
             depth,
+            ef_search,
             facet,
             boosts,
             query,
@@ -370,6 +376,7 @@ fn main() -> ExitCode {
                 rerank,
                 syntax: &syntax,
                 page: commands::PageArgs { offset, cursor: cursor.as_deref(), depth },
+                ef_search,
                 facets: &facet,
                 boosts: boosts.as_deref(),
             };

@@ -1,4 +1,4 @@
-//! `braid search`'s results flags: `--facet`, `--offset`, `--cursor` and `--boosts`.
+//! `braid search`'s results flags: `--facet`, `--offset`, `--cursor`, `--boosts` and `--ef-search`.
 
 use std::io::Write;
 
@@ -61,4 +61,9 @@ fn facets_pages_and_boosts_on_the_command_line() {
     let bad = braid().args(["search", "--index"]).arg(&index).args(["--cursor", "nope", "walrus"]).output().unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("cursor"), "{}", String::from_utf8_lossy(&bad.stderr));
+    // The graph's width is accepted (this index has no graph: the same hits), 0 refused.
+    assert_eq!(ids(&search(&index, &["--ef-search", "50", "walrus"])), ids(&search(&index, &["walrus"])));
+    let zero = braid().args(["search", "--index"]).arg(&index).args(["--ef-search", "0", "walrus"]).output().unwrap();
+    assert!(!zero.status.success());
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("ef_search"), "{}", String::from_utf8_lossy(&zero.stderr));
 }

@@ -41,7 +41,7 @@
 //! allowed set), and a store saved with a graph by a build with it still opens: its graph is
 //! not kept, and the next save writes none (a build with `hnsw` rebuilds it on its next open).
 //!
-//! **Defaults** (see [`HnswParams`]): `m` = 16, `ef_construction` = 400, `ef_search` = 1,200,
+//! **Defaults** (see [`HnswParams`]): `m` = 16, `ef_construction` = 400, `ef_search` = 1,600,
 //! `exact_threshold` = 150,000 allowed records. The graph's reverse links are chosen by the
 //! same diversity heuristic as its forward links (hnswlib's rule). Measured on 100,000
 //! scale-corpus vectors (random projections, int8, `examples/npy_sweep.rs`, release build,
@@ -102,6 +102,7 @@ mod rows;
 mod scan;
 mod search;
 mod sketch;
+mod slots;
 mod store;
 
 pub use params::{HnswParams, Quantization};

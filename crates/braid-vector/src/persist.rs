@@ -343,7 +343,6 @@ fn read_body<R: Read>(r: &mut CrcReader<R>) -> Result<Saved> {
     rows.reserve(slots);
     let mut slot_ord = Vec::with_capacity(slots);
     let mut live = Vec::with_capacity(slots);
-    let mut seen = std::collections::HashSet::with_capacity(count.min(slots as u64) as usize);
     let mut live_slots = 0u64;
     let mut buf = vec![0u8; row_len as usize];
     let mut values: Vec<f32> = Vec::with_capacity(dim);
@@ -356,11 +355,6 @@ fn read_body<R: Read>(r: &mut CrcReader<R>) -> Result<Saved> {
             1 => true,
             _ => return Err(corrupt(&r.path, "a live flag is neither 0 nor 1")),
         };
-        // A live ordinal seen before must continue the run of the slot just before.
-        let continues = live.last() == Some(&true) && slot_ord.last() == Some(&ord);
-        if is_live && !seen.insert(ord) && !continues {
-            return Err(corrupt(&r.path, "an ordinal is live in two places"));
-        }
         live_slots += u64::from(is_live);
         let body = &buf[9..];
         match params.quantization {

@@ -1,6 +1,6 @@
 //! The vector store: a dense arena of unit vectors over record ordinals, with a graph beside it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
@@ -14,6 +14,7 @@ use crate::params::{HnswParams, Quantization};
 use crate::persist;
 use crate::rows::{Query, Rows};
 use crate::search::{better, SearchPath, TopK, VectorSearch};
+use crate::slots::{first_slots, SlotMap};
 
 /// Unit vectors keyed by record ordinal, searchable by dot product within an [`AllowedSet`].
 ///
@@ -65,7 +66,7 @@ pub struct VectorStore {
     live: Vec<bool>,
     /// Live ordinals to their first slot. A record's slots are adjacent: its run is the live
     /// slots of its ordinal from there on ([`VectorStore::run`]).
-    slots: HashMap<Ordinal, usize>,
+    slots: SlotMap,
     /// Number of tombstoned slots.
     dead: usize,
     /// Indexes the live slots that existed when it was (re)built or since inserted; kept
@@ -96,7 +97,7 @@ impl VectorStore {
             params,
             slot_ord: Vec::new(),
             live: Vec::new(),
-            slots: HashMap::new(),
+            slots: SlotMap::default(),
             dead: 0,
             graph: None,
             loaded: false,
@@ -347,12 +348,16 @@ impl VectorStore {
     /// its graph is inconsistent; [`Error::Io`] otherwise.
     pub fn open(dir: &Path) -> Result<Self> {
         let saved = persist::read(dir)?;
+        let slots = first_slots(&saved.slot_ord, &saved.live).ok_or_else(|| Error::Corrupt {
+            path: dir.join(persist::VECTORS_FILE),
+            reason: "an ordinal is live in two places".into(),
+        })?;
         let mut store = VectorStore::new(saved.dim, saved.params);
         store.rows = saved.rows;
         store.slot_ord = saved.slot_ord;
         store.live = saved.live;
-        // The reader checked that a live ordinal's slots are adjacent.
-        store.index_slots();
+        store.slots = slots;
+        store.dead = store.live.iter().filter(|&&live| !live).count();
         if let Some(parts) = saved.graph {
             store.load_graph(parts)?;
         }
@@ -567,19 +572,8 @@ impl VectorStore {
         self.rows = self.rows.compacted(&self.live);
         self.slot_ord = self.slot_ord.iter().zip(&self.live).filter(|(_, &live)| live).map(|(&ord, _)| ord).collect();
         self.live = vec![true; self.slot_ord.len()];
-        self.index_slots();
-    }
-
-    /// Rebuilds the ordinal map (each live ordinal's first slot) and the tombstone count from
-    /// the slot tables, whose live runs must be adjacent.
-    fn index_slots(&mut self) {
-        self.slots = HashMap::with_capacity(self.slot_ord.len());
-        for (slot, (&ord, &live)) in self.slot_ord.iter().zip(&self.live).enumerate() {
-            if live {
-                self.slots.entry(ord).or_insert(slot);
-            }
-        }
-        self.dead = self.live.iter().filter(|&&live| !live).count();
+        self.slots = first_slots(&self.slot_ord, &self.live).expect("compaction keeps each record's slots adjacent");
+        self.dead = 0;
     }
 
     /// Without the `hnsw` feature there is no graph to build ([`VectorStore::fit_graph`] never
@@ -692,6 +686,45 @@ mod tests {
                 }
             }
             assert!(store.chunks(7).windows(2).all(|w| store.slot_ord[w[0].end - 1] != store.slot_ord[w[1].start]));
+        }
+    }
+    /// A reopened store maps each ordinal to its first slot as the saved one did; a slot table
+    /// (its checksum made good again) in which a record's slots are adjacent opens as one
+    /// record of passages, one in which an ordinal is live in two separate places is refused.
+    #[test]
+    fn an_opened_store_maps_adjacent_slots_to_one_record_and_refuses_an_ordinal_live_twice() {
+        let store = churned(Quantization::Int8, 8, 300);
+        let dir = tempfile::tempdir().unwrap();
+        store.save(dir.path()).unwrap();
+        let reopened = VectorStore::open(dir.path()).unwrap();
+        assert_eq!((reopened.slots.clone(), reopened.dead), (store.slots.clone(), store.dead));
+
+        let mut plain = VectorStore::new(3, HnswParams { exact_threshold: usize::MAX, ..HnswParams::default() });
+        for ord in 1..=3 {
+            plain.insert(ord, &[1.0, ord as f32, 0.5]).unwrap();
+        }
+        plain.save(dir.path()).unwrap();
+        let file = dir.path().join(persist::VECTORS_FILE);
+        let good = std::fs::read(&file).unwrap();
+        // Rows start after a 57-byte header; an f32 row of 3 dimensions is 8 + 1 + 12 bytes.
+        let with_ord = |slot: usize, ord: Ordinal| {
+            let mut bytes = good.clone();
+            let at = 57 + slot * 21;
+            bytes[at..at + 8].copy_from_slice(&ord.to_le_bytes());
+            let body = bytes.len() - 4;
+            let crc = crc32fast::hash(&bytes[..body]);
+            bytes[body..].copy_from_slice(&crc.to_le_bytes());
+            std::fs::write(&file, bytes).unwrap();
+            VectorStore::open(dir.path())
+        };
+        let passages = with_ord(1, 1).unwrap();
+        assert_eq!((passages.len(), passages.vectors()), (2, 3));
+        match with_ord(2, 1) {
+            Err(Error::Corrupt { path, reason }) => {
+                assert_eq!(path, file);
+                assert!(reason.contains("two places"), "{reason}");
+            }
+            other => panic!("an ordinal live twice gave {other:?}"),
         }
     }
 }

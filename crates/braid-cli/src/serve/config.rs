@@ -6,6 +6,7 @@
 //! bind = "127.0.0.1:7700"            # the default: loopback only
 //! allowed_origins = []               # browser origins allowed to call (none by default)
 //! reload_seconds = 5.0               # how often to look for a new commit (0: never; else 0.1–86400)
+//! ef_search = 1600                   # the vector graph's search width (1–100000; docs/scale.md)
 //!
 //! [limits]
 //! max_body_bytes = 65536             # larger request bodies get 413
@@ -51,6 +52,10 @@ pub struct Config {
     /// re-index) and swaps it in; 0 turns it off. By default, 5.
     #[serde(default = "default_reload_seconds")]
     pub reload_seconds: f64,
+    /// The width the vector leg's HNSW graph is searched with (`IndexBuilder::ef_search`):
+    /// wider finds more of the exact top k, slower. By default, the library's (1,600).
+    #[serde(default)]
+    pub ef_search: Option<usize>,
     /// Limits.
     #[serde(default)]
     pub limits: Limits,
@@ -171,6 +176,7 @@ impl TokenEntry {
 /// every nanosecond), overflow a duration, or make a limit meaningless.
 pub const RANGES: &[(&str, f64, f64)] = &[
     ("reload_seconds", 0.1, 86_400.0),
+    ("ef_search", 1.0, 100_000.0),
     ("limits.max_body_bytes", 1024.0, 64.0 * 1024.0 * 1024.0),
     ("limits.timeout_ms", 1.0, 600_000.0),
     ("limits.header_read_timeout_ms", 100.0, 600_000.0),
@@ -254,6 +260,9 @@ impl Config {
         let l = &self.limits;
         if self.reload_seconds != 0.0 {
             in_range("reload_seconds", self.reload_seconds)?;
+        }
+        if let Some(width) = self.ef_search {
+            in_range("ef_search", width as f64)?;
         }
         in_range("limits.max_body_bytes", l.max_body_bytes as f64)?;
         in_range("limits.timeout_ms", l.timeout_ms as f64)?;
@@ -353,6 +362,8 @@ mod tests {
             ("reload_seconds = 0.01", "", "reload_seconds"),
             ("reload_seconds = inf", "", "reload_seconds"),
             ("reload_seconds = nan", "", "reload_seconds"),
+            ("ef_search = 0", "", "ef_search"),
+            ("ef_search = 1000000", "", "ef_search"),
             ("", "timeout_ms = 0", "limits.timeout_ms"),
             ("", "timeout_ms = 9223372036854775807", "limits.timeout_ms"),
             ("", "header_read_timeout_ms = 0", "limits.header_read_timeout_ms"),
@@ -374,7 +385,8 @@ mod tests {
         let per_token = parse(&format!("{token}rate_per_second = 1e-300\n")).unwrap_err();
         assert_eq!(per_token.root_cause().downcast_ref::<OutOfRange>().map(|r| r.key), Some("token.rate_per_second"));
         // The extremes that are allowed work, and a valid reload interval converts.
-        let c = parse(&format!("reload_seconds = 86400\n{token}")).unwrap();
+        let c = parse(&format!("reload_seconds = 86400\nef_search = 100000\n{token}")).unwrap();
         assert_eq!(c.reload_every(), Some(Duration::from_secs(86_400)));
+        assert_eq!(c.ef_search, Some(100_000));
     }
 }

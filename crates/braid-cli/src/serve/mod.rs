@@ -36,8 +36,14 @@ use braid::Principal;
 
 use crate::commands;
 
-fn open(dir: &Path, model: Option<&str>, max_k: usize, reload: Option<Duration>) -> Result<Arc<api::Engine>> {
-    let index = commands::open_with_model(dir, model)?;
+fn open(
+    dir: &Path,
+    model: Option<&str>,
+    ef_search: Option<usize>,
+    max_k: usize,
+    reload: Option<Duration>,
+) -> Result<Arc<api::Engine>> {
+    let index = commands::open_with_model(dir, model, ef_search)?;
     let engine = Arc::new(api::Engine::new(index, max_k));
     if let Some(every) = reload {
         watch(&engine, every)?;
@@ -85,7 +91,7 @@ pub fn serve(dir: &Path, config_file: &Path, bind: Option<SocketAddr>, model: Op
     if let Some(bind) = bind {
         config.bind = bind;
     }
-    let engine = open(dir, model, config.limits.max_k, config.reload_every())?;
+    let engine = open(dir, model, config.ef_search, config.limits.max_k, config.reload_every())?;
     let router = http::router(engine, &config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
@@ -174,7 +180,7 @@ async fn shutdown() {
 /// When the index cannot be opened or stdio fails.
 pub fn mcp_stdio(dir: &Path, principal: &[String], model: Option<&str>) -> Result<()> {
     let reload = Duration::from_secs_f64(config::DEFAULT_RELOAD_SECONDS);
-    let engine = open(dir, model, config::Limits::default().max_k, Some(reload))?;
+    let engine = open(dir, model, None, config::Limits::default().max_k, Some(reload))?;
     let server = mcp::Mcp::new(engine);
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::try_from_verified_tokens(principal).context("--principal")?;
