@@ -676,7 +676,7 @@ mod tests {
         assert!(cache.entries.len() <= 10);
         assert!(cache.get("rule-0099").is_some());
         assert!(cache.get("rule-0000").is_none());
-        let huge = docs(64 * 100_000);
+        let huge = docs(64 * 1_000_000);
         cache.insert("huge".into(), huge, budget);
         assert!(cache.get("huge").is_none());
         let total: usize = cache.entries.iter().map(|(k, (d, _))| k.len() + d.heap_bytes()).sum();

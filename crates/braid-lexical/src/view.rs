@@ -42,8 +42,6 @@ pub struct View<'a> {
     /// Whether the visible statistics are the index's own: every live record is allowed and
     /// no segment holds deleted documents (then the vocabulary's counts are exact).
     exact: bool,
-    /// Visible document frequencies already counted, by term.
-    counted: Mutex<HashMap<Term, u64>>,
     /// The request's walks of the vocabulary.
     walks: Lookups,
     /// The first index error met while counting (see [`View::word_df`]).
@@ -64,7 +62,6 @@ impl<'a> View<'a> {
             allowed,
             docs,
             exact,
-            counted: Mutex::new(HashMap::new()),
             walks: Lookups::default(),
             failure: Mutex::new(None),
             synonyms: snapshot.synonyms.compiled(),
@@ -449,11 +446,24 @@ impl<'a> View<'a> {
         Ok(LegOutput { candidates, highlight: built.highlight, synonyms: built.synonyms })
     }
 
-    /// Allowed records holding `term` (any field), counted once per request.
+    /// Allowed records holding `term` (any field): read off the index when every live record
+    /// is allowed, else counted once per allowed set and kept with it
+    /// ([`AllowedDocs::cached_freq`]).
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        if let Some(&n) = self.counted.lock().unwrap_or_else(|p| p.into_inner()).get(term) {
+        if self.exact {
+            return self.count(term);
+        }
+        if let Some(n) = self.docs.cached_freq(term) {
             return Ok(n);
         }
+        let count = self.count(term)?;
+        self.docs.remember_freq(term, count);
+        Ok(count)
+    }
+
+    /// Counts the allowed records holding `term`, walking its postings where a segment has
+    /// records this request may not see.
+    fn count(&self, term: &Term) -> tantivy::Result<u64> {
         let mut count = 0u64;
         for segment in self.snapshot.searcher.segment_readers() {
             if self.docs.of_segment(segment).is_none() && segment.alive_bitset().is_none() {
@@ -463,7 +473,6 @@ impl<'a> View<'a> {
             }
             self.each_allowed(segment, term, |_| count += 1)?;
         }
-        self.counted.lock().unwrap_or_else(|p| p.into_inner()).insert(term.clone(), count);
         Ok(count)
     }
 }
@@ -696,5 +705,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A word's visible count is the same counted, kept with the allowed set, or counted again
+    /// after the kept counts start over; each allowed set keeps its own.
+    #[test]
+    fn visible_counts_are_kept_per_allowed_set_and_stay_exact() {
+        let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+        let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+        let mut mix = Mix(11);
+        let mut records = Vec::new();
+        for i in 0..200u64 {
+            let acl: Vec<String> = if i % 3 == 0 { vec!["group:staff".into()] } else { Vec::new() };
+            let body = mix.words(&WORDS, 2, 12);
+            writer.upsert(i, &Record::new(format!("r{i}")).body(body.clone()).acl(acl.clone()), i).unwrap();
+            records.push((acl, body));
+        }
+        writer.commit().unwrap();
+        index.reload().unwrap();
+        let snapshot = index.snapshot();
+        let principals = [Principal::public(), Principal::from_verified_tokens(["group:staff"])];
+        let check = |round: &str| {
+            for principal in &principals {
+                let visibility = Visibility::new(principal.clone(), AccessPolicy::Public, None);
+                let allowed = snapshot.allowed_set(visibility.clone()).unwrap();
+                let view = snapshot.view(&allowed).unwrap();
+                for word in WORDS {
+                    let expected = records
+                        .iter()
+                        .filter(|(acl, body)| visibility.admits_acl(acl) && body.split(' ').any(|w| w == word))
+                        .count() as u64;
+                    assert_eq!(view.word_df(word), expected, "{round}: {word} for {principal:?}");
+                }
+            }
+        };
+        check("counted");
+        check("kept");
+        let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None)).unwrap();
+        let view = snapshot.view(&allowed).unwrap();
+        for i in 0..=crate::visibility::MAX_CACHED_FREQS {
+            view.docs.remember_freq(&Term::from_field_text(snapshot.fields.words, &format!("filler{i}")), 0);
+        }
+        check("counted again");
     }
 }
