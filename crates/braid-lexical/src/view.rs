@@ -446,13 +446,9 @@ impl<'a> View<'a> {
         Ok(LegOutput { candidates, highlight: built.highlight, synonyms: built.synonyms })
     }
 
-    /// Allowed records holding `term` (any field): read off the index when every live record
-    /// is allowed, else counted once per allowed set and kept with it
-    /// ([`AllowedDocs::cached_freq`]).
+    /// Allowed records holding `term` (any field), counted once per allowed set and kept with
+    /// it ([`AllowedDocs::cached_freq`]).
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        if self.exact {
-            return self.count(term);
-        }
         if let Some(n) = self.docs.cached_freq(term) {
             return Ok(n);
         }
@@ -461,8 +457,8 @@ impl<'a> View<'a> {
         Ok(count)
     }
 
-    /// Counts the allowed records holding `term`, walking its postings where a segment has
-    /// records this request may not see.
+    /// Counts the allowed records holding `term`: read off the index for a segment whose every
+    /// live record is allowed, else by walking its postings.
     fn count(&self, term: &Term) -> tantivy::Result<u64> {
         let mut count = 0u64;
         for segment in self.snapshot.searcher.segment_readers() {
