@@ -1,5 +1,7 @@
 //! Adding, replacing and deleting records in the inverted index.
 
+use std::time::{Duration, Instant};
+
 use braid_core::{Error, Ordinal, Record, Result, NO_ACL_TOKEN, NO_TENANT_TOKEN, TENANT_PREFIX};
 use tantivy::indexer::{LogMergePolicy, NoMergePolicy};
 use tantivy::schema::Field;
@@ -152,7 +154,7 @@ impl LexicalWriter {
         let Some(writer) = self.writer.take() else { return Err(Error::Lexical("the writer is closed".into())) };
         let index = writer.index().clone();
         writer.wait_merging_threads().map_err(lexical)?;
-        let reopened = index.writer(self.heap_bytes).map_err(lexical)?;
+        let reopened = reopen_writer(&index, self.heap_bytes, REOPEN_PATIENCE)?;
         reopened.set_merge_policy(Box::new(NoMergePolicy));
         self.writer = Some(reopened);
         Ok(())
@@ -237,4 +239,54 @@ fn add_tokenized(doc: &mut TantivyDocument, field: Field, analyzer: &TextAnalyze
 
 pub(crate) fn lexical(e: impl std::fmt::Display) -> Error {
     Error::Lexical(e.to_string())
+}
+
+/// How long reopening tantivy's writer waits for the lock its closed writer held. The lock is
+/// an `flock` on a file: a process forked in that instant (a server or a test harness spawning
+/// a tool) shares the open file until it runs its program, and holds the lock so long.
+const REOPEN_PATIENCE: Duration = Duration::from_secs(2);
+
+/// A new tantivy writer on `index`, right after this process closed the previous one; a lock
+/// still busy is waited for, up to `patience`.
+fn reopen_writer(index: &tantivy::Index, heap_bytes: usize, patience: Duration) -> Result<IndexWriter> {
+    let started = Instant::now();
+    loop {
+        match index.writer(heap_bytes) {
+            Err(tantivy::TantivyError::LockFailure(..)) if started.elapsed() < patience => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other.map_err(lexical),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tantivy::directory::{Directory, INDEX_WRITER_LOCK};
+
+    /// A writer lock still held when the writer reopens (a forked process sharing the lock
+    /// file) is waited for while it is released within the patience, and is an error after it.
+    #[test]
+    fn reopening_waits_for_a_lock_released_soon_and_fails_on_one_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = tantivy::Index::create_in_dir(
+            dir.path(),
+            crate::schema::build_schema(&crate::schema::SchemaConfig::default()).0,
+        )
+        .unwrap();
+        let held = index.directory().acquire_lock(&INDEX_WRITER_LOCK).unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            drop(held);
+        });
+        let started = Instant::now();
+        let writer = reopen_writer(&index, 15_000_000, Duration::from_secs(5)).unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(100), "the lock was not waited for");
+        release.join().unwrap();
+        drop(writer);
+
+        let _kept = index.directory().acquire_lock(&INDEX_WRITER_LOCK).unwrap();
+        assert!(matches!(reopen_writer(&index, 15_000_000, Duration::from_millis(50)), Err(Error::Lexical(_))));
+    }
 }
