@@ -29,7 +29,7 @@ use crate::synonyms::{SynonymUse, Synonyms, SynonymsHandle};
 use crate::view::View;
 use crate::visibility::{visibility_query, AllowedCollector, AllowedDocs, OrdCollector};
 use crate::vocabulary::Vocabulary;
-use crate::writer::{lexical, LexicalWriter};
+use crate::writer::{lexical, open_writer, LexicalWriter, LOCK_PATIENCE};
 
 /// Memory budget of the writer's indexing buffer. By default, 128 MiB.
 pub const DEFAULT_WRITER_HEAP: usize = 128 * 1024 * 1024;
@@ -154,9 +154,11 @@ impl LexicalIndex {
     /// Opens the single writer, with an indexing buffer of `heap_bytes`.
     ///
     /// # Errors
-    /// [`Error::LockBusy`] when another writer (thread or process) holds the index.
+    /// [`Error::LockBusy`] when another writer (thread or process) holds the index, after
+    /// waiting a quarter of a second for it (a forked process may still share a lock that a
+    /// writer of this process released).
     pub fn writer(&self, heap_bytes: usize) -> Result<LexicalWriter> {
-        let writer = self.index.writer(heap_bytes.max(15_000_000)).map_err(|e| match e {
+        let writer = open_writer(&self.index, heap_bytes.max(15_000_000), LOCK_PATIENCE).map_err(|e| match e {
             TantivyError::LockFailure(..) => {
                 Error::LockBusy { path: self.path.clone().unwrap_or_else(|| PathBuf::from("<memory>")) }
             }

@@ -154,7 +154,7 @@ impl LexicalWriter {
         let Some(writer) = self.writer.take() else { return Err(Error::Lexical("the writer is closed".into())) };
         let index = writer.index().clone();
         writer.wait_merging_threads().map_err(lexical)?;
-        let reopened = reopen_writer(&index, self.heap_bytes, REOPEN_PATIENCE)?;
+        let reopened = open_writer(&index, self.heap_bytes, REOPEN_PATIENCE).map_err(lexical)?;
         reopened.set_merge_policy(Box::new(NoMergePolicy));
         self.writer = Some(reopened);
         Ok(())
@@ -241,21 +241,30 @@ pub(crate) fn lexical(e: impl std::fmt::Display) -> Error {
     Error::Lexical(e.to_string())
 }
 
-/// How long reopening tantivy's writer waits for the lock its closed writer held. The lock is
-/// an `flock` on a file: a process forked in that instant (a server or a test harness spawning
-/// a tool) shares the open file until it runs its program, and holds the lock so long.
+/// How long opening tantivy's writer waits for a busy lock before calling it busy. The lock is
+/// an `flock` on a file: a process forked while a writer of this process held it (a server or
+/// a test harness spawning a tool) shares the open file until it runs its program, and holds
+/// the lock so long, after the writer that took it is gone.
+pub(crate) const LOCK_PATIENCE: Duration = Duration::from_millis(250);
+
+/// How long reopening the writer this process just closed waits for its lock: the lock is
+/// surely ours to take, so a busy one is a forked child still on its way to `exec`, which a
+/// loaded machine may take longer to reach.
 const REOPEN_PATIENCE: Duration = Duration::from_secs(2);
 
-/// A new tantivy writer on `index`, right after this process closed the previous one; a lock
-/// still busy is waited for, up to `patience`.
-fn reopen_writer(index: &tantivy::Index, heap_bytes: usize, patience: Duration) -> Result<IndexWriter> {
+/// A new tantivy writer on `index`; a lock still busy is waited for, up to `patience`.
+pub(crate) fn open_writer(
+    index: &tantivy::Index,
+    heap_bytes: usize,
+    patience: Duration,
+) -> tantivy::Result<IndexWriter> {
     let started = Instant::now();
     loop {
         match index.writer(heap_bytes) {
             Err(tantivy::TantivyError::LockFailure(..)) if started.elapsed() < patience => {
                 std::thread::sleep(Duration::from_millis(10));
             }
-            other => return other.map_err(lexical),
+            other => return other,
         }
     }
 }
@@ -265,10 +274,10 @@ mod tests {
     use super::*;
     use tantivy::directory::{Directory, INDEX_WRITER_LOCK};
 
-    /// A writer lock still held when the writer reopens (a forked process sharing the lock
-    /// file) is waited for while it is released within the patience, and is an error after it.
+    /// A writer lock still held when the writer opens (a forked process sharing the lock
+    /// file) is waited for while it is released within the patience, and is busy after it.
     #[test]
-    fn reopening_waits_for_a_lock_released_soon_and_fails_on_one_kept() {
+    fn opening_waits_for_a_lock_released_soon_and_fails_on_one_kept() {
         let dir = tempfile::tempdir().unwrap();
         let index = tantivy::Index::create_in_dir(
             dir.path(),
@@ -281,12 +290,13 @@ mod tests {
             drop(held);
         });
         let started = Instant::now();
-        let writer = reopen_writer(&index, 15_000_000, Duration::from_secs(5)).unwrap();
+        let writer = open_writer(&index, 15_000_000, Duration::from_secs(5)).unwrap();
         assert!(started.elapsed() >= Duration::from_millis(100), "the lock was not waited for");
         release.join().unwrap();
         drop(writer);
 
         let _kept = index.directory().acquire_lock(&INDEX_WRITER_LOCK).unwrap();
-        assert!(matches!(reopen_writer(&index, 15_000_000, Duration::from_millis(50)), Err(Error::Lexical(_))));
+        let busy = open_writer(&index, 15_000_000, Duration::from_millis(50));
+        assert!(matches!(busy, Err(tantivy::TantivyError::LockFailure(..))));
     }
 }
