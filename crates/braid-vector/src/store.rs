@@ -227,16 +227,27 @@ impl VectorStore {
     /// As [`VectorStore::insert`], for the first bad vector; [`Error::InvalidRecord`] for a
     /// record with no vector.
     pub fn insert_passages(&mut self, items: &[(Ordinal, Vec<Vec<f32>>)]) -> Result<()> {
-        let units = items
-            .iter()
-            .map(|(_, vectors)| {
-                if vectors.is_empty() {
-                    return Err(Error::InvalidRecord { reason: "a record's passages hold no vector".into() });
-                }
-                vectors.iter().map(|v| self.check_record(v)).collect::<Result<Vec<_>>>()
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let units = items.iter().map(|(_, vectors)| self.checked_passages(vectors)).collect::<Result<Vec<_>>>()?;
         self.push_records(items.iter().map(|(ord, _)| *ord).zip(units))
+    }
+
+    /// Checks what [`VectorStore::insert_passages`] would check, inserting nothing: a caller
+    /// that inserts a large batch in parts (to let searches run in between) checks it whole
+    /// first, so the batch still goes in all or nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`VectorStore::insert_passages`].
+    pub fn check_passages(&self, items: &[(Ordinal, Vec<Vec<f32>>)]) -> Result<()> {
+        items.iter().try_for_each(|(_, vectors)| self.checked_passages(vectors).map(drop))
+    }
+
+    /// One record's vectors, checked and normalised.
+    fn checked_passages(&self, vectors: &[Vec<f32>]) -> Result<Vec<Vec<f32>>> {
+        if vectors.is_empty() {
+            return Err(Error::InvalidRecord { reason: "a record's passages hold no vector".into() });
+        }
+        vectors.iter().map(|v| self.check_record(v)).collect()
     }
 
     /// Appends checked records, then grows the graph once.

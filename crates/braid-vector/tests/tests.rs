@@ -368,6 +368,40 @@ fn passages_score_a_record_by_its_best_vector() {
     assert!(matches!(store.insert_passages(&[(1, vec![])]), Err(Error::InvalidRecord { .. })));
 }
 
+/// A batch checked whole and then inserted in parts (as a commit does, so searches run in
+/// between) holds what one insert of it holds, and a batch with one bad vector is refused by
+/// the check before any part of it goes in.
+#[test]
+fn a_batch_checked_whole_goes_in_by_parts_as_one() {
+    let dim = 16;
+    let mut rng = Rng::new(11);
+    let records: Vec<(Ordinal, Vec<Vec<f32>>)> =
+        (0..500).map(|o| (o, (0..1 + o as usize % 3).map(|_| rng.unit_vector(dim)).collect())).collect();
+    let params = HnswParams { exact_threshold: 100, ..HnswParams::default() };
+    let mut whole = VectorStore::new(dim, params.clone());
+    whole.insert_passages(&records).unwrap();
+    let mut parts = VectorStore::new(dim, params);
+    parts.check_passages(&records).unwrap();
+    for part in records.chunks(64) {
+        parts.insert_passages(part).unwrap();
+    }
+    assert_eq!((parts.len(), parts.vectors()), (whole.len(), whole.vectors()));
+    assert!(parts.has_graph());
+    let everything = allowed(0..500);
+    for (ord, vectors) in records.iter().step_by(50) {
+        let exact = whole.search_exact(&vectors[0], 10, &everything).unwrap();
+        assert_eq!(parts.search_exact(&vectors[0], 10, &everything).unwrap(), exact);
+        assert_eq!(parts.search(&vectors[0], 10, &everything).unwrap().hits[0].0, *ord);
+    }
+
+    let mut bad = vec![(600, vec![rng.unit_vector(dim)]), (601, vec![rng.unit_vector(dim)])];
+    bad.push((602, vec![vec![f32::NAN; dim]]));
+    assert!(matches!(parts.check_passages(&bad), Err(Error::InvalidRecord { .. })));
+    assert!(matches!(parts.check_passages(&[(603, vec![])]), Err(Error::InvalidRecord { .. })));
+    assert!(matches!(parts.check_passages(&[(604, vec![vec![1.0; dim + 1]])]), Err(Error::DimensionMismatch { .. })));
+    assert_eq!(parts.len(), 500, "a check inserts nothing");
+}
+
 /// The `hnsw_rs` dumps a format 2 store kept beside its file are removed by the next save.
 #[test]
 fn a_save_removes_old_graph_dumps() {
