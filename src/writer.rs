@@ -309,12 +309,15 @@ impl Writer {
             // Searches read the store while it grows: the batch is checked whole, then goes in
             // a part at a time, each under its own write lock, and the file is written under a
             // read lock. Vectors of records not yet committed are outside every allowed set.
-            semantic.store.read().unwrap_or_else(|p| p.into_inner()).check_passages(&self.vectors)?;
-            for part in self.vectors.chunks(INSERT_PART) {
-                semantic.store.write().unwrap_or_else(|p| p.into_inner()).insert_passages(part)?;
+            let checked = semantic.store.read().unwrap_or_else(|p| p.into_inner()).check_passages(&self.vectors)?;
+            let mut pieces = checked.chunks(INSERT_PART).peekable();
+            while let Some(piece) = pieces.next() {
+                semantic.store.write().unwrap_or_else(|p| p.into_inner()).insert_checked(piece)?;
                 // The lock is not fair: without a pause this thread takes it again before a
                 // search it woke can run.
-                std::thread::sleep(PART_PAUSE);
+                if pieces.peek().is_some() {
+                    std::thread::sleep(PART_PAUSE);
+                }
             }
             if let Some(layout) = &layout {
                 semantic.store.read().unwrap_or_else(|p| p.into_inner()).save(&layout.vectors())?;

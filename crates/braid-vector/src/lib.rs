@@ -108,4 +108,4 @@ mod store;
 pub use params::{HnswParams, Quantization};
 pub use persist::{FORMAT_VERSION, VECTORS_FILE};
 pub use search::{SearchPath, VectorSearch};
-pub use store::VectorStore;
+pub use store::{CheckedRecord, VectorStore};

@@ -77,6 +77,14 @@ pub struct VectorStore {
     loaded: bool,
 }
 
+/// A record's vectors, checked and normalised by [`VectorStore::check_passages`], ready for
+/// [`VectorStore::insert_checked`].
+#[derive(Debug, Clone)]
+pub struct CheckedRecord {
+    ord: Ordinal,
+    units: Vec<Vec<f32>>,
+}
+
 impl fmt::Debug for VectorStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("VectorStore")
@@ -202,8 +210,9 @@ impl VectorStore {
     /// [`Error::DimensionMismatch`] when `vector.len() != self.dim()`;
     /// [`Error::InvalidRecord`] when it has a NaN or infinite component or is all zeros.
     pub fn insert(&mut self, ord: Ordinal, vector: &[f32]) -> Result<()> {
-        let unit = self.check_record(vector)?;
-        self.push_records(std::iter::once((ord, vec![unit])))
+        let units = [self.check_record(vector)?];
+        self.push_records(std::iter::once((ord, &units[..])));
+        Ok(())
     }
 
     /// Stores many vectors at once, inserting them into the graph in parallel. Later items
@@ -214,7 +223,8 @@ impl VectorStore {
     /// As [`VectorStore::insert`], for the first bad item.
     pub fn insert_batch(&mut self, items: &[(Ordinal, Vec<f32>)]) -> Result<()> {
         let units = items.iter().map(|(_, v)| self.check_record(v).map(|u| vec![u])).collect::<Result<Vec<_>>>()?;
-        self.push_records(items.iter().map(|(ord, _)| *ord).zip(units))
+        self.push_records(items.iter().map(|(ord, _)| *ord).zip(units.iter().map(Vec::as_slice)));
+        Ok(())
     }
 
     /// Stores several vectors per record — its passages — replacing whatever vectors each
@@ -227,38 +237,54 @@ impl VectorStore {
     /// As [`VectorStore::insert`], for the first bad vector; [`Error::InvalidRecord`] for a
     /// record with no vector.
     pub fn insert_passages(&mut self, items: &[(Ordinal, Vec<Vec<f32>>)]) -> Result<()> {
-        let units = items.iter().map(|(_, vectors)| self.checked_passages(vectors)).collect::<Result<Vec<_>>>()?;
-        self.push_records(items.iter().map(|(ord, _)| *ord).zip(units))
+        let checked = self.check_passages(items)?;
+        self.insert_checked(&checked)
     }
 
-    /// Checks what [`VectorStore::insert_passages`] would check, inserting nothing: a caller
-    /// that inserts a large batch in parts (to let searches run in between) checks it whole
-    /// first, so the batch still goes in all or nothing.
+    /// Checks and normalises what [`VectorStore::insert_passages`] would, inserting nothing:
+    /// a caller that inserts a large batch in parts ([`VectorStore::insert_checked`], to let
+    /// searches run in between) checks it whole first, so the batch still goes in all or
+    /// nothing, and each vector is checked once.
     ///
     /// # Errors
     ///
     /// As [`VectorStore::insert_passages`].
-    pub fn check_passages(&self, items: &[(Ordinal, Vec<Vec<f32>>)]) -> Result<()> {
-        items.iter().try_for_each(|(_, vectors)| self.checked_passages(vectors).map(drop))
+    pub fn check_passages(&self, items: &[(Ordinal, Vec<Vec<f32>>)]) -> Result<Vec<CheckedRecord>> {
+        items
+            .iter()
+            .map(|(ord, vectors)| {
+                if vectors.is_empty() {
+                    return Err(Error::InvalidRecord { reason: "a record's passages hold no vector".into() });
+                }
+                let units = vectors.iter().map(|v| self.check_record(v)).collect::<Result<_>>()?;
+                Ok(CheckedRecord { ord: *ord, units })
+            })
+            .collect()
     }
 
-    /// One record's vectors, checked and normalised.
-    fn checked_passages(&self, vectors: &[Vec<f32>]) -> Result<Vec<Vec<f32>>> {
-        if vectors.is_empty() {
-            return Err(Error::InvalidRecord { reason: "a record's passages hold no vector".into() });
+    /// Stores records [`VectorStore::check_passages`] checked, as
+    /// [`VectorStore::insert_passages`] does.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DimensionMismatch`] for records checked by a store of another dimension
+    /// (nothing is stored then).
+    pub fn insert_checked(&mut self, records: &[CheckedRecord]) -> Result<()> {
+        for unit in records.iter().flat_map(|r| &r.units) {
+            self.check_dim(unit)?;
         }
-        vectors.iter().map(|v| self.check_record(v)).collect()
+        self.push_records(records.iter().map(|r| (r.ord, r.units.as_slice())));
+        Ok(())
     }
 
     /// Appends checked records, then grows the graph once.
-    fn push_records(&mut self, records: impl Iterator<Item = (Ordinal, Vec<Vec<f32>>)>) -> Result<()> {
+    fn push_records<'a>(&mut self, records: impl Iterator<Item = (Ordinal, &'a [Vec<f32>])>) {
         for (ord, units) in records {
-            self.push_record(ord, &units);
+            self.push_record(ord, units);
         }
         self.extend_graph();
         self.maybe_rebuild();
         self.fit_graph();
-        Ok(())
     }
 
     /// Deletes `ord`'s vector; returns whether it had one. The slot is tombstoned and the

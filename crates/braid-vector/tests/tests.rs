@@ -381,9 +381,9 @@ fn a_batch_checked_whole_goes_in_by_parts_as_one() {
     let mut whole = VectorStore::new(dim, params.clone());
     whole.insert_passages(&records).unwrap();
     let mut parts = VectorStore::new(dim, params);
-    parts.check_passages(&records).unwrap();
-    for part in records.chunks(64) {
-        parts.insert_passages(part).unwrap();
+    let checked = parts.check_passages(&records).unwrap();
+    for part in checked.chunks(64) {
+        parts.insert_checked(part).unwrap();
     }
     assert_eq!((parts.len(), parts.vectors()), (whole.len(), whole.vectors()));
     assert!(parts.has_graph());
