@@ -19,7 +19,8 @@
 //! allowed): the kernel the semantic mode runs, without the request around it.
 //!
 //! `--lean` sends the request the peers harness sends (`benches/peers`, `braid-report run`):
-//! ids only, no suggestions, no snippets.
+//! ids only, no suggestions, no snippets. `--feedback` turns the lexical leg's feedback on
+//! (hybrid), to time what it costs.
 //!
 //! `--hits FILE` writes every mode's response to every query (ids, score bits, snippets,
 //! explain records, suggestions) to `FILE`, to check that a speed-up changed no answer (`cmp` two runs' files).
@@ -88,6 +89,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut dump = None;
     let mut hits_file = None;
     let mut lean = false;
+    let mut feedback = false;
     let mut modes = vec![Mode::Lexical, Mode::Fuzzy, Mode::Semantic, Mode::Hybrid];
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -99,11 +101,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             "--hits" => hits_file = Some(PathBuf::from(args.next().ok_or("--hits FILE")?)),
             "--lean" => lean = true,
+            "--feedback" => feedback = true,
             _ => dir = Some(PathBuf::from(arg)),
         }
     }
     let Some(dir) = dir else {
-        eprintln!("usage: speed <BEIR DATASET DIR> [--passes N] [--modes M,..] [--dump DIR] [--hits FILE] [--lean]");
+        eprintln!("usage: speed <BEIR DATASET DIR> [--passes N] [--modes M,..] [--dump DIR] [--hits FILE] [--lean] [--feedback]");
         std::process::exit(2);
     };
     let passes = passes.max(1);
@@ -180,7 +183,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let requests: Vec<SearchRequest> = queries
             .iter()
             .map(|(text, v)| {
-                let mut request = SearchRequest::new(text.as_str(), Principal::public()).mode(mode).k(10);
+                let mut request =
+                    SearchRequest::new(text.as_str(), Principal::public()).mode(mode).k(10).feedback(feedback);
                 if lean {
                     request = request.ids_only(true).suggest(false).snippet_chars(0);
                 }

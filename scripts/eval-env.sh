@@ -8,3 +8,9 @@ if [ "$profile" = release ]; then cargo build -q --release --locked -p braid-cli
 B="$CARGO_TARGET_DIR/$profile/braid"
 shared="${BRAID_SHARED:-$(cd .. && pwd)/shared}/datasets"
 idx="${BRAID_EVAL_DIR:-$HOME/.cache/braid/eval}"
+# Builds the MiniLM index (default passages) of each named shared set that has none yet.
+ensure_indexes() {
+  for d in "$@"; do
+    [ -f "$idx/$d-minilm/braid.json" ] || "$B" index "$shared/$d" --index "$idx/$d-minilm" --model default
+  done
+}

@@ -8,9 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/eval-env.sh
 source scripts/eval-env.sh
-for d in scifact nfcorpus; do
-  [ -f "$idx/$d-minilm/braid.json" ] || "$B" index "$shared/$d" --index "$idx/$d-minilm" --model default
-done
+ensure_indexes scifact nfcorpus
 typos="$(bash scripts/misspellings.sh)"
 mkdir -p results
 "$B" fit --misspellings "$typos" \

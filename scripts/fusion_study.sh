@@ -9,9 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/eval-env.sh
 source scripts/eval-env.sh
-for d in scifact nfcorpus; do
-  [ -f "$idx/$d-minilm/braid.json" ] || "$B" index "$shared/$d" --index "$idx/$d-minilm" --model default
-done
+ensure_indexes scifact nfcorpus
 venv="${STUDY_VENV:-$HOME/.cache/braid/study-venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -c 'import numpy' 2>/dev/null || "$venv/bin/pip" install -q 'numpy==2.4.6'

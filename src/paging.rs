@@ -173,6 +173,10 @@ fn request_digest(r: &SearchRequest) -> [u8; 8] {
         )
         .as_bytes(),
     );
+    // Feedback changes the ranking; requests without it keep the digest they always had.
+    if r.feedback {
+        h.update(b"feedback|");
+    }
     // The query vector as its bytes, after its length: formatted as text, a 384-d vector was
     // most of a hybrid request's work outside the legs (about 400,000 instructions).
     match &r.vector {

@@ -86,10 +86,12 @@ fn record(id: usize, d: &Doc) -> Record {
     r
 }
 
-/// The results side of a request: facets over the matches, boosts, and a page cut from a
-/// ranking deeper than `k` (so a cursor comes back when there is a further page).
+/// The results side of a request: facets over the matches, boosts, lexical feedback (it
+/// reads the top records' stored text back), and a page cut from a ranking deeper than `k` (so
+/// a cursor comes back when there is a further page).
 fn with_results(request: SearchRequest, k: usize) -> SearchRequest {
     request
+        .feedback(true)
         .k(k.div_ceil(2))
         .depth(k + 2)
         .facet(Facet::values("category"))

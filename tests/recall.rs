@@ -170,3 +170,43 @@ fn scores_share_one_scale_and_min_score_thresholds_it() {
     let r = idx.search(&SearchRequest::new("HTTP 451", Principal::public()).mode(Mode::Hybrid)).unwrap();
     assert!((r.hits[0].score - 1.0).abs() < 1e-6, "{}", r.hits[0].score);
 }
+
+#[test]
+fn feedback_reaches_records_in_the_top_records_words_and_only_when_asked() {
+    let idx = braid::Index::create_in_ram(braid::IndexConfig::default()).expect("index");
+    let mut w = idx.writer().expect("writer");
+    let records = [
+        ("salt-1", "Salt intake", "Salt intake raises sodium levels and hypertension risk."),
+        ("salt-2", "Cutting salt", "Less salt means less sodium and lower hypertension."),
+        ("sodium", "Sodium and blood pressure", "Sodium drives hypertension in adults."),
+        ("garden", "Gardening", "Tomatoes need sun, water and patience."),
+    ];
+    for (id, title, body) in records {
+        w.upsert(&braid::Record::new(id).title(title).body(body).acl(["public"])).expect("upsert");
+    }
+    w.commit().expect("commit");
+    drop(w);
+    let ask = |feedback: bool, mode: Mode| {
+        let r = idx.search(&SearchRequest::new("salt intake", Principal::public()).mode(mode).feedback(feedback));
+        let r = r.expect("search");
+        let lexical: Vec<String> = r
+            .hits
+            .iter()
+            .filter(|h| h.explain.legs.iter().any(|e| e.leg == Leg::Lexical))
+            .map(|h| h.id.clone())
+            .collect();
+        (ids(&r).into_iter().map(String::from).collect::<Vec<_>>(), lexical)
+    };
+    // Without feedback BM25 finds the records holding "salt"; with it, also the one that says
+    // "sodium" and "hypertension" as the salt records do — and never the unrelated one.
+    let (_, plain) = ask(false, Mode::Hybrid);
+    assert!(!plain.contains(&"sodium".to_string()), "{plain:?}");
+    let (hits, fed) = ask(true, Mode::Hybrid);
+    assert!(fed.contains(&"sodium".to_string()), "{fed:?}");
+    let mut first = fed[..2].to_vec();
+    first.sort();
+    assert_eq!(first, ["salt-1", "salt-2"], "the query's own matches stay first: {fed:?}");
+    assert!(!hits.contains(&"garden".to_string()), "{hits:?}");
+    // Lexical mode is BM25 of the query as typed: feedback is for the fused leg only.
+    assert_eq!(ask(true, Mode::Lexical), ask(false, Mode::Lexical));
+}

@@ -24,7 +24,8 @@ pub(super) struct Plan<'r> {
 }
 
 impl Plan<'_> {
-    /// Whether the lexical leg runs on the corrected query: when the fuzzy leg runs beside it.
+    /// Whether the lexical leg runs on the corrected query (and with pseudo-relevance
+    /// feedback where the request asks for it): when the fuzzy leg runs beside it.
     pub fn corrects_lexical(&self) -> bool {
         self.legs.contains(&Leg::Lexical) && self.legs.contains(&Leg::Fuzzy)
     }

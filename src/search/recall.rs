@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use braid_core::{AllowedSet, Error, Leg, LegWeights, Result, SearchRequest, Stage, Stats};
 use braid_fusion::LegList;
-use braid_lexical::{LegOutput, SynonymUse, View};
+use braid_lexical::{Feedback, LegOutput, SynonymUse, View};
 use rayon::prelude::*;
 use tracing::info_span;
 
@@ -109,7 +109,12 @@ fn run_leg(leg: Leg, legs: &Legs<'_>, embedded: &str, request: &SearchRequest) -
     let output = match leg {
         Leg::Lexical => {
             let _span = info_span!(target: "braid::recall::lexical", "lexical").entered();
-            view.lexical(lexical_text, plan.depth, request.syntax)?
+            if request.feedback && plan.corrects_lexical() {
+                // Fused with the other legs, BM25 may read its top records' shared terms too.
+                view.lexical_with_feedback(lexical_text, plan.depth, request.syntax, Feedback::DEFAULT)?
+            } else {
+                view.lexical(lexical_text, plan.depth, request.syntax)?
+            }
         }
         Leg::Fuzzy => {
             let _span = info_span!(target: "braid::recall::fuzzy", "fuzzy").entered();

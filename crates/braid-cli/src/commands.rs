@@ -376,6 +376,8 @@ pub struct SearchArgs<'a> {
     pub facets: &'a [String],
     /// `--boosts` as JSON.
     pub boosts: Option<&'a str>,
+    /// `--feedback`: pseudo-relevance feedback on the fused lexical leg.
+    pub feedback: bool,
 }
 
 /// `braid search`'s paging flags.
@@ -449,6 +451,7 @@ pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
     if let Some(boosts) = args.boosts {
         request = request.boosts(serde_json::from_str(boosts).context("--boosts is not valid boosts JSON")?);
     }
+    request = request.feedback(args.feedback);
     if let Some((_, candidates)) = rerank {
         request = request.rerank(candidates);
     }
@@ -479,6 +482,8 @@ pub struct EvalArgs<'a> {
     pub baseline: Option<&'a str>,
     /// A synonym file for the temporary index.
     pub synonyms: Option<&'a Path>,
+    /// Pseudo-relevance feedback on the fused lexical leg, for every query.
+    pub feedback: bool,
 }
 
 /// Parses `lexical=1,fuzzy=0.5,semantic=1`.
@@ -510,6 +515,7 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
         misspellings,
         baseline,
         synonyms,
+        feedback,
     } = *args;
     let weights = weights.map(parse_weights).transpose()?;
     let boosts: Option<braid::Boosts> =
@@ -561,6 +567,9 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
         if let Some(b) = &boosts {
             label.push_str(&format!("/boosts{}", serde_json::to_string(b)?));
         }
+        if feedback {
+            label.push_str("/feedback");
+        }
         if typos {
             label.push_str("+typos");
         }
@@ -578,7 +587,8 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
             // Chunked corpora are judged per article: collapse sections to their parent.
             let k = if chunked { 300 } else { 100 };
             // Rankings are all evaluation reads: no snippets (suggestions still run).
-            let mut request = SearchRequest::new(text, principal).k(k).mode(mode).fusion(fusion).snippet_chars(0);
+            let mut request =
+                SearchRequest::new(text, principal).k(k).mode(mode).fusion(fusion).snippet_chars(0).feedback(feedback);
             if let Some(w) = weights {
                 request = request.weights(w);
             }

@@ -1,4 +1,5 @@
-//! `braid search`'s results flags: `--facet`, `--offset`, `--cursor`, `--boosts` and `--ef-search`.
+//! `braid search`'s results flags: `--facet`, `--offset`, `--cursor`, `--boosts`, `--ef-search`
+//! and `--feedback`.
 
 use std::io::Write;
 
@@ -66,4 +67,34 @@ fn facets_pages_and_boosts_on_the_command_line() {
     let zero = braid().args(["search", "--index"]).arg(&index).args(["--ef-search", "0", "walrus"]).output().unwrap();
     assert!(!zero.status.success());
     assert!(String::from_utf8_lossy(&zero.stderr).contains("ef_search"), "{}", String::from_utf8_lossy(&zero.stderr));
+}
+
+#[test]
+fn feedback_is_off_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, index) = (dir.path().join("c.jsonl"), dir.path().join("idx"));
+    let mut f = std::fs::File::create(&corpus).unwrap();
+    for (id, title, text) in [
+        ("salt-1", "Salt intake", "Salt intake raises sodium levels and hypertension risk."),
+        ("salt-2", "Cutting salt", "Less salt means less sodium and lower hypertension."),
+        ("sodium", "Sodium and blood pressure", "Sodium drives hypertension in adults."),
+    ] {
+        writeln!(f, "{}", serde_json::json!({ "_id": id, "title": title, "text": text })).unwrap();
+    }
+    drop(f);
+    let out = braid().args(["index"]).arg(&corpus).arg("--index").arg(&index).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let hybrid = |extra: &[&str]| {
+        let out = braid()
+            .args(["search", "--json", "--mode", "hybrid", "--index"])
+            .arg(&index)
+            .args(extra)
+            .arg("salt intake")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        ids(&serde_json::from_slice(&out.stdout).unwrap())
+    };
+    assert!(!hybrid(&[]).contains(&"sodium".to_string()), "{:?}", hybrid(&[]));
+    assert!(hybrid(&["--feedback"]).contains(&"sodium".to_string()), "{:?}", hybrid(&["--feedback"]));
 }

@@ -113,7 +113,7 @@ fn query_text<'t>(config: &SchemaConfig, text: &'t str) -> Cow<'t, str> {
 
 /// BM25 for one analysed term over the flat title+body field, plus the title boost, all
 /// times `weight`.
-fn scored_term(fields: &Fields, config: &SchemaConfig, term: &str, weight: f32) -> Alternative {
+pub(crate) fn scored_term(fields: &Fields, config: &SchemaConfig, term: &str, weight: f32) -> Alternative {
     let mut terms = vec![WeightedTerm::new(fields.text, term, weight)];
     if config.title_boost > 0.0 {
         terms.push(WeightedTerm::new(fields.title, term, weight * config.title_boost));

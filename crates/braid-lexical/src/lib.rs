@@ -33,6 +33,7 @@ mod cjk;
 mod clitics;
 mod context;
 mod deletions;
+mod feedback;
 mod ids;
 mod index;
 mod legs;
@@ -52,6 +53,7 @@ mod vocabulary;
 mod writer;
 
 pub use analysis::Analyzer;
+pub use feedback::Feedback;
 pub use index::{LegOutput, LexicalIndex, QueryWord, Snapshot, Snippets, ALLOWED_CACHE_BYTES, DEFAULT_WRITER_HEAP};
 pub use legs::{max_edits, MAX_QUERY_TERMS};
 pub use matches::Located;

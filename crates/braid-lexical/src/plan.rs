@@ -71,7 +71,7 @@ pub(crate) enum Alternative {
 }
 
 impl Alternative {
-    fn terms(&self) -> &[WeightedTerm] {
+    pub(crate) fn terms(&self) -> &[WeightedTerm] {
         match self {
             Alternative::Terms(t) => t,
             Alternative::Grams { grams, .. } => grams,

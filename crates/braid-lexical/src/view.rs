@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use braid_core::{AllowedSet, Error, QuerySyntax, Result, Suggestion};
+use braid_core::{AllowedSet, Error, Ordinal, QuerySyntax, Result, Suggestion};
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
 use tantivy::query::Bm25StatisticsProvider;
@@ -23,10 +23,11 @@ use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader, Term};
 
 use crate::analysis;
 use crate::context;
+use crate::feedback::{expanded, relevance_model, Feedback};
 use crate::index::{LegOutput, QueryWord, Snapshot};
-use crate::legs::{fuzzy_query, lexical_query, max_edits, BuiltQuery, Scoring, MAX_QUERY_TERMS};
+use crate::legs::{fuzzy_query, lexical_query, max_edits, scored_term, BuiltQuery, Scoring, MAX_QUERY_TERMS};
 use crate::matches::Matches;
-use crate::plan::{self, Statistics, TopK};
+use crate::plan::{self, Plan, Statistics, TopK};
 use crate::reweight::{reweight, FieldWeights};
 use crate::simple::{self, Constraints, SimpleQuery, Verdict, MAX_PHRASE_CHECKS};
 use crate::synonyms::Compiled;
@@ -112,8 +113,68 @@ impl<'a> View<'a> {
     /// # Errors
     /// [`Error::Lexical`] on an internal failure.
     pub fn lexical(&self, text: &str, depth: usize, syntax: QuerySyntax) -> Result<LegOutput> {
+        self.run(self.lexical_built(text, syntax), depth)
+    }
+
+    /// The lexical leg with pseudo-relevance feedback ([`Feedback`], RM3): BM25 of the query,
+    /// then BM25 of the query and the terms its first top records share. Those records are the
+    /// leg's own hits (allowed records), and both searches count over the allowed records
+    /// only. Without a plan of Braid's own (the tantivy syntax) or with a `feedback` that
+    /// keeps the whole query, it is [`View::lexical`].
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] on an internal failure.
+    pub fn lexical_with_feedback(
+        &self,
+        text: &str,
+        depth: usize,
+        syntax: QuerySyntax,
+        feedback: Feedback,
+    ) -> Result<LegOutput> {
+        let built = self.lexical_built(text, syntax);
+        let plan = match &built.scoring {
+            Scoring::Plan(plan) if feedback.docs > 0 && feedback.terms > 0 && feedback.keep < 1.0 && depth > 0 => {
+                plan.clone()
+            }
+            _ => return self.run(built, depth),
+        };
+        let mut first = self.run(built, depth.max(feedback.docs))?;
+        let model = self.relevance_model(&first.candidates, feedback)?;
+        if model.is_empty() {
+            first.candidates.truncate(depth);
+            return Ok(first);
+        }
         let s = self.snapshot;
-        let built = match syntax {
+        let plan =
+            expanded(&plan, &model, feedback.keep, |term, weight| scored_term(&s.fields, &s.config, term, weight));
+        // The first search already counted its matches for facets; the expansion ranks, it
+        // does not widen what the query matches.
+        let top = self.top_of_plan(plan, depth, None).map_err(|e| Error::Lexical(e.to_string()))?;
+        first.candidates = top.into_iter().filter(|(ord, _)| self.allowed.contains(*ord)).collect();
+        Ok(first)
+    }
+
+    /// The relevance model of the first `feedback.docs` of `ranked` (allowed records, read
+    /// back from the document store and analysed as the index analysed them).
+    fn relevance_model(&self, ranked: &[(Ordinal, Score)], feedback: Feedback) -> Result<Vec<(String, f32)>> {
+        let top = &ranked[..ranked.len().min(feedback.docs)];
+        let ords: Vec<Ordinal> = top.iter().map(|(o, _)| *o).collect();
+        let s = self.snapshot;
+        let records = s.records(&ords)?;
+        let analysed: Vec<(Score, Vec<String>)> = records
+            .iter()
+            .filter_map(|r| {
+                let score = top.iter().find(|(o, _)| *o == r.ord)?.1;
+                let flat = format!("{} {}", r.title, r.body);
+                Some((score, analysis::terms(s.analyzers(&flat).0, &flat)))
+            })
+            .collect();
+        Ok(relevance_model(&analysed, feedback.terms))
+    }
+
+    fn lexical_built(&self, text: &str, syntax: QuerySyntax) -> BuiltQuery {
+        let s = self.snapshot;
+        match syntax {
             QuerySyntax::Plain => lexical_query(&s.fields, &s.config, s.analyzers(text).0, text, &self.synonyms),
             QuerySyntax::Tantivy => s.parsed_query(text),
             QuerySyntax::Simple => {
@@ -122,8 +183,7 @@ impl<'a> View<'a> {
                 constrain(&mut built, constraints);
                 built
             }
-        };
-        self.run(built, depth)
+        }
     }
 
     /// The fuzzy leg: typos, fragments and as-you-type prefixes, each expansion chosen among
@@ -425,12 +485,7 @@ impl<'a> View<'a> {
         let s = self.snapshot;
         let matches = self.matches.as_ref();
         let top = match built.scoring {
-            Scoring::Plan(mut plan) => {
-                if let Some(weights) = self.weights {
-                    reweight(&mut plan, &s.fields, weights);
-                }
-                plan::top_k(&s.searcher, &s.ord_columns, &plan, self, &self.docs, depth, matches)
-            }
+            Scoring::Plan(plan) => self.top_of_plan(plan, depth, matches),
             Scoring::Tantivy(query) => {
                 let query = restrict(&self.docs, query);
                 if let Some(matches) = matches {
@@ -444,6 +499,21 @@ impl<'a> View<'a> {
         // Defence in depth: the plan only offered allowed documents; the set must agree.
         let candidates = top.into_iter().filter(|(ord, _)| self.allowed.contains(*ord)).collect();
         Ok(LegOutput { candidates, highlight: built.highlight, synonyms: built.synonyms })
+    }
+
+    /// The `depth` best allowed records under `plan`, with the request's field weights; the
+    /// matches counted into `matches` when given.
+    fn top_of_plan(
+        &self,
+        mut plan: Plan,
+        depth: usize,
+        matches: Option<&Matches>,
+    ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
+        let s = self.snapshot;
+        if let Some(weights) = self.weights {
+            reweight(&mut plan, &s.fields, weights);
+        }
+        plan::top_k(&s.searcher, &s.ord_columns, &plan, self, &self.docs, depth, matches)
     }
 
     /// Allowed records holding `term` (any field), counted once per allowed set and kept with

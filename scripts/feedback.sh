@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Lexical feedback (RM3, `--feedback`) against the same build without it, query by query:
+# first on the fitting splits (SciFact `train`, NFCorpus `dev` and `train`), then once on every
+# shared set's test queries, clean and with one real misspelling each. Writes
+# results/feedback/<set>[-<split>][-misspelt].json; docs/ranking.md has the tables.
+#   bash scripts/feedback.sh [STAGE=fit|test|all]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/eval-env.sh
+source scripts/eval-env.sh
+typos="$(bash scripts/misspellings.sh)"
+out=results/feedback
+mkdir -p "$out"
+stage=${1:-all}
+run() {  # DATASET SPLIT MODES NAME [--misspellings L]
+  local d=$1 split=$2 modes=$3 name=$4; shift 4
+  ensure_indexes "$d"
+  local label; label="${modes%%,*}"; [ $# -gt 0 ] && label="$label+misspelt"
+  "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --split "$split" --mode "$modes" "$@" \
+    --out "$out/$name.without.json" > /dev/null
+  "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --split "$split" --mode "$modes" "$@" --feedback \
+    --baseline "$out/$name.without.json#$label" --out "$out/$name.json"
+}
+if [ "$stage" != test ]; then
+  for spec in scifact:train nfcorpus:dev nfcorpus:train; do
+    d=${spec%%:*} split=${spec##*:}
+    run "$d" "$split" hybrid,auto "$d-$split"
+    run "$d" "$split" hybrid,auto "$d-$split-misspelt" --misspellings "$typos"
+  done
+fi
+if [ "$stage" != fit ]; then
+  for d in scifact nfcorpus cranfield cacm npl; do
+    run "$d" test auto "$d"
+    run "$d" test auto "$d-misspelt" --misspellings "$typos"
+  done
+fi
