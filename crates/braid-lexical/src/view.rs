@@ -139,7 +139,7 @@ impl<'a> View<'a> {
             _ => return self.run(built, depth),
         };
         let mut first = self.run(built, depth.max(feedback.docs))?;
-        let model = self.relevance_model(&first.candidates, feedback)?;
+        let model = self.model_of_top(&first.candidates, feedback)?;
         if model.is_empty() {
             first.candidates.truncate(depth);
             return Ok(first);
@@ -156,7 +156,7 @@ impl<'a> View<'a> {
 
     /// The relevance model of the first `feedback.docs` of `ranked` (allowed records, read
     /// back from the document store and analysed as the index analysed them).
-    fn relevance_model(&self, ranked: &[(Ordinal, Score)], feedback: Feedback) -> Result<Vec<(String, f32)>> {
+    fn model_of_top(&self, ranked: &[(Ordinal, Score)], feedback: Feedback) -> Result<Vec<(String, f32)>> {
         let top = &ranked[..ranked.len().min(feedback.docs)];
         let ords: Vec<Ordinal> = top.iter().map(|(o, _)| *o).collect();
         let s = self.snapshot;
