@@ -19,6 +19,8 @@ import sys
 
 import numpy as np
 
+from fit_samples import ndcg10  # scripts/fit_samples.py, beside this file
+
 SHARED = os.environ.get("BRAID_SHARED", os.path.join(os.path.dirname(__file__), "..", "..", "shared")) + "/datasets"
 STOP = set("a an and are as at be but by for if in into is it no not of on or such that the their then there "
            "these they this to was will with".split())
@@ -39,13 +41,6 @@ def analyse(text):
                 break
         out.append(word)
     return out
-
-
-def ndcg10(ranking, judged):
-    ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:10]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    dcg = sum(judged.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranking[:10]) if judged.get(d, 0) > 0)
-    return dcg / idcg if idcg else 0.0
 
 
 def main(dataset, splits):

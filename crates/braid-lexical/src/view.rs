@@ -146,7 +146,7 @@ impl<'a> View<'a> {
         }
         let s = self.snapshot;
         let plan =
-            expanded(&plan, &model, feedback.keep, |term, weight| scored_term(&s.fields, &s.config, term, weight));
+            expanded(plan, &model, feedback.keep, |term, weight| scored_term(&s.fields, &s.config, term, weight));
         // The first search already counted its matches for facets; the expansion ranks, it
         // does not widen what the query matches.
         let top = self.top_of_plan(plan, depth, None).map_err(|e| Error::Lexical(e.to_string()))?;
