@@ -19,7 +19,7 @@
 //! allowed): the kernel the semantic mode runs, without the request around it.
 //!
 //! `--lean` sends the request the peers harness sends (`benches/peers`, `braid-report run`):
-//! ids only, no suggestions, no snippets. `--feedback` turns the lexical leg's feedback on
+//! ids only, no suggestions, no snippets. `--no-feedback` turns the lexical leg's feedback off
 //! (hybrid), to time what it costs.
 //!
 //! `--hits FILE` writes every mode's response to every query (ids, score bits, snippets,
@@ -89,7 +89,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut dump = None;
     let mut hits_file = None;
     let mut lean = false;
-    let mut feedback = false;
+    let mut feedback = true;
     let mut modes = vec![Mode::Lexical, Mode::Fuzzy, Mode::Semantic, Mode::Hybrid];
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -101,12 +101,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             "--hits" => hits_file = Some(PathBuf::from(args.next().ok_or("--hits FILE")?)),
             "--lean" => lean = true,
-            "--feedback" => feedback = true,
+            "--no-feedback" => feedback = false,
             _ => dir = Some(PathBuf::from(arg)),
         }
     }
     let Some(dir) = dir else {
-        eprintln!("usage: speed <BEIR DATASET DIR> [--passes N] [--modes M,..] [--dump DIR] [--hits FILE] [--lean] [--feedback]");
+        eprintln!("usage: speed <BEIR DATASET DIR> [--passes N] [--modes M,..] [--dump DIR] [--hits FILE] [--lean] [--no-feedback]");
         std::process::exit(2);
     };
     let passes = passes.max(1);

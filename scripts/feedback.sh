@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Lexical feedback (RM3, `--feedback`) against the same build without it, query by query:
-# first on the fitting splits (SciFact `train`, NFCorpus `dev` and `train`), then once on every
-# shared set's test queries, clean and with one real misspelling each. Writes
+# Lexical feedback (RM3, on by default) against the same build without it (`--no-feedback`),
+# query by query: first on the fitting splits (SciFact `train`, NFCorpus `dev` and `train`),
+# then once on every shared set's test queries, clean and with one real misspelling each. Writes
 # results/feedback/<set>[-<split>][-misspelt].json; docs/ranking.md has the tables.
 #   bash scripts/feedback.sh [STAGE=fit|test|all]
 set -euo pipefail
@@ -15,10 +15,10 @@ stage=${1:-all}
 run() {  # DATASET SPLIT MODES NAME [--misspellings L]
   local d=$1 split=$2 modes=$3 name=$4; shift 4
   ensure_indexes "$d"
-  local label; label="${modes%%,*}"; [ $# -gt 0 ] && label="$label+misspelt"
-  "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --split "$split" --mode "$modes" "$@" \
+  local label; label="${modes%%,*}/no-feedback"; [ $# -gt 0 ] && label="$label+misspelt"
+  "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --split "$split" --mode "$modes" "$@" --no-feedback \
     --out "$out/$name.without.json" > /dev/null
-  "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --split "$split" --mode "$modes" "$@" --feedback \
+  "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --split "$split" --mode "$modes" "$@" \
     --baseline "$out/$name.without.json#$label" --out "$out/$name.json"
 }
 if [ "$stage" != test ]; then

@@ -15,7 +15,12 @@ nDCG@10 per group for Braid's lexical leg, the re-implemented BM25 (the baseline
 analyser without feedback) and RM3 at each setting, with the paired sign-flip test against
 the baseline over all samples.
 
-  python3 scripts/rm3_study.py SAMPLES.jsonl      # samples: scripts/fusion_study.sh; numpy
+  python3 scripts/rm3_study.py SAMPLES.jsonl [--guards]   # samples: scripts/fusion_study.sh; numpy
+
+`--guards` tries the shipped setting with guards against drift instead: expansion terms that
+at least 1, 2 or 3 of the top records hold, and the second search with or without the
+records the query itself did not match; then, with agreement of 2, 3 or 4 records read, and
+each record read up to its first 32, 64 or 128 terms (results/rm3-guards.txt).
 """
 import collections
 import json
@@ -28,6 +33,11 @@ import bm25_sweep  # scripts/, beside this file
 import fusion_study
 
 SETTINGS = [(docs, terms, keep) for docs in (5, 10) for terms in (10, 20) for keep in (0.5, 0.7)]
+# Guards on the shipped setting (5, 10, 0.5): `agree`, the top records an expansion term must
+# occur in; `rerank`, whether the second search keeps only records the query itself matched.
+GUARDS = [(agree, rerank) for agree in (1, 2, 3) for rerank in (False, True)]
+# Then, with agreement of 2: fewer records read, and each record read up to its first terms.
+HEADS = [(5, 32), (5, 64), (5, 128), (3, None), (4, None)]
 K1, B = 1.2, 0.75
 DEPTH = 100
 
@@ -46,6 +56,7 @@ class Corpus:
         self.lengths = np.array([len(d) for d in docs], dtype=float)
         self.average = self.lengths.mean()
         self.counts = [collections.Counter(d) for d in docs]
+        self.docs = docs
         postings = collections.defaultdict(list)
         for i, counts in enumerate(self.counts):
             for term, tf in counts.items():
@@ -67,17 +78,25 @@ class Corpus:
     def ranked(self, score):
         return [(self.ids[i], float(score[i])) for i in np.argsort(-score)[:DEPTH] if score[i] > 0]
 
-    def feedback(self, query, score, docs, terms, keep):
-        """The RM3 query: `query`'s terms at `keep`, the relevance model's top `terms` at 1 - keep."""
+    def feedback(self, query, score, docs, terms, keep, agree=1, head=None):
+        """The RM3 query: `query`'s terms at `keep`, the relevance model's top `terms` at 1 - keep
+        (among terms at least `agree` of the top records hold; each record read up to its
+        `head`-th term, all of it when None)."""
         top = np.argsort(-score)[:docs]
         top = top[score[top] > 0]
         if len(top) == 0:
             return query
         weights = np.exp(score[top] - score[top].max())
-        model = collections.Counter()
+        model, holding = collections.Counter(), collections.Counter()
         for d, w in zip(top, weights):
-            for term, tf in self.counts[d].items():
-                model[term] += w * tf / self.lengths[d]
+            counts = self.counts[d] if head is None else collections.Counter(self.docs[d][:head])
+            length = self.lengths[d] if head is None else max(1, min(head, len(self.docs[d])))
+            for term, tf in counts.items():
+                model[term] += w * tf / length
+                holding[term] += 1
+        model = collections.Counter({t: p for t, p in model.items() if holding[t] >= agree})
+        if not model:
+            return query
         expansion = dict(model.most_common(terms))
         total_query, total_expansion = sum(query.values()), sum(expansion.values())
         out = collections.Counter({t: keep * w / total_query for t, w in query.items()})
@@ -99,9 +118,19 @@ def main(path):
         query = collections.Counter(bm25_sweep.analyse(s["text"]))
         score = corpus.bm25(query)
         lists = {"braid lexical leg": None, "bm25 (baseline)": corpus.ranked(score)}
-        for docs, terms, keep in SETTINGS:
-            lists[f"rm3 docs={docs} terms={terms} keep={keep}"] = corpus.ranked(
-                corpus.bm25(corpus.feedback(query, score, docs, terms, keep)))
+        if GUARDED:
+            for agree, rerank in GUARDS:
+                again = corpus.bm25(corpus.feedback(query, score, 5, 10, 0.5, agree))
+                if rerank:
+                    again[score <= 0] = 0
+                lists[f"rm3 5/10/0.5 agree={agree} rerank={int(rerank)}"] = corpus.ranked(again)
+            for docs, head in HEADS:
+                again = corpus.bm25(corpus.feedback(query, score, docs, 10, 0.5, 2, head))
+                lists[f"rm3 docs={docs}/10/0.5 agree=2 head={head}"] = corpus.ranked(again)
+        else:
+            for docs, terms, keep in SETTINGS:
+                lists[f"rm3 docs={docs} terms={terms} keep={keep}"] = corpus.ranked(
+                    corpus.bm25(corpus.feedback(query, score, docs, terms, keep)))
         for label, ranked in lists.items():
             sample = dict(s)
             if ranked is not None:
@@ -126,6 +155,8 @@ def main(path):
         print(f"{label:<40} {np.mean(per):.4f}  {np.mean(per) - np.mean(base):+.4f}  "
               f"p {fusion_study.randomization(v - baseline):.3f}  " + "  ".join(f"{x:.4f}" for x in per), flush=True)
 
+
+GUARDED = "--guards" in sys.argv
 
 if __name__ == "__main__":
     main(sys.argv[1])

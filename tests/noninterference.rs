@@ -86,9 +86,10 @@ fn record(id: usize, d: &Doc) -> Record {
     r
 }
 
-/// The results side of a request: facets over the matches, boosts, lexical feedback (it
-/// reads the top records' stored text back), and a page cut from a ranking deeper than `k` (so
-/// a cursor comes back when there is a further page).
+/// The results side of a request: facets over the matches, boosts, lexical feedback (on by
+/// default, said here so that it meets the boosts and the pages: it reads the top documents'
+/// stored text back), and a page cut from a ranking deeper than `k` (so a cursor comes back
+/// when there is a further page).
 fn with_results(request: SearchRequest, k: usize) -> SearchRequest {
     request
         .feedback(true)

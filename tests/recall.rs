@@ -172,7 +172,7 @@ fn scores_share_one_scale_and_min_score_thresholds_it() {
 }
 
 #[test]
-fn feedback_reaches_records_in_the_top_records_words_and_only_when_asked() {
+fn feedback_reaches_records_in_the_top_records_words_unless_turned_off() {
     let idx = braid::Index::create_in_ram(braid::IndexConfig::default()).expect("index");
     let mut w = idx.writer().expect("writer");
     let records = [
@@ -209,4 +209,37 @@ fn feedback_reaches_records_in_the_top_records_words_and_only_when_asked() {
     assert!(!hits.contains(&"garden".to_string()), "{hits:?}");
     // Lexical mode is BM25 of the query as typed: feedback is for the fused leg only.
     assert_eq!(ask(true, Mode::Lexical), ask(false, Mode::Lexical));
+    // On by default.
+    assert!(SearchRequest::new("salt", Principal::public()).feedback);
+}
+
+/// Feedback adds only words two documents agree on, and sections of one document are one
+/// document: a query that one document answers brings in nothing else, however many of its
+/// sections match.
+#[test]
+fn feedback_adds_only_words_documents_agree_on() {
+    let idx = braid::Index::create_in_ram(braid::IndexConfig::default()).expect("index");
+    let mut w = idx.writer().expect("writer");
+    let records = [
+        braid::Record::new("walrus#1").parent("walrus").title("Walruses").body("Walruses live near penguins."),
+        braid::Record::new("walrus#2").parent("walrus").title("Walrus diet").body("Walruses never eat penguins."),
+        braid::Record::new("penguins").title("Penguins").body("Penguins swim in cold water."),
+    ];
+    for record in &records {
+        w.upsert(&record.clone().acl(["public"])).expect("upsert");
+    }
+    w.commit().expect("commit");
+    drop(w);
+    let r = idx.search(&SearchRequest::new("walruses", Principal::public()).mode(Mode::Auto)).expect("search");
+    assert_eq!(ids(&r), ["walrus#1", "walrus#2"], "one document agrees with nothing but itself");
+    // Two documents that both say "penguins" do agree.
+    let mut w = idx.writer().expect("writer");
+    w.upsert(
+        &braid::Record::new("zoo").title("Zoo walruses").body("The zoo's walruses watch its penguins.").acl(["public"]),
+    )
+    .expect("upsert");
+    w.commit().expect("commit");
+    drop(w);
+    let r = idx.search(&SearchRequest::new("walruses", Principal::public()).mode(Mode::Auto)).expect("search");
+    assert!(ids(&r).contains(&"penguins"), "{:?}", ids(&r));
 }

@@ -2,7 +2,7 @@
 //! visibility on an index built by `braid index` from `scripts/scale_corpus.py`'s corpus.
 //!
 //! ```text
-//! cargo run --release -p braid-cli --example scale_bench -- INDEX_DIR QUERIES_JSONL
+//! cargo run --release -p braid-cli --example scale_bench -- INDEX_DIR QUERIES_JSONL [--no-feedback]
 //! ```
 //!
 //! Opens the index (lexical alone, then whole: with its supplied vectors), then runs
@@ -13,9 +13,11 @@
 //! with DIM 0) runs the lexical and fuzzy modes only. Two more rows per principal measure
 //! facets: lexical requests counting the `category` values and four yearly `updated` ranges
 //! over every matched record, and the same requests plain, on the same queries. Prints one
-//! JSON object.
+//! JSON object. `--no-feedback` sends every request without lexical feedback (on by default
+//! where the lexical leg is fused: hybrid), to time what it costs.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use braid::{Facet, FacetRange, Index, Mode, Principal, SearchRequest};
@@ -120,10 +122,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Whether requests run with lexical feedback (the default; `--no-feedback` turns it off).
+static FEEDBACK: OnceLock<bool> = OnceLock::new();
+
 /// One measured request: k = 10, no suggestions; the query vector for the semantic modes;
 /// facets when the run counts them.
 fn request(text: &str, vector: &[f32], principal: &Principal, run: Run) -> SearchRequest {
-    let mut request = SearchRequest::new(text, principal.clone()).k(10).mode(run.mode).suggest(false);
+    let feedback = *FEEDBACK.get_or_init(|| !std::env::args().any(|a| a == "--no-feedback"));
+    let mut request =
+        SearchRequest::new(text, principal.clone()).k(10).mode(run.mode).suggest(false).feedback(feedback);
     if matches!(run.mode, Mode::Semantic | Mode::Hybrid) && !vector.is_empty() {
         request = request.vector(vector.to_vec());
     }

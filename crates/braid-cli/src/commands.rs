@@ -376,7 +376,7 @@ pub struct SearchArgs<'a> {
     pub facets: &'a [String],
     /// `--boosts` as JSON.
     pub boosts: Option<&'a str>,
-    /// `--feedback`: pseudo-relevance feedback on the fused lexical leg.
+    /// Pseudo-relevance feedback on the fused lexical leg (off with `--no-feedback`).
     pub feedback: bool,
 }
 
@@ -482,7 +482,8 @@ pub struct EvalArgs<'a> {
     pub baseline: Option<&'a str>,
     /// A synonym file for the temporary index.
     pub synonyms: Option<&'a Path>,
-    /// Pseudo-relevance feedback on the fused lexical leg, for every query.
+    /// Pseudo-relevance feedback on the fused lexical leg, for every query (off with
+    /// `--no-feedback`).
     pub feedback: bool,
 }
 
@@ -567,8 +568,8 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
         if let Some(b) = &boosts {
             label.push_str(&format!("/boosts{}", serde_json::to_string(b)?));
         }
-        if feedback {
-            label.push_str("/feedback");
+        if !feedback {
+            label.push_str("/no-feedback");
         }
         if typos {
             label.push_str("+typos");

@@ -1,8 +1,8 @@
 //! `braid fit`: fits the fusion's parameters on training splits, never on test judgements.
 //!
-//! Every judged query of each `--set` (a dataset, its index and a *training* split) runs once
-//! per leg, as itself and with one real misspelling (`--misspellings`), and the legs' ranked
-//! lists are kept. Every candidate fusion — blend over a grid of normalisation, semantic share
+//! Every judged query of each `--set` (a dataset, its index and a *training* split) runs as
+//! the default hybrid search, as itself and with one real misspelling (`--misspellings`), and
+//! the legs' ranked lists are kept as that search runs them (once per leg, weighing that leg). Every candidate fusion — blend over a grid of normalisation, semantic share
 //! and fuzzy factor; weighted RRF over a grid of constants and weights; the weighted average of
 //! normalised scores — then fuses those same lists with the very functions search uses
 //! (`braid_fusion`), and is scored by mean nDCG@10, macro-averaged over the (set, clean |
@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use braid::{Index, Leg, Mode, Principal, SearchRequest};
+use braid::{Fusion, Index, Leg, LegWeights, Mode, Principal, SearchRequest};
 use braid_eval::{ndcg_at, Dataset, Misspellings};
 use braid_fusion::{blend, normalised, rrf, BlendParams, Fused, LegList, Normalisation};
 use rayon::prelude::*;
@@ -188,25 +188,44 @@ fn score(candidate: Candidate, samples: &[Sample], groups: usize, keep: impl Fn(
 /// One leg's ranked `(id, raw score)` list.
 type Ranked = Vec<(String, f32)>;
 
-/// The legs' lists for one query text: whether "did you mean" flagged it, then the lexical,
-/// fuzzy and semantic lists.
+/// The legs' lists for one query text as the default hybrid search runs them (the lexical
+/// leg on the corrected query and with feedback, the semantic leg embedding the corrected
+/// text): whether "did you mean" flagged it, then the lexical, fuzzy and semantic lists, each in
+/// its own order. Each list is read from the hits' explanations of a hybrid search that weighs
+/// that leg alone (RRF, the others at weight 0), so its every candidate ranks above the rest.
 fn leg_lists(index: &Index, text: &str) -> Result<(bool, Ranked, Ranked, Ranked)> {
-    let run = |mode: Mode, suggest: bool| -> Result<(bool, Ranked)> {
-        let request = SearchRequest::new(text, Principal::public()).mode(mode).k(DEPTH).suggest(suggest).ids_only(true);
+    let run = |leg: Leg| -> Result<(bool, Ranked)> {
+        let weight = |l: Leg| if l == leg { 1.0 } else { 0.0 };
+        let weights =
+            LegWeights { lexical: weight(Leg::Lexical), fuzzy: weight(Leg::Fuzzy), semantic: weight(Leg::Semantic) };
+        let request = SearchRequest::new(text, Principal::public())
+            .mode(Mode::Hybrid)
+            .fusion(Fusion::Rrf)
+            .weights(weights)
+            .depth(DEPTH)
+            .k(DEPTH)
+            .suggest(leg == Leg::Lexical)
+            .ids_only(true);
         let response = index.search(&request)?;
-        let list = response
+        let mut list: Vec<(usize, String, f32)> = response
             .hits
             .into_iter()
-            .map(|h| {
-                let raw = h.explain.legs.first().map(|l| l.raw).unwrap_or(0.0);
-                (h.id, raw)
+            .filter_map(|hit| {
+                let found = hit.explain.legs.iter().find(|e| e.leg == leg)?;
+                Some((found.rank, hit.id, found.raw))
             })
             .collect();
+        let candidates = response.stats.candidates.get(&leg).copied().unwrap_or(0);
+        if list.len() != candidates {
+            bail!("{text:?}: the hits hold {} of the {leg:?} leg's {candidates} candidates", list.len());
+        }
+        list.sort_by_key(|(rank, ..)| *rank);
+        let list = list.into_iter().map(|(_, id, raw)| (id, raw)).collect();
         Ok((!response.suggestions.is_empty(), list))
     };
-    let (flagged, lexical) = run(Mode::Lexical, true)?;
-    let (_, fuzzy) = run(Mode::Fuzzy, false)?;
-    let (_, semantic) = run(Mode::Semantic, false)?;
+    let (flagged, lexical) = run(Leg::Lexical)?;
+    let (_, fuzzy) = run(Leg::Fuzzy)?;
+    let (_, semantic) = run(Leg::Semantic)?;
     Ok((flagged, lexical, fuzzy, semantic))
 }
 

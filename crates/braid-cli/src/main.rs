@@ -138,10 +138,10 @@ enum Command {
         /// (`{"decay":[{"field":"updated","function":"exp","origin":1790000000,"scale":2592000}]}`).
         #[arg(long)]
         boosts: Option<String>,
-        /// Pseudo-relevance feedback (RM3) on the lexical leg in hybrid and auto: BM25 searches
-        /// again with the terms its top records share (about 1 ms more a query).
+        /// No pseudo-relevance feedback (RM3) on the lexical leg in hybrid and auto: BM25 of
+        /// the query alone, not again with the terms its top documents agree on.
         #[arg(long)]
-        feedback: bool,
+        no_feedback: bool,
         /// The query text (plain text unless --syntax says otherwise; never tantivy's syntax).
         #[arg(required_unless_present = "vector", num_args = 0..)]
         query: Vec<String>,
@@ -217,10 +217,10 @@ enum Command {
         /// temporary index only (set an index's own with `braid synonyms`).
         #[arg(long, conflicts_with = "index")]
         synonyms: Option<PathBuf>,
-        /// Pseudo-relevance feedback (RM3) on the lexical leg in hybrid and auto, for every
-        /// query (runs are labelled `/feedback`).
+        /// No pseudo-relevance feedback (RM3) on the lexical leg in hybrid and auto, for every
+        /// query (runs are labelled `/no-feedback`).
         #[arg(long)]
-        feedback: bool,
+        no_feedback: bool,
     },
     /// Fit the fusion's parameters on training splits (never test): prints the best blend,
     /// RRF and score average, macro-averaged over every set clean and with real misspellings.
@@ -363,7 +363,7 @@ fn main() -> ExitCode {
             ef_search,
             facet,
             boosts,
-            feedback,
+            no_feedback,
             query,
         } => {
             let rerank = rerank.as_deref().map(|dir| (dir, rerank_candidates));
@@ -388,7 +388,7 @@ fn main() -> ExitCode {
                 ef_search,
                 facets: &facet,
                 boosts: boosts.as_deref(),
-                feedback,
+                feedback: !no_feedback,
             };
             commands::search(&args, &query.join(" "))
         }
@@ -407,7 +407,7 @@ fn main() -> ExitCode {
             misspellings,
             baseline,
             synonyms,
-            feedback,
+            no_feedback,
         } => commands::eval(
             &commands::EvalArgs {
                 dataset: &dataset,
@@ -421,7 +421,7 @@ fn main() -> ExitCode {
                 misspellings: misspellings.as_deref(),
                 baseline: baseline.as_deref(),
                 synonyms: synonyms.as_deref(),
-                feedback,
+                feedback: !no_feedback,
             },
             &mode,
             &fusion,

@@ -1,5 +1,5 @@
 //! `braid search`'s results flags: `--facet`, `--offset`, `--cursor`, `--boosts`, `--ef-search`
-//! and `--feedback`.
+//! and `--no-feedback`.
 
 use std::io::Write;
 
@@ -70,7 +70,7 @@ fn facets_pages_and_boosts_on_the_command_line() {
 }
 
 #[test]
-fn feedback_is_off_unless_asked() {
+fn feedback_is_on_unless_turned_off() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, index) = (dir.path().join("c.jsonl"), dir.path().join("idx"));
     let mut f = std::fs::File::create(&corpus).unwrap();
@@ -95,6 +95,6 @@ fn feedback_is_off_unless_asked() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         ids(&serde_json::from_slice(&out.stdout).unwrap())
     };
-    assert!(!hybrid(&[]).contains(&"sodium".to_string()), "{:?}", hybrid(&[]));
-    assert!(hybrid(&["--feedback"]).contains(&"sodium".to_string()), "{:?}", hybrid(&["--feedback"]));
+    assert!(hybrid(&[]).contains(&"sodium".to_string()), "{:?}", hybrid(&[]));
+    assert!(!hybrid(&["--no-feedback"]).contains(&"sodium".to_string()), "{:?}", hybrid(&["--no-feedback"]));
 }

@@ -130,6 +130,24 @@ pub(crate) fn terms(analyzer: &TextAnalyzer, text: &str) -> Vec<String> {
     tokens(analyzer, text).into_iter().map(|t| t.text).collect()
 }
 
+/// `text` up to the end of its `words`-th word (a run of letters and digits, as the analyzers'
+/// tokenizer cuts words; a run of Han characters counts as one): all of it when it has no more.
+pub(crate) fn head(text: &str, words: usize) -> &str {
+    let mut seen = 0;
+    let mut in_word = false;
+    for (at, c) in text.char_indices() {
+        let alphanumeric = c.is_alphanumeric();
+        if alphanumeric && !in_word {
+            if seen == words {
+                return &text[..at];
+            }
+            seen += 1;
+        }
+        in_word = alphanumeric;
+    }
+    text
+}
+
 /// The character trigrams of one word, as the grams field indexes them.
 pub(crate) fn word_trigrams(word: &str) -> Vec<String> {
     let chars: Vec<char> = word.chars().collect();
@@ -144,6 +162,24 @@ pub(crate) fn word_trigrams(word: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_head_ends_after_its_last_word() {
+        assert_eq!(head("Salt, salt and sodium.", 2), "Salt, salt ");
+        assert_eq!(head("Salt, salt and sodium.", 4), "Salt, salt and sodium.");
+        assert_eq!(head("Salt, salt and sodium.", 9), "Salt, salt and sodium.");
+        assert_eq!(head("  -- Café naïve", 1), "  -- Café ");
+        assert_eq!(head("anything", 0), "");
+        assert_eq!(head("", 3), "");
+        // The words are the analyzer's: the head's terms are the text's first terms.
+        let a = Analyzer::English.build();
+        let text = "The refunds of policies, e-mail U.S. HTTP-451 and returns";
+        for words in 0..12 {
+            let all = terms(&a, text);
+            let first = terms(&a, head(text, words));
+            assert_eq!(first[..], all[..first.len()], "{words}");
+        }
+    }
 
     #[test]
     fn english_stems_and_drops_stop_words() {

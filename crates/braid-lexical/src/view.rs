@@ -34,6 +34,10 @@ use crate::synonyms::Compiled;
 use crate::visibility::{restrict, AllowedDocs};
 use crate::vocabulary::{Lookups, Neighbour};
 
+/// Records the lexical leg's feedback reads, at most, for each document it wants (sections of
+/// documents already read are skipped).
+const READ_PER_DOCUMENT: usize = 4;
+
 /// A request's view of one snapshot, confined to its allowed set (see the module docs).
 /// Made by [`Snapshot::view`]; lives for one request.
 pub struct View<'a> {
@@ -154,22 +158,42 @@ impl<'a> View<'a> {
         Ok(first)
     }
 
-    /// The relevance model of the first `feedback.docs` of `ranked` (allowed records, read
-    /// back from the document store and analysed as the index analysed them).
+    /// The relevance model of the first `feedback.docs` documents of `ranked` (allowed
+    /// records, read back from the document store, their first `feedback.words` words analysed
+    /// as the index analysed them).
+    /// A document is a record's parent, or the record itself: a later section of a document
+    /// already read is skipped, so one long article cut into sections counts once. At most
+    /// [`READ_PER_DOCUMENT`] records a document wanted are read.
     fn model_of_top(&self, ranked: &[(Ordinal, Score)], feedback: Feedback) -> Result<Vec<(String, f32)>> {
-        let top = &ranked[..ranked.len().min(feedback.docs)];
-        let ords: Vec<Ordinal> = top.iter().map(|(o, _)| *o).collect();
         let s = self.snapshot;
-        let records = s.records(&ords)?;
-        let analysed: Vec<(Score, Vec<String>)> = records
+        let limit = ranked.len().min(feedback.docs.saturating_mul(READ_PER_DOCUMENT));
+        let mut documents: Vec<String> = Vec::with_capacity(feedback.docs);
+        // Each document's best record: its score and its text.
+        let mut read: Vec<(Score, String)> = Vec::with_capacity(feedback.docs);
+        let mut next = 0;
+        while read.len() < feedback.docs && next < limit {
+            // The next batch: as many records as documents are still wanted.
+            let batch = &ranked[next..(next + feedback.docs - read.len()).min(limit)];
+            next += batch.len();
+            let ords: Vec<Ordinal> = batch.iter().map(|(o, _)| *o).collect();
+            for record in s.records(&ords)? {
+                let document = record.parent.as_deref().unwrap_or(&record.id);
+                let Some(&(_, score)) = batch.iter().find(|(o, _)| *o == record.ord) else { continue };
+                if read.len() == feedback.docs || documents.iter().any(|d| d == document) {
+                    continue;
+                }
+                documents.push(document.to_owned());
+                read.push((score, format!("{} {}", record.title, record.body)));
+            }
+        }
+        let analysed: Vec<(Score, Vec<String>)> = read
             .iter()
-            .filter_map(|r| {
-                let score = top.iter().find(|(o, _)| *o == r.ord)?.1;
-                let flat = format!("{} {}", r.title, r.body);
-                Some((score, analysis::terms(s.analyzers(&flat).0, &flat)))
+            .map(|(score, text)| {
+                let head = analysis::head(text, feedback.words);
+                (*score, analysis::terms(s.analyzers(head).0, head))
             })
             .collect();
-        Ok(relevance_model(&analysed, feedback.terms))
+        Ok(relevance_model(&analysed, feedback.terms, feedback.agree))
     }
 
     fn lexical_built(&self, text: &str, syntax: QuerySyntax) -> BuiltQuery {

@@ -55,6 +55,10 @@ pub struct SearchParams {
     /// Field weights, decays and numeric or keyword boosts.
     #[serde(default)]
     pub boosts: Option<Boosts>,
+    /// Pseudo-relevance feedback on the fused lexical leg ([`SearchRequest::feedback`]). By
+    /// default, true.
+    #[serde(default = "default_feedback")]
+    pub feedback: bool,
 }
 
 /// The query syntaxes the server accepts: tantivy's full query language is never served.
@@ -70,6 +74,10 @@ pub enum Syntax {
 
 fn default_k() -> usize {
     10
+}
+
+fn default_feedback() -> bool {
+    true
 }
 
 /// The deepest ranking a client may ask for (`depth`): ten times the library's default, so a
@@ -213,7 +221,8 @@ impl Engine {
                 Syntax::Plain => QuerySyntax::Plain,
                 Syntax::Simple => QuerySyntax::Simple,
             })
-            .offset(params.offset);
+            .offset(params.offset)
+            .feedback(params.feedback);
         if let Some(cursor) = &params.cursor {
             request = request.cursor(cursor.as_str());
         }

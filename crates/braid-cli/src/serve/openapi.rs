@@ -163,7 +163,7 @@ mod tests {
         let schema = &doc["components"]["schemas"]["SearchParams"];
         assert_eq!(schema["additionalProperties"], false);
         let sample = json!({
-            "query": "x", "k": 3, "mode": "fuzzy", "collapse": true, "ids_only": true, "vector": [0.5, 1], "syntax": "simple",
+            "query": "x", "k": 3, "mode": "fuzzy", "collapse": true, "feedback": false, "ids_only": true, "vector": [0.5, 1], "syntax": "simple",
             "filters": [{ "keyword": { "field": "category", "value": "billing" } }],
             "offset": 10, "cursor": "c", "depth": 50,
             "facets": [

@@ -62,6 +62,10 @@ pub fn search_params(defs: &str, max_k: usize) -> Value {
                 "type": "boolean", "default": false,
                 "description": "Keep only the best section of each article."
             },
+            "feedback": {
+                "type": "boolean", "default": true,
+                "description": "In auto and hybrid, rank words the top results agree on too (pseudo-relevance feedback); false ranks by the query's own words."
+            },
             "ids_only": {
                 "type": "boolean", "default": false,
                 "description": "Return ids, scores and explanations only: no titles, fields or snippets."
