@@ -33,4 +33,11 @@ if [ "$stage" != fit ]; then
     run "$d" test auto "$d"
     run "$d" test auto "$d-misspelt" --misspellings "$typos"
   done
+  # The bundled help center: short sections of articles, the drift feedback had to be guarded
+  # against (its queries are the project's own, so this is a check, not evidence).
+  hc="$idx/helpcenter-minilm"
+  [ -f "$hc/braid.json" ] || "$B" index datasets/helpcenter --index "$hc" --model default
+  "$B" eval --dataset datasets/helpcenter --index "$hc" --mode auto --no-feedback --out "$out/helpcenter.without.json" > /dev/null
+  "$B" eval --dataset datasets/helpcenter --index "$hc" --mode auto --baseline "$out/helpcenter.without.json#auto/no-feedback" \
+    --out "$out/helpcenter.json"
 fi
