@@ -7,7 +7,7 @@ by the softmax of its BM25 score), and searches again with the query's terms at 
 `keep` and the expansion terms at `1 - keep`. Dense feedback was tried before and did not pay
 (scripts/feedback_study.py); this is the lexical one.
 
-Braid's lexical leg has no feedback yet, so this study re-implements BM25 (k1 1.2, b 0.75,
+This study re-implements BM25 (k1 1.2, b 0.75,
 scripts/bm25_sweep.py's rough analyser) and puts its list in place of Braid's lexical leg in
 the samples of `braid fit --samples` (SciFact `train`, NFCorpus `train` and `dev`, clean and
 misspelt), beside Braid's own fuzzy and semantic lists, fused by the shipped blend. It prints

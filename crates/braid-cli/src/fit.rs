@@ -2,8 +2,9 @@
 //!
 //! Every judged query of each `--set` (a dataset, its index and a *training* split) runs as
 //! the default hybrid search, as itself and with one real misspelling (`--misspellings`), and
-//! the legs' ranked lists are kept as that search runs them (once per leg, weighing that leg). Every candidate fusion — blend over a grid of normalisation, semantic share
-//! and fuzzy factor; weighted RRF over a grid of constants and weights; the weighted average of
+//! the legs' ranked lists are kept as that search runs them (once per leg, weighing that
+//! leg). Every candidate fusion — blend over a grid of normalisation, semantic share and fuzzy
+//! factor; weighted RRF over a grid of constants and weights; the weighted average of
 //! normalised scores — then fuses those same lists with the very functions search uses
 //! (`braid_fusion`), and is scored by mean nDCG@10, macro-averaged over the (set, clean |
 //! misspelt) groups so that each counts alike. The best blend is the candidate for
