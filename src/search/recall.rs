@@ -110,7 +110,7 @@ fn run_leg(leg: Leg, legs: &Legs<'_>, embedded: &str, request: &SearchRequest) -
         Leg::Lexical => {
             let _span = info_span!(target: "braid::recall::lexical", "lexical").entered();
             if request.feedback && plan.corrects_lexical() {
-                // Fused with the other legs, BM25 may read its top records' shared terms too.
+                // Fused with the other legs, BM25 reads the terms its top documents agree on too.
                 view.lexical_with_feedback(lexical_text, plan.depth, request.syntax, Feedback::DEFAULT)?
             } else {
                 view.lexical(lexical_text, plan.depth, request.syntax)?

@@ -1,8 +1,8 @@
 //! Pseudo-relevance feedback for the lexical leg (RM3).
 //!
 //! The leg's first top documents are read as relevant (one record per document: a document
-//! cut into sections counts once, by its best section): their relevance model — each record's
-//! term frequencies over its length, weighted by how far its BM25 score is from the first's
+//! cut into sections counts once, by its best section), each up to its first `words` words:
+//! their relevance model — each record's term frequencies over its length, weighted by how far its BM25 score is from the first's
 //! (`exp(score − top)`) — gives the terms such records share, and the leg searches again with
 //! the query's own terms at weight `keep` and the model's most likely terms at `1 − keep`
 //! (Lavrenko and Croft's relevance model, interpolated with the query as in RM3). A query
@@ -20,7 +20,8 @@
 //! adds nothing a caller could not see.
 //!
 //! Fitted on training splits only (SciFact `train`, NFCorpus `train` and `dev`, clean and
-//! misspelt, fused by the default blend): `scripts/rm3_study.py`, docs/ranking.md.
+//! misspelt, fused by the default blend): `scripts/rm3_study.py`, `scripts/feedback.sh fit`,
+//! docs/ranking.md.
 
 use std::collections::HashMap;
 

@@ -121,7 +121,7 @@ impl<'a> View<'a> {
     }
 
     /// The lexical leg with pseudo-relevance feedback ([`Feedback`], RM3): BM25 of the query,
-    /// then BM25 of the query and the terms its first top records share. Those records are the
+    /// then BM25 of the query and the terms its first top documents agree on. Those records are the
     /// leg's own hits (allowed records), and both searches count over the allowed records
     /// only. Without a plan of Braid's own (the tantivy syntax) or with a `feedback` that
     /// keeps the whole query, it is [`View::lexical`].
