@@ -148,6 +148,36 @@ pub(crate) fn head(text: &str, words: usize) -> &str {
     text
 }
 
+/// The words of a record that lexical feedback reads: its title and body, cut after this many
+/// words ([`crate::Feedback::words`] of the default setting).
+pub(crate) const HEAD_WORDS: usize = 96;
+
+/// The text analyzer for `text`: the one for the Han mode of its detected language, else
+/// `default` (the index's configured analyzer).
+pub(crate) fn text_analyzer_for<'a>(
+    default: &'a TextAnalyzer,
+    by_mode: &'a [ModeAnalyzers; 2],
+    text: &str,
+) -> &'a TextAnalyzer {
+    match HanMode::of(braid_core::Language::detect(text)) {
+        Some(mode) => &for_mode(by_mode, mode).text,
+        None => default,
+    }
+}
+
+/// The analysed terms of a record's first `words` words — `flat` is its title, a space and
+/// its body — in order, as lexical feedback reads them. Written with the record (the index's
+/// `head` field, for [`HEAD_WORDS`]) and computed again only where the index has no such field.
+pub(crate) fn head_terms(
+    default: &TextAnalyzer,
+    by_mode: &[ModeAnalyzers; 2],
+    flat: &str,
+    words: usize,
+) -> Vec<String> {
+    let head = head(flat, words);
+    terms(text_analyzer_for(default, by_mode, head), head)
+}
+
 /// The character trigrams of one word, as the grams field indexes them.
 pub(crate) fn word_trigrams(word: &str) -> Vec<String> {
     let chars: Vec<char> = word.chars().collect();

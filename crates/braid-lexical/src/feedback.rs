@@ -23,8 +23,7 @@
 //! misspelt, fused by the default blend): `scripts/rm3_study.py`, `scripts/feedback.sh fit`,
 //! docs/ranking.md.
 
-use std::collections::HashMap;
-
+use rustc_hash::FxHashMap;
 use tantivy::Score;
 
 use crate::plan::{Alternative, Group, Plan};
@@ -56,17 +55,21 @@ impl Feedback {
 /// The relevance model of `records` — each a first-search score and the record's analysed
 /// terms — as its `limit` most likely terms among those at least `agree` records hold, with
 /// probabilities summing to 1, most likely first (ties by term). Empty when no term qualifies.
-pub(crate) fn relevance_model(records: &[(Score, Vec<String>)], limit: usize, agree: usize) -> Vec<(String, f32)> {
+pub(crate) fn relevance_model<T: AsRef<str>>(
+    records: &[(Score, Vec<T>)],
+    limit: usize,
+    agree: usize,
+) -> Vec<(String, f32)> {
     let Some(top) = records.iter().map(|(s, _)| *s).reduce(Score::max) else { return Vec::new() };
     // Per term: its probability mass, and the last record that held it and how many did.
-    let mut model: HashMap<&str, (f64, usize, usize)> = HashMap::new();
+    let mut model: FxHashMap<&str, (f64, usize, usize)> = FxHashMap::default();
     for (at, (score, terms)) in records.iter().enumerate() {
         if terms.is_empty() {
             continue;
         }
         let weight = f64::from(score - top).exp() / terms.len() as f64;
         for t in terms {
-            let entry = model.entry(t.as_str()).or_insert((0.0, usize::MAX, 0));
+            let entry = model.entry(t.as_ref()).or_insert((0.0, usize::MAX, 0));
             entry.0 += weight;
             if entry.1 != at {
                 entry.1 = at;
@@ -134,8 +137,8 @@ mod tests {
         let two = relevance_model(&records, 2, 1);
         assert_eq!(two.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), ["salt", "sodium"]);
         assert!((two.iter().map(|x| x.1).sum::<f32>() - 1.0).abs() < 1e-5);
-        assert!(relevance_model(&[], 5, 1).is_empty());
-        assert!(relevance_model(&[(1.0, Vec::new())], 5, 1).is_empty());
+        assert!(relevance_model::<String>(&[], 5, 1).is_empty());
+        assert!(relevance_model(&[(1.0, Vec::<String>::new())], 5, 1).is_empty());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The lexical index: a tantivy index, its reader, and immutable snapshots to search.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
@@ -16,7 +17,7 @@ use tantivy::{
 };
 
 use crate::analysis::{
-    self, for_mode, words_analyzer, ModeAnalyzers, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER,
+    self, for_mode, words_analyzer, ModeAnalyzers, GRAMS_TOKENIZER, HEAD_WORDS, TEXT_TOKENIZER, WORDS_TOKENIZER,
 };
 use crate::cjk::HanMode;
 use crate::ids::SegmentIds;
@@ -24,7 +25,7 @@ use crate::legs::{BuiltQuery, Scoring, MAX_QUERY_TERMS};
 use crate::phonetic::Phonetic;
 use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
 use crate::snippets::SnippetMaker;
-use crate::stored::{from_doc, StoredRecord};
+use crate::stored::{feedback_read, from_doc, FeedbackRead, Head, StoredRecord};
 use crate::synonyms::{SynonymUse, Synonyms, SynonymsHandle};
 use crate::view::View;
 use crate::visibility::{visibility_query, AllowedCollector, AllowedDocs, OrdCollector};
@@ -168,12 +169,7 @@ impl LexicalIndex {
         // `<segment>.<opstamp>.del` that this writer would create again under the same name and
         // fail on): remove them before writing anything.
         writer.garbage_collect_files().wait().map_err(lexical)?;
-        Ok(LexicalWriter::new(
-            writer,
-            heap_bytes.max(15_000_000),
-            self.fields.clone(),
-            ModeAnalyzers::both(self.config.analyzer),
-        ))
+        Ok(LexicalWriter::new(writer, heap_bytes.max(15_000_000), self.fields.clone(), self.config.analyzer))
     }
 
     /// Picks up the latest commit: later calls to [`LexicalIndex::snapshot`] see it.
@@ -442,6 +438,34 @@ impl Snapshot {
             }
         }
         Ok(out)
+    }
+
+    /// What lexical feedback reads of records by ordinal ([`FeedbackRead`]), in the given
+    /// order; missing ordinals are skipped. Their stored heads are read when `words` is the
+    /// number they hold ([`HEAD_WORDS`]), their text otherwise.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read.
+    pub(crate) fn feedback_reads(&self, ords: &[Ordinal], words: usize) -> Result<Vec<FeedbackRead>> {
+        let mut out = Vec::with_capacity(ords.len());
+        for &ord in ords {
+            if let Some(address) = self.address_of_ord(ord)? {
+                let doc: TantivyDocument = self.searcher.doc(address).map_err(lexical)?;
+                out.push(feedback_read(&self.fields, &doc, words == HEAD_WORDS));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The analysed terms of a feedback read's first `words` words: the stored ones, or its
+    /// text analysed as the writer analyses heads ([`analysis::head_terms`]).
+    pub(crate) fn head_terms<'r>(&self, read: &'r FeedbackRead, words: usize) -> Vec<Cow<'r, str>> {
+        match &read.head {
+            Head::Terms(terms) => terms.split(' ').filter(|t| !t.is_empty()).map(Cow::Borrowed).collect(),
+            Head::Text(text) => {
+                analysis::head_terms(&self.analyzer, &self.by_mode, text, words).into_iter().map(Cow::Owned).collect()
+            }
+        }
     }
 
     /// The external ids of records by ordinal, in the given order (`None` for an ordinal no

@@ -82,6 +82,10 @@ pub(crate) struct Fields {
     pub hash: Field,
     pub keywords: Vec<(String, Field)>,
     pub numbers: Vec<(String, Field)>,
+    /// The analysed terms of each record's first words, as lexical feedback reads them
+    /// ([`crate::analysis::head_terms`]); `None` in indexes written before it existed, whose
+    /// feedback analyses the stored text instead (the same terms, more work).
+    pub head: Option<Field>,
 }
 
 impl Fields {
@@ -107,7 +111,13 @@ fn indexed_text(tokenizer: &str, record: IndexRecordOption) -> TextOptions {
         .set_indexing_options(TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(record))
 }
 
+/// The schema of a new index: every field, the feedback heads last.
 pub(crate) fn build_schema(config: &SchemaConfig) -> (Schema, Fields) {
+    schema_with(config, true)
+}
+
+/// The schema with or without the feedback heads (`head: false`: as indexes were written before them).
+pub(crate) fn schema_with(config: &SchemaConfig, head: bool) -> (Schema, Fields) {
     let mut b = Schema::builder();
     // The id is also a fast column, so hits that need only ids never read the document store
     // (indexes written before it existed fall back to the store).
@@ -138,6 +148,8 @@ pub(crate) fn build_schema(config: &SchemaConfig) -> (Schema, Fields) {
             (n.clone(), b.add_f64_field(&format!("{NUMBER_PREFIX}{n}"), opts))
         })
         .collect();
+    // Last, so that the fields before it keep their numbers in indexes written without it.
+    let head = head.then(|| b.add_text_field("head", STORED));
     let fields = Fields {
         id,
         ord,
@@ -155,18 +167,24 @@ pub(crate) fn build_schema(config: &SchemaConfig) -> (Schema, Fields) {
         hash,
         keywords,
         numbers,
+        head,
     };
     (b.build(), fields)
 }
 
-/// Recovers the fields of an existing schema, checking it is a Braid schema.
+/// Recovers the fields of an existing schema, checking it is a Braid schema: today's, or one
+/// written before the feedback heads existed.
 pub(crate) fn fields_of(schema: &Schema, config: &SchemaConfig) -> Result<Fields> {
-    let (expected, fields) = build_schema(config);
     let names = |s: &Schema| s.fields().map(|(_, e)| e.name().to_string()).collect::<Vec<_>>();
-    if names(schema) != names(&expected) {
-        return Err(Error::Lexical(
-            "the index schema does not match its Braid configuration (was it written by another program?)".into(),
-        ));
-    }
-    Ok(fields)
+    let found = names(schema);
+    [true, false]
+        .into_iter()
+        .map(|head| schema_with(config, head))
+        .find(|(expected, _)| names(expected) == found)
+        .map(|(_, fields)| fields)
+        .ok_or_else(|| {
+            Error::Lexical(
+                "the index schema does not match its Braid configuration (was it written by another program?)".into(),
+            )
+        })
 }

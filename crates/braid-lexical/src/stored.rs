@@ -38,6 +38,44 @@ pub struct StoredRecord {
     pub digest: Option<[u8; 32]>,
 }
 
+/// What lexical feedback reads of a stored record.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FeedbackRead {
+    /// Internal ordinal.
+    pub ord: Ordinal,
+    /// The document the record belongs to: its parent, else its own id.
+    pub document: String,
+    /// Its first words.
+    pub head: Head,
+}
+
+/// A record's first words as feedback reads them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Head {
+    /// Their analysed terms as written with the record, separated by single spaces.
+    Terms(String),
+    /// The record's title, a space and its body, to analyse (an index written before heads
+    /// were stored, or a feedback setting reading another number of words).
+    Text(String),
+}
+
+/// The feedback read of `doc`: its stored head when `stored_head` allows one and the document
+/// holds it, else its text.
+pub(crate) fn feedback_read(fields: &Fields, doc: &TantivyDocument, stored_head: bool) -> FeedbackRead {
+    let stored = fields.head.filter(|_| stored_head).and_then(|f| text(doc, f));
+    let head = match stored {
+        Some(terms) => Head::Terms(terms),
+        None => Head::Text(format!(
+            "{} {}",
+            text(doc, fields.title).unwrap_or_default(),
+            text(doc, fields.body).unwrap_or_default()
+        )),
+    };
+    let ord = doc.get_first(fields.ord).and_then(|v| v.as_u64()).unwrap_or(0);
+    let document = text(doc, fields.parent).or_else(|| text(doc, fields.id)).unwrap_or_default();
+    FeedbackRead { ord, document, head }
+}
+
 fn text(doc: &TantivyDocument, field: tantivy::schema::Field) -> Option<String> {
     // Titles of CJK records are stored pre-tokenized (see the writer): their text is the title.
     doc.get_first(field)

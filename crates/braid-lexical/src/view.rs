@@ -30,6 +30,7 @@ use crate::matches::Matches;
 use crate::plan::{self, Plan, Statistics, TopK};
 use crate::reweight::{reweight, FieldWeights};
 use crate::simple::{self, Constraints, SimpleQuery, Verdict, MAX_PHRASE_CHECKS};
+use crate::stored::FeedbackRead;
 use crate::synonyms::Compiled;
 use crate::visibility::{restrict, AllowedDocs};
 use crate::vocabulary::{Lookups, Neighbour};
@@ -142,15 +143,21 @@ impl<'a> View<'a> {
             }
             _ => return self.run(built, depth),
         };
-        let mut first = self.run(built, depth.max(feedback.docs))?;
+        // The first search ranks only what the model may read; its matches count for facets.
+        let read = depth.max(feedback.docs).min(feedback.docs.saturating_mul(READ_PER_DOCUMENT));
+        let mut first = self.run(built, read)?;
         let model = self.model_of_top(&first.candidates, feedback)?;
-        if model.is_empty() {
-            first.candidates.truncate(depth);
-            return Ok(first);
-        }
-        let s = self.snapshot;
-        let plan =
-            expanded(plan, &model, feedback.keep, |term, weight| scored_term(&s.fields, &s.config, term, weight));
+        let plan = if model.is_empty() {
+            if first.candidates.len() < read || depth <= read {
+                first.candidates.truncate(depth);
+                return Ok(first);
+            }
+            // Nothing to feed back: the query's own ranking, as deep as the leg goes.
+            plan
+        } else {
+            let s = self.snapshot;
+            expanded(plan, &model, feedback.keep, |term, weight| scored_term(&s.fields, &s.config, term, weight))
+        };
         // The first search already counted its matches for facets; the expansion ranks, it
         // does not widen what the query matches.
         let top = self.top_of_plan(plan, depth, None).map_err(|e| Error::Lexical(e.to_string()))?;
@@ -159,41 +166,33 @@ impl<'a> View<'a> {
     }
 
     /// The relevance model of the first `feedback.docs` documents of `ranked` (allowed
-    /// records, read back from the document store, their first `feedback.words` words analysed
-    /// as the index analysed them).
+    /// records, read back from the document store: the analysed terms of their first
+    /// `feedback.words` words, as written with each record).
     /// A document is a record's parent, or the record itself: a later section of a document
     /// already read is skipped, so one long article cut into sections counts once. At most
     /// [`READ_PER_DOCUMENT`] records a document wanted are read.
     fn model_of_top(&self, ranked: &[(Ordinal, Score)], feedback: Feedback) -> Result<Vec<(String, f32)>> {
         let s = self.snapshot;
         let limit = ranked.len().min(feedback.docs.saturating_mul(READ_PER_DOCUMENT));
-        let mut documents: Vec<String> = Vec::with_capacity(feedback.docs);
-        // Each document's best record: its score and its text.
-        let mut read: Vec<(Score, String)> = Vec::with_capacity(feedback.docs);
+        // Each document's best record, with its first search's score.
+        let mut read: Vec<(Score, FeedbackRead)> = Vec::with_capacity(feedback.docs);
         let mut next = 0;
         while read.len() < feedback.docs && next < limit {
             // The next batch: as many records as documents are still wanted.
             let batch = &ranked[next..(next + feedback.docs - read.len()).min(limit)];
             next += batch.len();
             let ords: Vec<Ordinal> = batch.iter().map(|(o, _)| *o).collect();
-            for record in s.records(&ords)? {
-                let document = record.parent.as_deref().unwrap_or(&record.id);
+            for record in s.feedback_reads(&ords, feedback.words)? {
                 let Some(&(_, score)) = batch.iter().find(|(o, _)| *o == record.ord) else { continue };
-                if read.len() == feedback.docs || documents.iter().any(|d| d == document) {
+                if read.len() == feedback.docs || read.iter().any(|(_, r)| r.document == record.document) {
                     continue;
                 }
-                documents.push(document.to_owned());
-                read.push((score, format!("{} {}", record.title, record.body)));
+                read.push((score, record));
             }
         }
-        let analysed: Vec<(Score, Vec<String>)> = read
-            .iter()
-            .map(|(score, text)| {
-                let head = analysis::head(text, feedback.words);
-                (*score, analysis::terms(s.analyzers(head).0, head))
-            })
-            .collect();
-        Ok(relevance_model(&analysed, feedback.terms, feedback.agree))
+        let read: Vec<(Score, Vec<Cow<str>>)> =
+            read.iter().map(|(score, record)| (*score, s.head_terms(record, feedback.words))).collect();
+        Ok(relevance_model(&read, feedback.terms, feedback.agree))
     }
 
     fn lexical_built(&self, text: &str, syntax: QuerySyntax) -> BuiltQuery {
@@ -837,5 +836,66 @@ mod tests {
             view.docs.remember_freq(&Term::from_field_text(snapshot.fields.words, &format!("filler{i}")), 0);
         }
         check("counted again");
+    }
+
+    /// Feedback reads the analysed heads written with each record; an index written before
+    /// heads existed opens, analyses its records' text instead, and ranks exactly the same.
+    #[test]
+    fn feedback_ranks_the_same_from_stored_heads_and_from_text() {
+        let config = SchemaConfig::default();
+        let dir = tempfile::tempdir().unwrap();
+        tantivy::Index::create_in_dir(dir.path(), crate::schema::schema_with(&config, false).0).unwrap();
+        let old = LexicalIndex::open(dir.path(), config.clone()).unwrap();
+        let new = LexicalIndex::create(None, config).unwrap();
+        let mut mix = Mix(5);
+        let records: Vec<Record> = (0..300u64)
+            .map(|i| {
+                let mut record =
+                    Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 4)).body(mix.words(&WORDS, 5, 200));
+                if i % 4 == 0 {
+                    record = record.parent(format!("doc{}", i / 8));
+                }
+                if i % 3 == 0 {
+                    record = record.acl(["group:staff"]);
+                }
+                record
+            })
+            .collect();
+        for index in [&old, &new] {
+            let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+            for (i, record) in records.iter().enumerate() {
+                writer.upsert(i as u64, record, i as u64).unwrap();
+            }
+            writer.commit().unwrap();
+            index.reload().unwrap();
+        }
+        let (old, new) = (old.snapshot(), new.snapshot());
+        assert!(old.fields.head.is_none() && new.fields.head.is_some());
+        let words = Feedback::DEFAULT.words;
+        let ords: Vec<Ordinal> = (0..300).collect();
+        let (from_text, stored) =
+            (old.feedback_reads(&ords, words).unwrap(), new.feedback_reads(&ords, words).unwrap());
+        for (a, b) in from_text.iter().zip(&stored) {
+            assert!(matches!(a.head, crate::stored::Head::Text(_)) && matches!(b.head, crate::stored::Head::Terms(_)));
+            assert_eq!(old.head_terms(a, words), new.head_terms(b, words), "{}", a.document);
+            assert!(old.head_terms(a, words).len() < 96, "the head is cut");
+        }
+        let mut expanded = 0;
+        for principal in [Principal::public(), Principal::from_verified_tokens(["group:staff"])] {
+            let visibility = Visibility::new(principal, AccessPolicy::Public, None);
+            let (old_allowed, new_allowed) =
+                (old.allowed_set(visibility.clone()).unwrap(), new.allowed_set(visibility).unwrap());
+            let (old_view, new_view) = (old.view(&old_allowed).unwrap(), new.view(&new_allowed).unwrap());
+            for _ in 0..40 {
+                let text = mix.words(&WORDS, 1, 4);
+                let ranked =
+                    |v: &View| v.lexical_with_feedback(&text, 20, QuerySyntax::Plain, Feedback::DEFAULT).unwrap();
+                let (a, b) = (ranked(&old_view).candidates, ranked(&new_view).candidates);
+                let bits = |c: &[(Ordinal, f32)]| c.iter().map(|(o, s)| (*o, s.to_bits())).collect::<Vec<_>>();
+                assert_eq!(bits(&a), bits(&b), "{text:?}");
+                expanded += usize::from(a != new_view.lexical(&text, 20, QuerySyntax::Plain).unwrap().candidates);
+            }
+        }
+        assert!(expanded > 10, "feedback changed only {expanded} rankings");
     }
 }

@@ -8,7 +8,7 @@ use tantivy::schema::Field;
 use tantivy::tokenizer::{PreTokenizedString, TextAnalyzer};
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
-use crate::analysis::{for_mode, tokens, ModeAnalyzers};
+use crate::analysis::{for_mode, head_terms, tokens, Analyzer, ModeAnalyzers, HEAD_WORDS};
 use crate::cjk::HanMode;
 use crate::schema::Fields;
 use crate::visibility::section_key;
@@ -33,6 +33,9 @@ pub struct LexicalWriter {
     heap_bytes: usize,
     merges: Merges,
     pub(crate) fields: Fields,
+    /// The index's configured text analyzer (for the feedback heads; tantivy analyses the
+    /// indexed fields with the same one, registered on the index).
+    text: TextAnalyzer,
     /// Analyzers for records whose language says how to cut Han characters.
     pub(crate) by_mode: [ModeAnalyzers; 2],
 }
@@ -61,8 +64,15 @@ impl From<u64> for ContentDigest {
 }
 
 impl LexicalWriter {
-    pub(crate) fn new(writer: IndexWriter, heap_bytes: usize, fields: Fields, by_mode: [ModeAnalyzers; 2]) -> Self {
-        LexicalWriter { writer: Some(writer), heap_bytes, merges: Merges::Background, fields, by_mode }
+    pub(crate) fn new(writer: IndexWriter, heap_bytes: usize, fields: Fields, analyzer: Analyzer) -> Self {
+        LexicalWriter {
+            writer: Some(writer),
+            heap_bytes,
+            merges: Merges::Background,
+            fields,
+            text: analyzer.build(),
+            by_mode: ModeAnalyzers::both(analyzer),
+        }
     }
 
     fn tantivy(&mut self) -> Result<&mut IndexWriter> {
@@ -192,6 +202,9 @@ impl LexicalWriter {
             }
         }
         doc.add_text(f.grams, &flat);
+        if let Some(head) = f.head {
+            doc.add_text(head, head_terms(&self.text, &self.by_mode, &flat, HEAD_WORDS).join(" "));
+        }
         let acl: Vec<&str> = record.acl.iter().map(|t| t.trim()).filter(|t| !t.is_empty()).collect();
         if acl.is_empty() {
             doc.add_text(f.acl, NO_ACL_TOKEN);
