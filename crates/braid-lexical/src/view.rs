@@ -898,4 +898,29 @@ mod tests {
         }
         assert!(expanded > 10, "feedback changed only {expanded} rankings");
     }
+
+    /// Feedback's first search ranks only the records the model may read; when they agree on
+    /// nothing (here: every match is a section of one document), the leg still ranks as deep
+    /// as it was asked to, as the query alone ranks.
+    #[test]
+    fn feedback_with_nothing_to_add_ranks_the_whole_depth() {
+        let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+        let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+        let mut mix = Mix(9);
+        for i in 0..60u64 {
+            let mut record = Record::new(format!("r{i}")).body(mix.words(&WORDS, 3, 30));
+            if i < 30 {
+                record = record.parent("one-article").body(format!("zebra {}", mix.words(&WORDS, 3, 30)));
+            }
+            writer.upsert(i, &record, i).unwrap();
+        }
+        writer.commit().unwrap();
+        index.reload().unwrap();
+        let snapshot = index.snapshot();
+        let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None)).unwrap();
+        let view = snapshot.view(&allowed).unwrap();
+        let fed = view.lexical_with_feedback("zebra", 50, QuerySyntax::Plain, Feedback::DEFAULT).unwrap().candidates;
+        assert_eq!(fed.len(), 30);
+        assert_eq!(fed, view.lexical("zebra", 50, QuerySyntax::Plain).unwrap().candidates);
+    }
 }
