@@ -25,6 +25,21 @@ use crate::writer::{Ordinals, Writer, WriterOptions};
 /// How an index is built; fixed at creation and stored with the index.
 ///
 /// By default: [`SchemaConfig::default`], [`AccessPolicy::Public`] for records without ACL,
+/// What [`Index::check`] found in an intact index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckReport {
+    /// Live records.
+    pub records: u64,
+    /// Vectors of records no commit holds (a writer stopped between the vector file and the
+    /// lexical commit): dropped the next time the index opens for writing.
+    pub orphan_vectors: usize,
+    /// Whether records store the analysed first words lexical feedback reads. Indexes written
+    /// before 2026-12-03 do not: their feedback analyses the stored text again on every hybrid
+    /// or auto search (the same results, more work); indexing the corpus into a new directory
+    /// stores them.
+    pub feedback_heads: bool,
+}
+
 /// f32 vectors ([`Quantization::F32`]) and long records embedded as passages
 /// ([`Passages::DEFAULT`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -512,21 +527,23 @@ impl Index {
     /// Verifies an index on disk without changing it: the manifest parses and has this build's
     /// format, every file of the lexical index is there and matches its checksum (as on every
     /// [`Index::open`]), and the vector file (when the manifest records a model) is there,
-    /// complete and matches its checksum. Returns the number of live records.
+    /// complete and matches its checksum. Returns what it found ([`CheckReport`]).
     ///
     /// # Errors
     /// [`Error::Corrupt`] or [`Error::FormatVersion`] naming the damaged file.
-    pub fn check(dir: &Path) -> Result<u64> {
+    pub fn check(dir: &Path) -> Result<CheckReport> {
         let index = Index::builder().stored_vectors().open(dir)?;
+        let mut orphan_vectors = 0;
         if let Some(semantic) = index.semantic() {
             let live: std::collections::HashSet<u64> = index.parts().lexical.snapshot().ords()?.into_iter().collect();
             let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
-            let orphans = store.ords().filter(|o| !live.contains(o)).count();
-            if orphans > 0 {
-                tracing::warn!(target: "braid::check", orphans, "vectors without a committed record (dropped on next open)");
-            }
+            orphan_vectors = store.ords().filter(|o| !live.contains(o)).count();
         }
-        Ok(index.num_records())
+        Ok(CheckReport {
+            records: index.num_records(),
+            orphan_vectors,
+            feedback_heads: index.parts().lexical.stores_feedback_heads(),
+        })
     }
 
     fn assemble(layout: Option<Layout>, config: IndexConfig, models: Models, parts: Parts, next_ord: u64) -> Index {

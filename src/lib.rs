@@ -59,7 +59,7 @@ pub use braid_core::{
 };
 pub use braid_lexical::{Analyzer, Merges, SchemaConfig, Synonyms, DEFAULT_WRITER_HEAP};
 pub use braid_vector::Quantization;
-pub use index::{Index, IndexBuilder, IndexConfig};
+pub use index::{CheckReport, Index, IndexBuilder, IndexConfig};
 pub use searcher::Searcher;
 pub use semantic::EmbeddingInfo;
 pub use stored::StoredRecord;

@@ -145,7 +145,7 @@ fn hit_ids(index: &Index, query: &str, mode: Mode, k: usize) -> Vec<String> {
 /// on are checked record by record in every leg; older ones by id and lexically, plus a
 /// sample in every leg.
 fn verify(dir: &Path, acked: Option<u64>, full_from: u64, rng: &mut SplitMix) -> (Option<u64>, usize) {
-    let records = Index::check(dir).unwrap_or_else(|e| panic!("check after a crash: {e}"));
+    let records = Index::check(dir).unwrap_or_else(|e| panic!("check after a crash: {e}")).records;
     let index = Index::builder().embedder(embedder()).open(dir).expect("reopen");
     let public = Principal::public();
     // The batch being committed at the kill is either wholly in or wholly out.

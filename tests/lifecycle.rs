@@ -119,7 +119,10 @@ fn check_finds_a_flipped_byte_in_any_lexical_file() {
     w.commit().unwrap();
     drop(w);
     drop(idx);
-    assert_eq!(Index::check(dir.path()).unwrap(), 50);
+    let report = Index::check(dir.path()).unwrap();
+    assert_eq!(report.records, 50);
+    assert_eq!(report.orphan_vectors, 0);
+    assert!(report.feedback_heads, "a new index stores the words feedback reads");
     let lexical = dir.path().join("lexical");
     let segment_file = std::fs::read_dir(&lexical)
         .unwrap()
@@ -304,7 +307,7 @@ fn every_damaged_file_is_a_typed_error_naming_it() {
         copy_dir(pristine.path(), work.path());
         damage.apply(&work.path().join(managed));
         match Index::check(work.path()) {
-            Ok(n) => assert_eq!(n, 29),
+            Ok(report) => assert_eq!(report.records, 29),
             Err(Error::Corrupt { path, .. }) => assert_eq!(path, work.path().join(managed)),
             Err(e) => panic!("{damage:?}: {e:?}"),
         }
@@ -377,7 +380,7 @@ fn optimize_merges_segments_and_keeps_every_answer() {
     drop(w);
     let reopened = Index::open(dir.path()).unwrap();
     assert_eq!(sets(&reopened), before);
-    assert_eq!(Index::check(dir.path()).unwrap(), reopened.num_records());
+    assert_eq!(Index::check(dir.path()).unwrap().records, reopened.num_records());
 }
 
 #[test]

@@ -67,7 +67,8 @@ fn index_commits_in_steps_resumes_and_takes_sidecar_vectors() {
     let second =
         run(braid().arg("index").arg(&corpus).arg("--index").arg(&index).args(["--commit-every", "40"]).args(sidecar));
     assert!(second.contains("indexed 80 records") && second.contains("150 unchanged"), "{second}");
-    run(braid().args(["check", "--index"]).arg(&index));
+    let checked = run(braid().args(["check", "--index"]).arg(&index));
+    assert!(checked.contains("holds 230 records") && !checked.contains("note:"), "{checked}");
 
     // No model: the semantic leg runs on the query vector; permissions still first.
     let hits = search_ids(&index, &["--mode", "semantic", "--principal", "group:g1", "--vector", "[0.1,1.0,0.1,0.1]"]);

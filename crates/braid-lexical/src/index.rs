@@ -152,6 +152,13 @@ impl LexicalIndex {
         &self.config
     }
 
+    /// Whether records are written with the analysed first words lexical feedback reads
+    /// (indexes written before 2026-12-03 are not: their feedback analyses the stored text,
+    /// with the same result and more work a query).
+    pub fn stores_feedback_heads(&self) -> bool {
+        self.fields.head.is_some()
+    }
+
     /// Opens the single writer, with an indexing buffer of `heap_bytes`.
     ///
     /// # Errors

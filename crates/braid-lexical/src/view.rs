@@ -847,6 +847,7 @@ mod tests {
         tantivy::Index::create_in_dir(dir.path(), crate::schema::schema_with(&config, false).0).unwrap();
         let old = LexicalIndex::open(dir.path(), config.clone()).unwrap();
         let new = LexicalIndex::create(None, config).unwrap();
+        assert!(!old.stores_feedback_heads() && new.stores_feedback_heads());
         let mut mix = Mix(5);
         let records: Vec<Record> = (0..300u64)
             .map(|i| {
