@@ -40,7 +40,9 @@ pub struct Feedback {
     /// How many of the documents read an expansion term must occur in.
     pub agree: usize,
     /// The words of each document read: its title and first words (analysing whole records
-    /// was most of feedback's cost).
+    /// was most of feedback's cost). Records store the analysed terms of their first 96 words
+    /// (the default), so feedback reads them without analysing; another number analyses the
+    /// stored text on every search.
     pub words: usize,
 }
 
