@@ -437,11 +437,17 @@ impl Snapshot {
     /// # Errors
     /// [`Error::Lexical`] when the document store cannot be read.
     pub fn records(&self, ords: &[Ordinal]) -> Result<Vec<StoredRecord>> {
+        self.read_docs(ords, |doc| from_doc(&self.fields, doc))
+    }
+
+    /// `read` of each live record's stored document, by ordinal, in the given order; missing
+    /// ordinals are skipped.
+    fn read_docs<T>(&self, ords: &[Ordinal], read: impl Fn(&TantivyDocument) -> T) -> Result<Vec<T>> {
         let mut out = Vec::with_capacity(ords.len());
         for &ord in ords {
             if let Some(address) = self.address_of_ord(ord)? {
                 let doc: TantivyDocument = self.searcher.doc(address).map_err(lexical)?;
-                out.push(from_doc(&self.fields, &doc));
+                out.push(read(&doc));
             }
         }
         Ok(out)
@@ -454,14 +460,7 @@ impl Snapshot {
     /// # Errors
     /// [`Error::Lexical`] when the document store cannot be read.
     pub(crate) fn feedback_reads(&self, ords: &[Ordinal], words: usize) -> Result<Vec<FeedbackRead>> {
-        let mut out = Vec::with_capacity(ords.len());
-        for &ord in ords {
-            if let Some(address) = self.address_of_ord(ord)? {
-                let doc: TantivyDocument = self.searcher.doc(address).map_err(lexical)?;
-                out.push(feedback_read(&self.fields, &doc, words == HEAD_WORDS));
-            }
-        }
-        Ok(out)
+        self.read_docs(ords, |doc| feedback_read(&self.fields, doc, words == HEAD_WORDS))
     }
 
     /// The analysed terms of a feedback read's first `words` words: the stored ones, or its
