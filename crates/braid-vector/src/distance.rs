@@ -250,14 +250,24 @@ unsafe fn madd_avx2(codes: &[i8], whole: usize, lanes: impl Fn(usize) -> std::ar
         _mm256_storeu_si256, _mm_loadu_si128,
     };
     debug_assert!(whole <= codes.len());
-    let mut acc = _mm256_setzero_si256();
-    let mut i = 0;
-    while i + 16 <= whole {
-        // SAFETY: `i + 16 <= whole <= codes.len()`; the load is an unaligned one.
+    // SAFETY (of `step`): callers ask for `i + 16 <= whole <= codes.len()`; the load is an
+    // unaligned one.
+    let step = |i: usize| {
         let c = unsafe { _mm_loadu_si128(codes.as_ptr().add(i).cast::<__m128i>()) };
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_cvtepi8_epi16(c), lanes(i)));
-        i += 16;
+        _mm256_madd_epi16(_mm256_cvtepi8_epi16(c), lanes(i))
+    };
+    // Two sums in flight, so one step need not wait for the last (integer sums: same value).
+    let (mut even, mut odd) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    let mut i = 0;
+    while i + 32 <= whole {
+        even = _mm256_add_epi32(even, step(i));
+        odd = _mm256_add_epi32(odd, step(i + 16));
+        i += 32;
     }
+    if i + 16 <= whole {
+        even = _mm256_add_epi32(even, step(i));
+    }
+    let acc = _mm256_add_epi32(even, odd);
     let mut sums = [0i32; 8];
     // SAFETY: `sums` holds exactly one 256-bit register, written unaligned.
     unsafe { _mm256_storeu_si256(sums.as_mut_ptr().cast::<__m256i>(), acc) };

@@ -12,7 +12,7 @@ use braid_core::Ordinal;
 
 use crate::distance::{code_score, dot, dot_i8, dot_q16, quantize_into, quantize_query, query_rounding};
 use crate::params::Quantization;
-use crate::scan::{ahead, prefetch, scan_codes_into, scan_into, Coded};
+use crate::scan::{ahead, prefetch, scan_codes_into, scan_into, Coded, Spread};
 use crate::search::TopK;
 use crate::sketch::{Sketch, SCREEN_RATIO};
 
@@ -31,7 +31,7 @@ pub(crate) struct Query {
 impl Query {
     /// The codes as the sketch's screen reads them.
     fn coded(&self) -> Coded<'_> {
-        Coded { codes: &self.codes, scale: self.scale, error: self.error }
+        Coded { unit: &self.unit, codes: &self.codes, scale: self.scale, error: self.error }
     }
 }
 
@@ -182,31 +182,39 @@ impl Rows {
     /// for every candidate that can be among `top`'s best: an f32 arena's [`Sketch`] screens
     /// the rows when there are at least [`SCREEN_RATIO`] times `top`'s `k` of them
     /// (`records`, the number of candidate records, need only be about right); what `top`
-    /// keeps is the same either way. Each row is prefetched a few candidates ahead of its
-    /// turn, so a sparse scan waits on memory once per stretch rather than once per row.
+    /// keeps is the same either way. In a [`Spread::Sparse`] scan each row is prefetched a few
+    /// candidates ahead of its turn, so it waits on memory once per stretch rather than once
+    /// per row.
     pub(crate) fn scan(
         &self,
         query: &Query,
         candidates: impl Iterator<Item = (Ordinal, usize)>,
         records: usize,
+        spread: Spread,
         top: &mut TopK,
     ) {
-        let dim = self.dim();
         match self {
             Rows::F32 { data, sketch, .. } if records >= top.k().saturating_mul(SCREEN_RATIO) => {
-                sketch.scan(&query.unit, query.coded(), data, dim, candidates, top)
+                sketch.scan(query.coded(), data, self.dim(), candidates, spread, top)
             }
-            Rows::F32 { data, .. } => scan_into(
-                &query.unit,
-                ahead(candidates, |slot| self.prefetch(slot))
-                    .map(|(ord, slot)| (ord, &data[slot * dim..(slot + 1) * dim])),
-                top,
-            ),
+            _ => match spread {
+                Spread::Dense => self.scan_rows(query, candidates, top),
+                Spread::Sparse => self.scan_rows(query, ahead(candidates, |slot| self.prefetch(slot)), top),
+            },
+        }
+    }
+
+    /// [`Rows::scan`] without the sketch: every candidate row scored, in the order given.
+    fn scan_rows(&self, query: &Query, candidates: impl Iterator<Item = (Ordinal, usize)>, top: &mut TopK) {
+        let dim = self.dim();
+        match self {
+            Rows::F32 { data, .. } => {
+                scan_into(&query.unit, candidates.map(|(ord, slot)| (ord, &data[slot * dim..(slot + 1) * dim])), top)
+            }
             Rows::Int8 { codes, scales, .. } => scan_codes_into(
                 &query.codes,
                 query.scale,
-                ahead(candidates, |slot| self.prefetch(slot))
-                    .map(|(ord, slot)| (ord, scales[slot], &codes[slot * dim..(slot + 1) * dim])),
+                candidates.map(|(ord, slot)| (ord, scales[slot], &codes[slot * dim..(slot + 1) * dim])),
                 top,
             ),
         }

@@ -34,7 +34,7 @@
 use braid_core::Ordinal;
 
 use crate::distance::quantize_into;
-use crate::scan::{ahead, prefetch, scan_into, screen_into, Coded};
+use crate::scan::{ahead, prefetch, scan_into, screen_into, Coded, Spread};
 use crate::search::TopK;
 
 /// Absolute room for the rounding of the two f32 dot products (module docs).
@@ -88,13 +88,34 @@ impl Sketch {
         self.codes.capacity() + (self.scales.capacity() + self.slack.capacity()) * 4
     }
 
-    /// Offers each `(ord, slot)` candidate's exact score (`dot(query, row)` over `data`, rows of
+    /// Offers each `(ord, slot)` candidate's exact score (`dot(query.unit, row)` over `data`, rows of
     /// `dim`) to `top`, computing it only for rows the sketch cannot rule out of `top`'s `k`
-    /// (module docs); `coded` is `query`'s codes. `top` must be empty.
+    /// (module docs). `top` must be empty. A [`Spread::Sparse`] scan
+    /// prefetches each row's codes a few candidates ahead.
     pub(crate) fn scan(
         &self,
-        query: &[f32],
-        coded: Coded<'_>,
+        query: Coded<'_>,
+        data: &[f32],
+        dim: usize,
+        candidates: impl Iterator<Item = (Ordinal, usize)>,
+        spread: Spread,
+        top: &mut TopK,
+    ) {
+        let fetch = |slot: usize| {
+            prefetch(&self.codes[slot * dim..(slot + 1) * dim]);
+            prefetch(&self.scales[slot..slot + 1]);
+            prefetch(&self.slack[slot..slot + 1]);
+        };
+        match spread {
+            Spread::Dense => self.screen(query, data, dim, candidates, top),
+            Spread::Sparse => self.screen(query, data, dim, ahead(candidates, fetch), top),
+        }
+    }
+
+    /// [`Sketch::scan`] over the candidates in the order given.
+    fn screen(
+        &self,
+        query: Coded<'_>,
         data: &[f32],
         dim: usize,
         candidates: impl Iterator<Item = (Ordinal, usize)>,
@@ -102,21 +123,16 @@ impl Sketch {
     ) {
         let mut lower = TopK::new(top.k());
         let mut kept: Vec<(Ordinal, usize, f32)> = Vec::new();
-        let fetch = |slot: usize| {
-            prefetch(&self.codes[slot * dim..(slot + 1) * dim]);
-            prefetch(&self.scales[slot..slot + 1]);
-            prefetch(&self.slack[slot..slot + 1]);
-        };
-        let rows = ahead(candidates, fetch).map(|(ord, slot)| {
+        let rows = candidates.map(|(ord, slot)| {
             (ord, slot, self.scales[slot], self.slack[slot], &self.codes[slot * dim..(slot + 1) * dim])
         });
-        screen_into(coded, rows, &mut lower, &mut kept);
+        screen_into(query, rows, &mut lower, &mut kept);
         let tau = lower.kth_score();
-        let survivors = kept
-            .into_iter()
-            .filter(|&(_, _, upper)| upper >= tau)
-            .map(|(ord, slot, _)| (ord, &data[slot * dim..(slot + 1) * dim]));
-        scan_into(query, survivors, top);
+        // The survivors lie far apart in `data`: each is fetched a few rows before its turn.
+        let survivors = kept.into_iter().filter(|&(_, _, upper)| upper >= tau).map(|(ord, slot, _)| (ord, slot));
+        let survivors = ahead(survivors, |slot| prefetch(&data[slot * dim..(slot + 1) * dim]))
+            .map(|(ord, slot)| (ord, &data[slot * dim..(slot + 1) * dim]));
+        scan_into(query.unit, survivors, top);
     }
 }
 
@@ -178,11 +194,12 @@ pub(crate) mod tests {
         ords: &[Ordinal],
         k: usize,
         sketch: &Sketch,
+        spread: Spread,
     ) -> Vec<(Ordinal, u32)> {
         let mut top = TopK::new(k);
         let (codes, scale) = quantize_query(query);
-        let coded = Coded { codes: &codes, scale, error: query_rounding(query, &codes, scale) };
-        sketch.scan(query, coded, data, dim, ords.iter().copied().enumerate().map(|(slot, o)| (o, slot)), &mut top);
+        let coded = Coded { unit: query, codes: &codes, scale, error: query_rounding(query, &codes, scale) };
+        sketch.scan(coded, data, dim, ords.iter().copied().enumerate().map(|(slot, o)| (o, slot)), spread, &mut top);
         top.into_sorted().into_iter().map(|(o, s)| (o, s.to_bits())).collect()
     }
 
@@ -219,8 +236,10 @@ pub(crate) mod tests {
                 }
             }
             let query = unit(seed ^ 0xabc, dim);
-            prop_assert_eq!(screened(&query, &data, dim, &ords, k, &sketch), plain(&query, &data, dim, &ords, k));
-            prop_assert_eq!(screened(&base[0], &data, dim, &ords, k, &sketch), plain(&base[0], &data, dim, &ords, k));
+            for spread in [Spread::Dense, Spread::Sparse] {
+                prop_assert_eq!(screened(&query, &data, dim, &ords, k, &sketch, spread), plain(&query, &data, dim, &ords, k));
+                prop_assert_eq!(screened(&base[0], &data, dim, &ords, k, &sketch, spread), plain(&base[0], &data, dim, &ords, k));
+            }
         }
     }
 }

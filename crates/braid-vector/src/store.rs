@@ -13,6 +13,7 @@ use crate::graph::Graph;
 use crate::params::{HnswParams, Quantization};
 use crate::persist;
 use crate::rows::{Query, Rows};
+use crate::scan::Spread;
 use crate::search::{better, SearchPath, TopK, VectorSearch};
 use crate::slots::{first_slots, SlotMap};
 
@@ -519,7 +520,7 @@ impl VectorStore {
                 .flat_map(|(ord, first)| self.run(first).map(move |slot| (ord, slot)))
                 .collect();
             found.sort_unstable_by_key(|&(_, slot)| slot);
-            self.rows.scan(query, found.into_iter(), records, &mut top);
+            self.rows.scan(query, found.into_iter(), records, Spread::Sparse, &mut top);
             top.into_sorted()
         } else {
             self.walk_top(query, k, allowed, CHUNK_SLOTS)
@@ -535,9 +536,10 @@ impl VectorStore {
     fn walk_top(&self, query: &Query, k: usize, allowed: &AllowedSet, chunk: usize) -> Vec<(Ordinal, f32)> {
         let records = allowed.len();
         let slots = self.slot_ord.len();
+        let spread = self.spread(allowed);
         let top_of = |range: Range<usize>| {
             let mut top = TopK::new(k);
-            self.rows.scan(query, self.walk(allowed, range), records, &mut top);
+            self.rows.scan(query, self.walk(allowed, range), records, spread, &mut top);
             top.into_sorted()
         };
         if slots / chunk.max(1) < 2 || rayon::current_num_threads() < 2 {
@@ -575,6 +577,16 @@ impl VectorStore {
             .zip(range)
             .filter(|((&ord, &live), _)| live && allowed.contains(ord))
             .map(|((&ord, _), slot)| (ord, slot))
+    }
+
+    /// How the walk's candidates lie: [`Spread::Dense`] when at least [`DENSE_PERCENT`] of the
+    /// live records are allowed (decided by the allowed set's size, like the rest of the walk).
+    fn spread(&self, allowed: &AllowedSet) -> Spread {
+        if allowed.len().saturating_mul(100) >= self.slots.len().saturating_mul(DENSE_PERCENT) {
+            Spread::Dense
+        } else {
+            Spread::Sparse
+        }
     }
 
     /// Whether the exact scan finds the allowed records' slots by lookup (few allowed) rather
@@ -639,6 +651,11 @@ impl VectorStore {
 /// scan`).
 const LOOKUP_RATIO: usize = 256;
 
+/// The share of live records allowed (in percent) from which the exact scan's walk is
+/// [`Spread::Dense`] and prefetches nothing: at 300,000 rows out of cache, 70 % allowed scanned
+/// faster with prefetching and 85 % without (measured in [`Spread`]'s docs).
+const DENSE_PERCENT: usize = 80;
+
 /// Slots a chunk of the exact scan's walk covers when the walk runs in parallel
 /// ([`VectorStore::walk_top`]): 16 chunks at 1,000,000 slots, each some hundreds of
 /// microseconds of work at 10 % allowed, small enough for an idle thread to take the last
@@ -685,12 +702,14 @@ mod tests {
                 let set = allowed((0..size as u64).map(|j| (j * 263 + i as u64 * 31) % 3_000));
                 assert!(store.looks_up(&set), "{size} allowed of {} slots", store.slot_ord.len());
                 let query = store.rows.query(unit(900 + i as u64, dim));
-                let by_lookup = store.scan(&query, 10, &set);
-                let mut top = TopK::new(10);
-                store.rows.scan(&query, store.walk(&set, 0..store.slot_ord.len()), set.len(), &mut top);
                 let bits =
                     |hits: Vec<(Ordinal, f32)>| hits.into_iter().map(|(o, s)| (o, s.to_bits())).collect::<Vec<_>>();
-                assert_eq!(bits(by_lookup), bits(top.into_sorted()), "{quantization:?}, {size} allowed");
+                let by_lookup = bits(store.scan(&query, 10, &set));
+                for spread in [Spread::Dense, Spread::Sparse] {
+                    let mut top = TopK::new(10);
+                    store.rows.scan(&query, store.walk(&set, 0..store.slot_ord.len()), set.len(), spread, &mut top);
+                    assert_eq!(by_lookup, bits(top.into_sorted()), "{quantization:?}, {size} allowed, {spread:?}");
+                }
             }
         }
     }
