@@ -427,9 +427,11 @@ impl TopK {
         let candidate = Candidate(score, ord);
         if self.heap.len() < self.k {
             self.heap.push(candidate);
-        } else if self.heap.peek().is_some_and(|worst| candidate < *worst) {
-            self.heap.pop();
-            self.heap.push(candidate);
+        } else if let Some(mut worst) = self.heap.peek_mut() {
+            if candidate < *worst {
+                // Replaced in place: one sift down, not a pop and a push.
+                *worst = candidate;
+            }
         }
     }
 

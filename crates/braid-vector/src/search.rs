@@ -101,10 +101,10 @@ impl TopK {
         let hit = Worst(ord, score);
         if self.heap.len() < self.k {
             self.heap.push(hit);
-        } else if let Some(worst) = self.heap.peek() {
+        } else if let Some(mut worst) = self.heap.peek_mut() {
             if hit < *worst {
-                self.heap.pop();
-                self.heap.push(hit);
+                // Replaced in place: one sift down, not a pop and a push.
+                *worst = hit;
             }
         }
     }
