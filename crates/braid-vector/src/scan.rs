@@ -36,8 +36,8 @@ const AHEAD: usize = 4;
 ///
 /// A walk that takes most slots in memory order is streamed by the hardware prefetcher, and
 /// software prefetching only adds work: on SciFact's passage index (11,860 rows, in cache)
-/// every slot allowed took 419–437 µs a query at k = 100 without it against 531–540 with it,
-/// and 300,000 rows out of cache 5.7–6.0 ms against 8.1–9.6 with 85 % or more allowed. A
+/// every slot allowed took 409–410 µs a query at k = 100 without it against 531–540 with it,
+/// and 300,000 rows out of cache 5.7–6.1 ms against 8.1–9.6 with 85 % or more allowed. A
 /// sparser walk waits on memory once per row unless rows are fetched ahead: 300,000 rows, 10 %
 /// allowed, 1.7–1.9 ms with prefetching against 4.3–4.6 without, 70 % 10.9–11.1 against 13.1
 /// (`examples/npy_sweep.rs ... scan`, one pinned core).
