@@ -1,5 +1,5 @@
 //! The frequent words of a vocabulary by their deletion neighbourhoods, so a word's neighbours
-//! within one or two edits are found by lookups instead of a Levenshtein automaton's walk.
+//! within one or two edits are found by lookups instead of a walk of the whole vocabulary.
 //!
 //! Two words within `d` edits (insertions, deletions, substitutions, transpositions of
 //! adjacent characters: the optimal string alignment distance) have a string in common that

@@ -47,6 +47,7 @@ mod snippets;
 mod stem_gate;
 mod stored;
 mod synonyms;
+mod typo_walk;
 mod view;
 mod visibility;
 mod vocabulary;

@@ -356,7 +356,7 @@ impl<'a> View<'a> {
         match self.doc_freq(&term) {
             Ok(n) => n,
             Err(e) => {
-                self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(Error::Lexical(e.to_string()));
+                self.remember(Error::Lexical(e.to_string()));
                 0
             }
         }
@@ -369,10 +369,15 @@ impl<'a> View<'a> {
         match self.doc_freq(&term) {
             Ok(n) => n,
             Err(e) => {
-                self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(Error::Lexical(e.to_string()));
+                self.remember(Error::Lexical(e.to_string()));
                 0
             }
         }
+    }
+
+    /// Keeps the first index error met, for the leg that asked to return ([`View::check`]).
+    fn remember(&self, e: Error) {
+        self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
     }
 
     fn check(&self) -> Result<()> {
@@ -388,7 +393,13 @@ impl<'a> View<'a> {
     pub(crate) fn expansions(&self, word: &str, edits: usize, min_df: u64, limit: usize) -> Vec<Neighbour> {
         // Visible counts never exceed the index's, so the index-wide walk holds every word
         // that can qualify.
-        let mut found = self.snapshot.vocabulary.neighbours_above(word, edits, min_df, &self.walks);
+        let mut found = match self.snapshot.vocabulary.neighbours_above(word, edits, min_df, &self.walks) {
+            Ok(found) => found,
+            Err(e) => {
+                self.remember(e);
+                Vec::new()
+            }
+        };
         if !self.exact {
             for n in &mut found {
                 n.df = self.word_df(&n.word);
@@ -433,8 +444,13 @@ impl<'a> View<'a> {
     fn closest(&self, word: &str, analyzer: &TextAnalyzer, context: &[(&str, u64)]) -> Option<Suggestion> {
         let has_digits = word.chars().any(|c| c.is_ascii_digit());
         let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
-        let neighbours =
-            if edits == 0 { Vec::new() } else { self.snapshot.vocabulary.neighbours(word, edits, &self.walks) };
+        let neighbours = match edits {
+            0 => Vec::new(),
+            _ => self.snapshot.vocabulary.neighbours(word, edits, &self.walks).unwrap_or_else(|e| {
+                self.remember(e);
+                Vec::new()
+            }),
+        };
         // Neighbours come closest first: keep those at the least distance that count.
         let mut least = None;
         let mut tied: Vec<(String, u64)> = Vec::new();
@@ -470,7 +486,7 @@ impl<'a> View<'a> {
         let term = Term::from_field_text(self.snapshot.fields.words, word);
         for (ordinal, segment) in self.snapshot.searcher.segment_readers().iter().enumerate() {
             if let Err(e) = self.each_allowed(segment, &term, |doc| found(ordinal as SegmentOrdinal, doc)) {
-                self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(Error::Lexical(e.to_string()));
+                self.remember(Error::Lexical(e.to_string()));
                 return;
             }
         }

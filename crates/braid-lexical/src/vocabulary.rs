@@ -1,7 +1,8 @@
-//! The vocabulary of a snapshot as an `fst` map (word → document frequency): prefix
-//! completion, "did you mean" and the fuzzy expansion of unknown words walk it with automata;
-//! a known word's expansions, which only frequent words can be, are looked up among the
-//! frequent words' deletion variants ([`crate::deletions`]).
+//! The vocabulary of a snapshot as an `fst` map (word → document frequency), and the same
+//! words reversed: prefix completion walks the first; "did you mean" and the fuzzy expansion
+//! of unknown words walk both ([`crate::typo_walk`]); a known word's expansions, which only
+//! frequent words can be, are looked up among the frequent words' deletion variants
+//! ([`crate::deletions`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -9,14 +10,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use braid_core::{Error, Result};
 use fst::automaton::Str;
 use fst::{Automaton, IntoStreamer, Map, Streamer};
-use levenshtein_automata::LevenshteinAutomatonBuilder;
 use tantivy::schema::Field;
 use tantivy::Searcher;
 
 use crate::deletions::Deletions;
+use crate::typo_walk;
 
 /// Words longer than this are not expanded (no one types them with typos worth fixing).
-const MAX_FUZZY_CHARS: usize = 32;
+const MAX_FUZZY_CHARS: usize = typo_walk::MAX_CHARS;
 
 /// Words at least this frequent are also indexed by their deletion variants
 /// ([`Deletions`]). A known query word is only expanded toward words more frequent than it by
@@ -27,6 +28,10 @@ const FREQUENT: u64 = 9;
 /// word → document frequency over every segment of one snapshot.
 pub(crate) struct Vocabulary {
     map: Map<Vec<u8>>,
+    /// The words of `map` with their characters reversed, for the typo walks' backward half:
+    /// built by the first walk, so a snapshot that never walks (most of a busy writer's)
+    /// never pays for it (about as long as building `map`: ~30 ms for SciFact's words).
+    backward: OnceLock<Map<Vec<u8>>>,
     /// The words of `map` at least [`FREQUENT`].
     frequent: Deletions,
     /// The highest document frequency of any word.
@@ -71,7 +76,7 @@ impl Vocabulary {
         );
         let max_df = words.values().copied().max().unwrap_or(0);
         let map = Map::from_iter(words).map_err(error)?;
-        Ok(Vocabulary { map, frequent, max_df })
+        Ok(Vocabulary { map, backward: OnceLock::new(), frequent, max_df })
     }
 
     /// Document frequency of `word` (0 when unknown).
@@ -81,19 +86,37 @@ impl Vocabulary {
 
     /// Known words within `max_distance` edits of `word` (transpositions count as one edit),
     /// the word itself excluded; closest first, then most frequent.
-    pub fn neighbours(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Vec<Neighbour> {
-        self.walk(word, max_distance, lookups).to_vec()
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the reversed vocabulary cannot be built.
+    pub fn neighbours(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Result<Vec<Neighbour>> {
+        Ok(self.walk(word, max_distance, lookups)?.to_vec())
     }
 
-    /// [`neighbours_in`] the whole map, once per request.
-    fn walk(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Arc<[Neighbour]> {
+    /// [`typo_walk::near`] over the whole vocabulary, once per request.
+    fn walk(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Result<Arc<[Neighbour]>> {
         let key = (word.to_string(), max_distance);
         if let Some(found) = lookups.0.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
-            return found.clone();
+            return Ok(found.clone());
         }
-        let found: Arc<[Neighbour]> = neighbours_in(&self.map, word, max_distance).into();
+        let edits = max_distance.min(crate::deletions::MAX_EDITS);
+        let mut found: Vec<Neighbour> = typo_walk::near(&self.map, self.backward()?, word, edits)
+            .into_iter()
+            .map(|(word, distance, df)| Neighbour { word, distance, df })
+            .collect();
+        sort_neighbours(&mut found);
+        let found: Arc<[Neighbour]> = found.into();
         lookups.0.lock().unwrap_or_else(|p| p.into_inner()).insert(key, found.clone());
-        found
+        Ok(found)
+    }
+
+    /// The reversed words, built once (two walks racing may both build; one is kept).
+    fn backward(&self) -> Result<&Map<Vec<u8>>> {
+        if let Some(built) = self.backward.get() {
+            return Ok(built);
+        }
+        let built = typo_walk::reversed(&self.map).map_err(|e| Error::Lexical(format!("reversed vocabulary: {e}")))?;
+        Ok(self.backward.get_or_init(|| built))
     }
 
     /// The words made only of Han characters, with their document frequencies (empty, and
@@ -114,24 +137,30 @@ impl Vocabulary {
     /// [`Vocabulary::neighbours`] with a document frequency above `min_df`, in the same order;
     /// looked up among the frequent words when `min_df` leaves only those in, and none when no
     /// word is that frequent.
-    pub fn neighbours_above(&self, word: &str, max_distance: usize, min_df: u64, lookups: &Lookups) -> Vec<Neighbour> {
+    pub fn neighbours_above(
+        &self,
+        word: &str,
+        max_distance: usize,
+        min_df: u64,
+        lookups: &Lookups,
+    ) -> Result<Vec<Neighbour>> {
         if min_df >= self.max_df {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         if min_df < FREQUENT - 1 {
-            let mut out = self.walk(word, max_distance, lookups).to_vec();
+            let mut out = self.walk(word, max_distance, lookups)?.to_vec();
             out.retain(|n| n.df > min_df);
-            return out;
+            return Ok(out);
         }
         if max_distance == 0 || word.chars().count() > MAX_FUZZY_CHARS {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let mut out = Vec::new();
         self.frequent.near(word, max_distance, min_df, |w, distance, df| {
             out.push(Neighbour { word: w.to_string(), distance, df });
         });
         sort_neighbours(&mut out);
-        out
+        Ok(out)
     }
 
     /// Known words that start with `prefix` (the prefix itself excluded), most frequent first.
@@ -155,41 +184,9 @@ impl Vocabulary {
     }
 }
 
-/// Words of `map` within `max_distance` edits of `word` (see [`Vocabulary::neighbours`]).
-fn neighbours_in(map: &Map<Vec<u8>>, word: &str, max_distance: usize) -> Vec<Neighbour> {
-    let chars = word.chars().count();
-    if max_distance == 0 || chars > MAX_FUZZY_CHARS {
-        return Vec::new();
-    }
-    // A Levenshtein automaton (transpositions count as one edit) walks the fst; each word
-    // it accepts is ranked by its exact distance (strsim's optimal string alignment).
-    let dfa = automaton_builder(max_distance.min(2)).build_dfa(word);
-    let mut stream = map.search(&dfa).into_stream();
-    let mut out = Vec::new();
-    while let Some((key, df)) = stream.next() {
-        let Ok(w) = std::str::from_utf8(key) else { continue };
-        if w == word {
-            continue;
-        }
-        let distance = strsim::osa_distance(word, w);
-        if distance <= max_distance {
-            out.push(Neighbour { word: w.to_string(), distance, df });
-        }
-    }
-    sort_neighbours(&mut out);
-    out
-}
-
 /// Closest first, then most frequent, then alphabetical.
 fn sort_neighbours(out: &mut [Neighbour]) {
     out.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then_with(|| a.word.cmp(&b.word)));
-}
-
-/// Building a Levenshtein automaton builder is costly; building a DFA from one is cheap.
-fn automaton_builder(distance: usize) -> &'static LevenshteinAutomatonBuilder {
-    static BUILDERS: [OnceLock<LevenshteinAutomatonBuilder>; 2] = [OnceLock::new(), OnceLock::new()];
-    let i = distance.clamp(1, 2) - 1;
-    BUILDERS[i].get_or_init(|| LevenshteinAutomatonBuilder::new(i as u8 + 1, true))
 }
 
 fn lexical(e: impl std::fmt::Display) -> Error {
@@ -218,11 +215,11 @@ mod tests {
             for distance in [1, 2] {
                 for min_df in [0, 1, 7, 8, 9, 15, 16, 17, 80, 81, 89, 90, 727, 728, 729, 799, 800, 1000] {
                     let lookups = Lookups::default();
-                    let mut expected = v.neighbours(word, distance, &lookups);
+                    let mut expected = v.neighbours(word, distance, &lookups).unwrap();
                     expected.retain(|n| n.df > min_df);
-                    let fresh = v.neighbours_above(word, distance, min_df, &Lookups::default());
+                    let fresh = v.neighbours_above(word, distance, min_df, &Lookups::default()).unwrap();
                     assert_eq!(fresh, expected, "{word} {distance} {min_df}");
-                    assert_eq!(v.neighbours_above(word, distance, min_df, &lookups), expected, "remembered");
+                    assert_eq!(v.neighbours_above(word, distance, min_df, &lookups).unwrap(), expected, "remembered");
                 }
             }
         }
@@ -231,13 +228,13 @@ mod tests {
     #[test]
     fn neighbours_count_transpositions_as_one_edit() {
         let v = vocab(&[("return", 10), ("retina", 2), ("policy", 5), ("receive", 3)]);
-        let n = v.neighbours("retun", 1, &Lookups::default());
+        let n = v.neighbours("retun", 1, &Lookups::default()).unwrap();
         assert_eq!(n[0].word, "return");
         assert_eq!(n[0].distance, 1);
-        let n = v.neighbours("recieve", 1, &Lookups::default());
+        let n = v.neighbours("recieve", 1, &Lookups::default()).unwrap();
         assert_eq!(n.iter().map(|n| n.word.as_str()).collect::<Vec<_>>(), ["receive"]);
-        assert!(v.neighbours("policy", 1, &Lookups::default()).is_empty());
-        assert!(v.neighbours("zzzzzz", 2, &Lookups::default()).is_empty());
+        assert!(v.neighbours("policy", 1, &Lookups::default()).unwrap().is_empty());
+        assert!(v.neighbours("zzzzzz", 2, &Lookups::default()).unwrap().is_empty());
     }
 
     #[test]
