@@ -393,13 +393,7 @@ impl<'a> View<'a> {
     pub(crate) fn expansions(&self, word: &str, edits: usize, min_df: u64, limit: usize) -> Vec<Neighbour> {
         // Visible counts never exceed the index's, so the index-wide walk holds every word
         // that can qualify.
-        let mut found = match self.snapshot.vocabulary.neighbours_above(word, edits, min_df, &self.walks) {
-            Ok(found) => found,
-            Err(e) => {
-                self.remember(e);
-                Vec::new()
-            }
-        };
+        let mut found = self.snapshot.vocabulary.neighbours_above(word, edits, min_df, &self.walks);
         if !self.exact {
             for n in &mut found {
                 n.df = self.word_df(&n.word);
@@ -444,13 +438,8 @@ impl<'a> View<'a> {
     fn closest(&self, word: &str, analyzer: &TextAnalyzer, context: &[(&str, u64)]) -> Option<Suggestion> {
         let has_digits = word.chars().any(|c| c.is_ascii_digit());
         let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
-        let neighbours = match edits {
-            0 => Vec::new(),
-            _ => self.snapshot.vocabulary.neighbours(word, edits, &self.walks).unwrap_or_else(|e| {
-                self.remember(e);
-                Vec::new()
-            }),
-        };
+        let neighbours =
+            if edits == 0 { Vec::new() } else { self.snapshot.vocabulary.neighbours(word, edits, &self.walks) };
         // Neighbours come closest first: keep those at the least distance that count.
         let mut least = None;
         let mut tied: Vec<(String, u64)> = Vec::new();

@@ -5,7 +5,7 @@
 //! ([`crate::deletions`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use braid_core::{Error, Result};
 use fst::automaton::Str;
@@ -28,10 +28,10 @@ const FREQUENT: u64 = 9;
 /// word → document frequency over every segment of one snapshot.
 pub(crate) struct Vocabulary {
     map: Map<Vec<u8>>,
-    /// The words of `map` with their characters reversed, for the typo walks' backward half:
-    /// built by the first walk, so a snapshot that never walks (most of a busy writer's)
-    /// never pays for it (about as long as building `map`: ~30 ms for SciFact's words).
-    backward: OnceLock<Map<Vec<u8>>>,
+    /// The words of `map` with their characters reversed, for the typo walks' backward half.
+    /// Built with the snapshot (about as long as `map`: ~30 ms for SciFact's words), not by
+    /// the first walk: a request never pays for another's, nor waits on it.
+    backward: Map<Vec<u8>>,
     /// The words of `map` at least [`FREQUENT`].
     frequent: Deletions,
     /// The highest document frequency of any word.
@@ -76,7 +76,8 @@ impl Vocabulary {
         );
         let max_df = words.values().copied().max().unwrap_or(0);
         let map = Map::from_iter(words).map_err(error)?;
-        Ok(Vocabulary { map, backward: OnceLock::new(), frequent, max_df })
+        let backward = typo_walk::reversed(&map).map_err(error)?;
+        Ok(Vocabulary { map, backward, frequent, max_df })
     }
 
     /// Document frequency of `word` (0 when unknown).
@@ -86,37 +87,25 @@ impl Vocabulary {
 
     /// Known words within `max_distance` edits of `word` (transpositions count as one edit),
     /// the word itself excluded; closest first, then most frequent.
-    ///
-    /// # Errors
-    /// [`Error::Lexical`] when the reversed vocabulary cannot be built.
-    pub fn neighbours(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Result<Vec<Neighbour>> {
-        Ok(self.walk(word, max_distance, lookups)?.to_vec())
+    pub fn neighbours(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Vec<Neighbour> {
+        self.walk(word, max_distance, lookups).to_vec()
     }
 
     /// [`typo_walk::near`] over the whole vocabulary, once per request.
-    fn walk(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Result<Arc<[Neighbour]>> {
+    fn walk(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Arc<[Neighbour]> {
         let key = (word.to_string(), max_distance);
         if let Some(found) = lookups.0.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
-            return Ok(found.clone());
+            return found.clone();
         }
         let edits = max_distance.min(crate::deletions::MAX_EDITS);
-        let mut found: Vec<Neighbour> = typo_walk::near(&self.map, self.backward()?, word, edits)
+        let mut found: Vec<Neighbour> = typo_walk::near(&self.map, &self.backward, word, edits)
             .into_iter()
             .map(|(word, distance, df)| Neighbour { word, distance, df })
             .collect();
         sort_neighbours(&mut found);
         let found: Arc<[Neighbour]> = found.into();
         lookups.0.lock().unwrap_or_else(|p| p.into_inner()).insert(key, found.clone());
-        Ok(found)
-    }
-
-    /// The reversed words, built once (two walks racing may both build; one is kept).
-    fn backward(&self) -> Result<&Map<Vec<u8>>> {
-        if let Some(built) = self.backward.get() {
-            return Ok(built);
-        }
-        let built = typo_walk::reversed(&self.map).map_err(|e| Error::Lexical(format!("reversed vocabulary: {e}")))?;
-        Ok(self.backward.get_or_init(|| built))
+        found
     }
 
     /// The words made only of Han characters, with their document frequencies (empty, and
@@ -137,30 +126,24 @@ impl Vocabulary {
     /// [`Vocabulary::neighbours`] with a document frequency above `min_df`, in the same order;
     /// looked up among the frequent words when `min_df` leaves only those in, and none when no
     /// word is that frequent.
-    pub fn neighbours_above(
-        &self,
-        word: &str,
-        max_distance: usize,
-        min_df: u64,
-        lookups: &Lookups,
-    ) -> Result<Vec<Neighbour>> {
+    pub fn neighbours_above(&self, word: &str, max_distance: usize, min_df: u64, lookups: &Lookups) -> Vec<Neighbour> {
         if min_df >= self.max_df {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         if min_df < FREQUENT - 1 {
-            let mut out = self.walk(word, max_distance, lookups)?.to_vec();
+            let mut out = self.walk(word, max_distance, lookups).to_vec();
             out.retain(|n| n.df > min_df);
-            return Ok(out);
+            return out;
         }
         if max_distance == 0 || word.chars().count() > MAX_FUZZY_CHARS {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         let mut out = Vec::new();
         self.frequent.near(word, max_distance, min_df, |w, distance, df| {
             out.push(Neighbour { word: w.to_string(), distance, df });
         });
         sort_neighbours(&mut out);
-        Ok(out)
+        out
     }
 
     /// Known words that start with `prefix` (the prefix itself excluded), most frequent first.
@@ -215,11 +198,11 @@ mod tests {
             for distance in [1, 2] {
                 for min_df in [0, 1, 7, 8, 9, 15, 16, 17, 80, 81, 89, 90, 727, 728, 729, 799, 800, 1000] {
                     let lookups = Lookups::default();
-                    let mut expected = v.neighbours(word, distance, &lookups).unwrap();
+                    let mut expected = v.neighbours(word, distance, &lookups);
                     expected.retain(|n| n.df > min_df);
-                    let fresh = v.neighbours_above(word, distance, min_df, &Lookups::default()).unwrap();
+                    let fresh = v.neighbours_above(word, distance, min_df, &Lookups::default());
                     assert_eq!(fresh, expected, "{word} {distance} {min_df}");
-                    assert_eq!(v.neighbours_above(word, distance, min_df, &lookups).unwrap(), expected, "remembered");
+                    assert_eq!(v.neighbours_above(word, distance, min_df, &lookups), expected, "remembered");
                 }
             }
         }
@@ -228,13 +211,13 @@ mod tests {
     #[test]
     fn neighbours_count_transpositions_as_one_edit() {
         let v = vocab(&[("return", 10), ("retina", 2), ("policy", 5), ("receive", 3)]);
-        let n = v.neighbours("retun", 1, &Lookups::default()).unwrap();
+        let n = v.neighbours("retun", 1, &Lookups::default());
         assert_eq!(n[0].word, "return");
         assert_eq!(n[0].distance, 1);
-        let n = v.neighbours("recieve", 1, &Lookups::default()).unwrap();
+        let n = v.neighbours("recieve", 1, &Lookups::default());
         assert_eq!(n.iter().map(|n| n.word.as_str()).collect::<Vec<_>>(), ["receive"]);
-        assert!(v.neighbours("policy", 1, &Lookups::default()).unwrap().is_empty());
-        assert!(v.neighbours("zzzzzz", 2, &Lookups::default()).unwrap().is_empty());
+        assert!(v.neighbours("policy", 1, &Lookups::default()).is_empty());
+        assert!(v.neighbours("zzzzzz", 2, &Lookups::default()).is_empty());
     }
 
     #[test]
