@@ -9,13 +9,12 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use braid_core::Ordinal;
 
-use crate::{Fused, LegList};
+use crate::{Fused, LegList, LegScores};
 
 /// The candidates met so far and, per candidate, a value the method accumulates beside it.
 pub(crate) struct Candidates<T> {
     slots: FxHashMap<Ordinal, usize>,
     fused: Vec<(Fused, T)>,
-    legs: usize,
 }
 
 impl<T: Default> Candidates<T> {
@@ -24,7 +23,7 @@ impl<T: Default> Candidates<T> {
         let most = lists.iter().map(|l| l.candidates.len()).sum();
         let mut slots = FxHashMap::default();
         slots.reserve(most);
-        Candidates { slots, fused: Vec::with_capacity(most), legs: lists.len() }
+        Candidates { slots, fused: Vec::with_capacity(most) }
     }
 
     /// `ord`'s candidate, made (score 0, no legs yet) the first time it is met.
@@ -32,7 +31,7 @@ impl<T: Default> Candidates<T> {
         let next = self.fused.len();
         let slot = *self.slots.entry(ord).or_insert(next);
         if slot == next {
-            self.fused.push((Fused { ord, score: 0.0, legs: Vec::with_capacity(self.legs) }, T::default()));
+            self.fused.push((Fused { ord, score: 0.0, legs: LegScores::new() }, T::default()));
         }
         &mut self.fused[slot]
     }

@@ -31,4 +31,4 @@ mod rrf;
 pub use blend::{blend, BlendParams};
 pub use fuse::{fuse, FuseParams};
 pub use normalised::{normalised, Normalisation};
-pub use rrf::{rrf, rrf_ceiling, Fused, LegList, LegScore};
+pub use rrf::{rrf, rrf_ceiling, Fused, LegList, LegScore, LegScores};

@@ -1,4 +1,5 @@
 use braid_core::{Leg, Ordinal};
+use smallvec::SmallVec;
 
 use crate::candidates::Candidates;
 
@@ -33,6 +34,10 @@ pub struct LegScore {
     pub contribution: f32,
 }
 
+/// The legs' parts in one fused candidate: held inline up to one per leg, so fusing a few
+/// hundred candidates allocates nothing per candidate.
+pub type LegScores = SmallVec<[LegScore; Leg::ALL.len()]>;
+
 /// A fused candidate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fused {
@@ -41,7 +46,7 @@ pub struct Fused {
     /// The fused score: the sum of the contributions.
     pub score: f32,
     /// The legs that found the candidate, in the order the lists were given.
-    pub legs: Vec<LegScore>,
+    pub legs: LegScores,
 }
 
 impl Fused {
