@@ -25,12 +25,17 @@ use fst::{Automaton, IntoStreamer, Map, Streamer};
 /// Longest query word the walks take (cells per row: one more).
 pub(crate) const MAX_CHARS: usize = 32;
 const CELLS: usize = MAX_CHARS + 2;
+/// The most edits a walk allows; more are taken as this many.
+pub(crate) const MAX_WALK_EDITS: usize = 3;
+/// Cells a row keeps: the band of columns within [`MAX_WALK_EDITS`] of the row, and one past
+/// it that stays unreachable, which the step reads for the band's last column.
+const BAND: usize = 2 * MAX_WALK_EDITS + 2;
 /// A cell no alignment within the allowed edits reaches.
 const UNREACHABLE: u8 = u8::MAX / 2;
 
-/// Words of `forward` (word → document frequency) within `max_edits` edits of `word`, the
-/// word itself excluded, with their distances and frequencies, in no particular order.
-/// `backward` holds the same words with their characters reversed.
+/// Words of `forward` (word → document frequency) within `max_edits` edits of `word` (at most
+/// [`MAX_WALK_EDITS`]), the word itself excluded, with their distances and frequencies, in no
+/// particular order. `backward` holds the same words with their characters reversed.
 pub(crate) fn near(
     forward: &Map<Vec<u8>>,
     backward: &Map<Vec<u8>>,
@@ -42,7 +47,8 @@ pub(crate) fn near(
     if max_edits == 0 || n > MAX_CHARS {
         return Vec::new();
     }
-    let d = max_edits.min(u8::MAX as usize / 4) as u8;
+    let max_edits = max_edits.min(MAX_WALK_EDITS);
+    let d = max_edits as u8;
     let k = d / 2;
     let m = n.div_ceil(2);
     let mut found: Vec<(String, u64)> = Vec::new();
@@ -96,22 +102,25 @@ struct Capped {
 }
 
 /// One row of the edit-distance table (and the row before it, for transpositions), with the
-/// bytes of a character not yet complete.
+/// bytes of a character not yet complete. Only the band of columns that can hold a cell within
+/// `max` edits is kept (`|row − column| ≤ max`): the cell of column `j` in row `r` is at
+/// `j + max − r`, so a cell and the cells it is computed from sit at the same index or one
+/// beside it, and the state the walk copies on every step of the trie is 28 bytes, not 84.
 #[derive(Clone, Copy)]
 struct Row {
-    before: [u8; CELLS],
-    cells: [u8; CELLS],
+    before: [u8; BAND],
+    cells: [u8; BAND],
     /// The character this row read (`None` for the first row).
     last: Option<char>,
     /// Rows read so far (characters of the word walked).
     rows: u16,
-    /// The band of columns that can hold a cell within `max`: `|row − column| ≤ max`.
-    low: u8,
-    high: u8,
     /// The bits of a multi-byte character read so far, and how many bytes it still needs.
     partial: u32,
     needs: u8,
 }
+
+// The state the walk copies on every step stays small (see `Row`).
+const _: () = assert!(std::mem::size_of::<Row>() == 28);
 
 impl Capped {
     fn new(query: &[char], cap: impl Fn(usize) -> u8, max: u8) -> Capped {
@@ -130,34 +139,34 @@ impl Capped {
         }
     }
 
-    /// The row after `row` for the word's next character `c`.
+    /// The row after `row` for the word's next character `c`. Column `j` of the new row `r`
+    /// is at band index `i = j + max − r`; in the row before, column `j − 1` is at `i` and
+    /// column `j` at `i + 1`, and in the one before that column `j − 2` is at `i` again.
     fn step(&self, row: &Row, c: char) -> Row {
         let n = self.query.len();
+        let d = usize::from(self.max);
         let r = usize::from(row.rows) + 1;
-        let low = r.saturating_sub(usize::from(self.max));
-        let high = (r + usize::from(self.max)).min(n);
-        let mut cells = [UNREACHABLE; CELLS];
-        if low == 0 {
-            cells[0] = self.capped(0, row.cells[0].saturating_add(1));
-        }
-        for j in low.max(1)..=high {
-            let q = self.query[j - 1];
-            let mut v = (row.cells[j - 1] + u8::from(q != c)).min(row.cells[j] + 1).min(cells[j - 1] + 1);
-            if j >= 2 && c == self.query[j - 2] && row.last == Some(q) {
-                v = v.min(row.before[j - 2] + 1);
+        let mut cells = [UNREACHABLE; BAND];
+        for i in 0..=2 * d {
+            let Some(j) = (r + i).checked_sub(d) else { continue };
+            if j > n {
+                break;
             }
-            cells[j] = self.capped(j, v);
+            // The word's character deleted: the cell above.
+            let mut v = row.cells[i + 1] + 1;
+            if j >= 1 {
+                let q = self.query[j - 1];
+                v = v.min(row.cells[i] + u8::from(q != c));
+                if i >= 1 {
+                    v = v.min(cells[i - 1] + 1);
+                }
+                if j >= 2 && c == self.query[j - 2] && row.last == Some(q) {
+                    v = v.min(row.before[i] + 1);
+                }
+            }
+            cells[i] = self.capped(j, v);
         }
-        Row {
-            before: row.cells,
-            cells,
-            last: Some(c),
-            rows: row.rows + 1,
-            low: low as u8,
-            high: high as u8,
-            partial: 0,
-            needs: 0,
-        }
+        Row { before: row.cells, cells, last: Some(c), rows: row.rows + 1, partial: 0, needs: 0 }
     }
 }
 
@@ -165,20 +174,22 @@ impl Automaton for Capped {
     type State = Row;
 
     fn start(&self) -> Row {
-        let mut cells = [UNREACHABLE; CELLS];
-        for (j, cell) in cells.iter_mut().enumerate().take(self.query.len() + 1) {
-            *cell = self.capped(j, j as u8);
+        let d = usize::from(self.max);
+        let mut cells = [UNREACHABLE; BAND];
+        for j in 0..=d.min(self.query.len()) {
+            cells[j + d] = self.capped(j, j as u8);
         }
-        let high = usize::from(self.max).min(self.query.len()) as u8;
-        Row { before: [UNREACHABLE; CELLS], cells, last: None, rows: 0, low: 0, high, partial: 0, needs: 0 }
+        Row { before: [UNREACHABLE; BAND], cells, last: None, rows: 0, partial: 0, needs: 0 }
     }
 
     fn is_match(&self, row: &Row) -> bool {
-        row.needs == 0 && row.cells[self.query.len()] <= self.max
+        // The last column's band index, when the band holds it.
+        let at = (self.query.len() + usize::from(self.max)).checked_sub(usize::from(row.rows));
+        row.needs == 0 && at.is_some_and(|i| i <= 2 * usize::from(self.max) && row.cells[i] <= self.max)
     }
 
     fn can_match(&self, row: &Row) -> bool {
-        row.needs > 0 || row.cells[usize::from(row.low)..=usize::from(row.high)].iter().any(|&v| v != UNREACHABLE)
+        row.needs > 0 || row.cells[..=2 * usize::from(self.max)].iter().any(|&v| v != UNREACHABLE)
     }
 
     fn accept(&self, row: &Row, byte: u8) -> Row {
