@@ -406,18 +406,24 @@ pub(crate) struct TopK {
     k: usize,
     /// A max-heap by [`Candidate`]'s order: its top is the worst kept.
     heap: BinaryHeap<Candidate>,
+    /// The least score that can still be kept: the worst kept one's once `k` are kept (an
+    /// equal score may win on its ordinal), 0 before (infinite when `k` is 0). Kept beside the heap, so that the scan
+    /// of every document's score asks two comparisons, not the heap.
+    floor: Score,
 }
 
 impl TopK {
     pub fn new(k: usize) -> Self {
-        TopK { k, heap: BinaryHeap::with_capacity(k.min(4096) + 1) }
+        // Nothing is kept when `k` is 0.
+        let floor = if k == 0 { Score::INFINITY } else { 0.0 };
+        TopK { k, heap: BinaryHeap::with_capacity(k.min(4096) + 1), floor }
     }
 
     /// Whether a match scoring `score` might be kept (an equal score may still win on its
-    /// ordinal).
+    /// ordinal; only positive scores are kept).
     #[inline]
     pub fn admits(&self, score: Score) -> bool {
-        score > 0.0 && (self.heap.len() < self.k || self.heap.peek().is_some_and(|worst| score >= worst.0))
+        score > 0.0 && score >= self.floor
     }
 
     pub fn offer(&mut self, score: Score, ord: Ordinal) {
@@ -433,6 +439,9 @@ impl TopK {
                 *worst = candidate;
             }
         }
+        if self.heap.len() == self.k {
+            self.floor = self.heap.peek().map_or(0.0, |worst| worst.0);
+        }
     }
 
     /// Best first.
@@ -444,6 +453,24 @@ impl TopK {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kept floor says what the heap would: a score is admitted while fewer than `k` are
+    /// kept, or when it reaches the worst kept one.
+    #[test]
+    fn admits_agrees_with_the_heap() {
+        let scores = [3.0, 1.0, 0.0, 2.5, 1.0, 4.0, 0.5, 2.5, 1.5, 0.25];
+        for k in 0..=scores.len() {
+            let mut top = TopK::new(k);
+            for (ord, &score) in scores.iter().enumerate() {
+                top.offer(score, ord as Ordinal);
+                for probe in [0.0, 0.1, 0.25, 0.5, 1.0, 1.5, 2.5, 3.0, 4.0, 5.0] {
+                    let heap = probe > 0.0
+                        && (top.heap.len() < top.k || top.heap.peek().is_some_and(|worst| probe >= worst.0));
+                    assert_eq!(top.admits(probe), heap, "k {k}, after {ord}, probe {probe}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn top_k_breaks_ties_by_ordinal_whatever_the_offer_order() {
