@@ -19,9 +19,9 @@
 //! cursor stays valid across commits, and the next page is the next page of the current
 //! ranking.
 
-use braid_core::{Error, Hit, Result, SearchRequest, MAX_DEPTH};
 use std::fmt::Write as _;
 
+use braid_core::{Error, Hit, Result, SearchRequest, MAX_DEPTH};
 use sha2::{Digest, Sha256};
 
 /// The cursor format's version (the first byte).

@@ -407,8 +407,8 @@ pub(crate) struct TopK {
     /// A max-heap by [`Candidate`]'s order: its top is the worst kept.
     heap: BinaryHeap<Candidate>,
     /// The least score that can still be kept: the worst kept one's once `k` are kept (an
-    /// equal score may win on its ordinal), 0 before (infinite when `k` is 0). Kept beside the heap, so that the scan
-    /// of every document's score asks two comparisons, not the heap.
+    /// equal score may win on its ordinal), 0 before (infinite when `k` is 0). Kept beside
+    /// the heap, so that the scan of every document's score asks two comparisons, not the heap.
     floor: Score,
 }
 
