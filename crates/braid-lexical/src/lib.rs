@@ -29,6 +29,7 @@
 #![deny(missing_docs)]
 
 mod analysis;
+mod bm25;
 mod cjk;
 mod clitics;
 mod context;

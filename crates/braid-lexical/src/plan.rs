@@ -21,11 +21,14 @@
 use std::collections::BinaryHeap;
 
 use braid_core::Ordinal;
-use tantivy::columnar::Column;
-use tantivy::query::Bm25Weight;
-use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocId, Score, Searcher, SegmentReader, Term};
+use std::sync::Arc;
 
+use tantivy::columnar::Column;
+use tantivy::fieldnorm::FieldNormReader;
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocId, InvertedIndexReader, Score, Searcher, SegmentReader, Term};
+
+use crate::bm25::{Lengths, TermWeight};
 use crate::matches::Matches;
 use crate::simple::{Constraints, Verdict, MAX_PHRASE_CHECKS};
 use crate::visibility::{AllowedDocs, AllowedSegment};
@@ -101,16 +104,51 @@ pub(crate) trait Statistics {
     fn total_length(&self, field: Field) -> tantivy::Result<u64>;
 }
 
-/// The BM25 weight of `term` under `stats`, as tantivy computes it (`None` when no allowed
-/// record holds the term).
-pub(crate) fn weight_of(stats: &dyn Statistics, t: &WeightedTerm) -> tantivy::Result<Option<Bm25Weight>> {
-    let doc_freq = stats.doc_freq(&t.term)?;
-    if doc_freq == 0 {
-        return Ok(None);
+/// Each term of a plan weighed under the caller's statistics, in plan order, with the length
+/// tables of the fields they are in (one a field, not one a term).
+pub(crate) struct Weights {
+    lengths: Vec<(Field, Lengths)>,
+    /// `None` where no allowed record holds the term.
+    terms: Vec<Option<Weight>>,
+}
+
+/// One term's BM25 factor and the index of its field's [`Lengths`].
+#[derive(Debug, Clone, Copy)]
+struct Weight {
+    factor: TermWeight,
+    lengths: usize,
+}
+
+impl Weights {
+    /// The weights of `plan`'s terms under `stats`, as tantivy's BM25 computes them.
+    fn of(stats: &dyn Statistics, plan: &Plan) -> tantivy::Result<Self> {
+        let docs = stats.num_docs();
+        let mut lengths: Vec<(Field, Lengths)> = Vec::new();
+        let mut terms = Vec::new();
+        for t in plan.terms() {
+            let doc_freq = stats.doc_freq(&t.term)?;
+            if doc_freq == 0 {
+                terms.push(None);
+                continue;
+            }
+            let field = t.term.field();
+            let at = match lengths.iter().position(|(f, _)| *f == field) {
+                Some(at) => at,
+                None => {
+                    let average = stats.total_length(field)? as Score / docs.max(1) as Score;
+                    lengths.push((field, Lengths::new(average)));
+                    lengths.len() - 1
+                }
+            };
+            terms.push(Some(Weight { factor: TermWeight::new(doc_freq, docs, t.boost), lengths: at }));
+        }
+        Ok(Weights { lengths, terms })
     }
-    let docs = stats.num_docs();
-    let average = stats.total_length(t.term.field())? as Score / docs.max(1) as Score;
-    Ok(Some(Bm25Weight::for_one_term_without_explain(doc_freq, docs, average).boost_by(t.boost)))
+
+    /// The weight of the plan's `i`-th term, with its field's length table.
+    fn get(&self, i: usize) -> Option<(TermWeight, &Lengths)> {
+        self.terms[i].map(|w| (w.factor, &self.lengths[w.lengths].1))
+    }
 }
 
 /// The `k` best `(ordinal, score)` of `plan` over the allowed documents, best first, ties by
@@ -125,7 +163,7 @@ pub(crate) fn top_k(
     matches: Option<&Matches>,
 ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
     // Weights first, in plan order: one per term.
-    let weights: Vec<Option<Bm25Weight>> = plan.terms().map(|t| weight_of(stats, t)).collect::<Result<_, _>>()?;
+    let weights = Weights::of(stats, plan)?;
     if let Some(constraints) = &plan.constraints {
         return constrained_top_k(searcher, ord_columns, plan, &weights, constraints, allowed, k);
     }
@@ -152,7 +190,7 @@ fn constrained_top_k(
     searcher: &Searcher,
     ord_columns: &[Column<u64>],
     plan: &Plan,
-    weights: &[Option<Bm25Weight>],
+    weights: &Weights,
     constraints: &Constraints,
     allowed: &AllowedDocs,
     k: usize,
@@ -211,33 +249,32 @@ fn constrained_top_k(
 }
 
 /// Dense per-document scores of `plan` on one segment.
-fn score_segment(segment: &SegmentReader, plan: &Plan, weights: &[Option<Bm25Weight>]) -> tantivy::Result<Vec<Score>> {
+fn score_segment(segment: &SegmentReader, plan: &Plan, weights: &Weights) -> tantivy::Result<Vec<Score>> {
     let max_doc = segment.max_doc() as usize;
     let mut total = vec![0.0 as Score; max_doc];
     let mut scratch = Scratch::default();
+    let mut postings = Postings::new(segment);
     let mut w = 0;
     for group in &plan.groups {
-        let n: usize = group.alternatives.iter().map(|a| a.terms().len()).sum();
-        let group_weights = &weights[w..w + n];
-        w += n;
+        let first = w;
+        w += group.alternatives.iter().map(|a| a.terms().len()).sum::<usize>();
         match group.alternatives.as_slice() {
             // One sum of terms: straight into the total.
             [Alternative::Terms(terms)] => {
-                for (t, weight) in terms.iter().zip(group_weights) {
-                    if let Some(weight) = weight {
-                        for_each_posting(segment, &t.term, |doc, norm, freq| {
-                            total[doc as usize] += weight.score(norm, freq)
+                for (i, t) in terms.iter().enumerate() {
+                    if let Some((weight, lengths)) = weights.get(first + i) {
+                        postings.each(&t.term, |doc, norm, freq| {
+                            total[doc as usize] += weight.score(lengths, norm, freq)
                         })?;
                     }
                 }
             }
             alternatives => {
                 scratch.reset(max_doc);
-                let mut at = 0;
+                let mut at = first;
                 for alternative in alternatives {
-                    let len = alternative.terms().len();
-                    scratch.alternative(segment, alternative, &group_weights[at..at + len])?;
-                    at += len;
+                    scratch.alternative(&mut postings, alternative, weights, at)?;
+                    at += alternative.terms().len();
                 }
                 scratch.add_group_into(&mut total);
             }
@@ -266,11 +303,13 @@ impl Scratch {
         self.group_docs.clear();
     }
 
+    /// Scores `alternative`, whose first term is the plan's `first`-th, into the group's best.
     fn alternative(
         &mut self,
-        segment: &SegmentReader,
+        postings: &mut Postings<'_>,
         alternative: &Alternative,
-        weights: &[Option<Bm25Weight>],
+        weights: &Weights,
+        first: usize,
     ) -> tantivy::Result<()> {
         self.alternative_docs.clear();
         let (terms, needed, counted, boost) = match alternative {
@@ -281,20 +320,21 @@ impl Scratch {
         if needed > 0 && self.grams.len() != self.alternative.len() {
             self.grams = vec![0; self.alternative.len()];
         }
-        if matches!(alternative, Alternative::All { .. }) && weights.iter().take(counted).any(Option::is_none) {
+        if matches!(alternative, Alternative::All { .. }) && (first..first + counted).any(|i| weights.get(i).is_none())
+        {
             // A term no allowed record holds: no document holds them all.
             return Ok(());
         }
-        for (i, (t, weight)) in terms.iter().zip(weights).enumerate() {
-            let Some(weight) = weight else { continue };
+        for (i, t) in terms.iter().enumerate() {
+            let Some((weight, lengths)) = weights.get(first + i) else { continue };
             let count = needed > 0 && i < counted;
             let (scores, docs, grams) = (&mut self.alternative, &mut self.alternative_docs, &mut self.grams);
-            for_each_posting(segment, &t.term, |doc, norm, freq| {
+            postings.each(&t.term, |doc, norm, freq| {
                 let s = &mut scores[doc as usize];
                 if *s == 0.0 {
                     docs.push(doc);
                 }
-                *s += weight.score(norm, freq);
+                *s += weight.score(lengths, norm, freq);
                 if count {
                     grams[doc as usize] = grams[doc as usize].saturating_add(1);
                 }
@@ -322,22 +362,43 @@ impl Scratch {
     }
 }
 
-/// Calls `f(doc, fieldnorm id, term frequency)` for every posting of `term` in `segment`.
-fn for_each_posting(segment: &SegmentReader, term: &Term, mut f: impl FnMut(DocId, u8, u32)) -> tantivy::Result<()> {
-    let field = term.field();
-    let inverted = segment.inverted_index(field)?;
-    let Some(info) = inverted.get_term_info(term)? else { return Ok(()) };
-    let norms = segment.get_fieldnorms_reader(field)?;
-    let mut postings = inverted.read_block_postings_from_terminfo(&info, IndexRecordOption::WithFreqs)?;
-    loop {
-        let docs = postings.docs();
-        if docs.is_empty() {
-            return Ok(());
+/// A segment's postings, read term by term, with each field's inverted index and length
+/// reader opened once (a plan asks for dozens of terms in two or three fields).
+struct Postings<'s> {
+    segment: &'s SegmentReader,
+    fields: Vec<(Field, Arc<InvertedIndexReader>, FieldNormReader)>,
+}
+
+impl<'s> Postings<'s> {
+    fn new(segment: &'s SegmentReader) -> Self {
+        Postings { segment, fields: Vec::new() }
+    }
+
+    /// Calls `f(doc, fieldnorm id, term frequency)` for every posting of `term`.
+    fn each(&mut self, term: &Term, mut f: impl FnMut(DocId, u8, u32)) -> tantivy::Result<()> {
+        let field = term.field();
+        let at = match self.fields.iter().position(|(f, ..)| *f == field) {
+            Some(at) => at,
+            None => {
+                let inverted = self.segment.inverted_index(field)?;
+                let norms = self.segment.get_fieldnorms_reader(field)?;
+                self.fields.push((field, inverted, norms));
+                self.fields.len() - 1
+            }
+        };
+        let (_, inverted, norms) = &self.fields[at];
+        let Some(info) = inverted.get_term_info(term)? else { return Ok(()) };
+        let mut postings = inverted.read_block_postings_from_terminfo(&info, IndexRecordOption::WithFreqs)?;
+        loop {
+            let docs = postings.docs();
+            if docs.is_empty() {
+                return Ok(());
+            }
+            for (&doc, &freq) in docs.iter().zip(postings.freqs()) {
+                f(doc, norms.fieldnorm_id(doc), freq);
+            }
+            postings.advance();
         }
-        for (&doc, &freq) in docs.iter().zip(postings.freqs()) {
-            f(doc, norms.fieldnorm_id(doc), freq);
-        }
-        postings.advance();
     }
 }
 
