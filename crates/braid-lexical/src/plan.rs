@@ -427,14 +427,15 @@ fn offer_segment(
         }
         None => {
             let alive = segment.alive_bitset();
-            // Blocks whose best score cannot enter the top k are skipped whole.
+            // Each block of 64 scores is compared with the floor at once (no branch per
+            // document, which a random mix of matches and misses would mispredict), then the
+            // admitted ones are offered in document order; the floor may rise meanwhile.
             for (block, chunk) in scores.chunks(64).enumerate() {
-                let best = chunk.iter().fold(0.0, |m: Score, &s| if s > m { s } else { m });
-                if !top.admits(best) {
-                    continue;
-                }
-                for (i, &score) in chunk.iter().enumerate() {
-                    let doc = block * 64 + i;
+                let mut admitted = top.admitted(chunk);
+                while admitted != 0 {
+                    let i = admitted.trailing_zeros() as usize;
+                    admitted &= admitted - 1;
+                    let (doc, score) = (block * 64 + i, chunk[i]);
                     if top.admits(score) && alive.is_none_or(|a| a.is_alive(doc as DocId)) {
                         offer(top, doc, score);
                     }
@@ -487,6 +488,25 @@ impl TopK {
         score > 0.0 && score >= self.floor
     }
 
+    /// Bit `i` set where `scores[i]` is admitted now (at most 64 scores): [`TopK::admits`]
+    /// for a block, in one pass that compiles to vector compares.
+    pub fn admitted(&self, scores: &[Score]) -> u64 {
+        debug_assert!(scores.len() <= 64);
+        // `score > 0 && score >= floor` as one comparison: a positive floor implies the first;
+        // a zero one asks for the least positive float (scores are never NaN, and NaN fails
+        // both forms anyway).
+        let least = if self.floor > 0.0 { self.floor } else { Score::from_bits(1) };
+        let mut mask = 0u64;
+        for (i, lanes) in scores.chunks(8).enumerate() {
+            let mut bits = 0u64;
+            for (j, &score) in lanes.iter().enumerate() {
+                bits |= u64::from(score >= least) << j;
+            }
+            mask |= bits << (8 * i);
+        }
+        mask
+    }
+
     pub fn offer(&mut self, score: Score, ord: Ordinal) {
         if self.k == 0 || score <= 0.0 {
             return;
@@ -528,7 +548,30 @@ mod tests {
                     let heap = probe > 0.0
                         && (top.heap.len() < top.k || top.heap.peek().is_some_and(|worst| probe >= worst.0));
                     assert_eq!(top.admits(probe), heap, "k {k}, after {ord}, probe {probe}");
+                    assert_eq!(top.admitted(&[probe]) == 1, heap, "k {k}, after {ord}, probe {probe}");
                 }
+            }
+        }
+    }
+
+    /// A block's bits are [`TopK::admits`] of each score, for blocks of any length up to 64,
+    /// before and after the top k fills.
+    #[test]
+    fn admitted_bits_are_admits_per_score() {
+        let block: Vec<Score> = (0..64u32)
+            .map(|i| [0.0, 1.5, -1.0, 0.25, 3.0, 1e-40, 2.0][i as usize % 7] * (1.0 + i as Score / 64.0))
+            .collect();
+        for k in [0, 1, 3, 100] {
+            let mut top = TopK::new(k);
+            for round in 0..3 {
+                for len in [0, 1, 7, 8, 9, 31, 64] {
+                    let bits = top.admitted(&block[..len]);
+                    for (i, &score) in block[..len].iter().enumerate() {
+                        assert_eq!(bits >> i & 1 == 1, top.admits(score), "k {k}, round {round}, score {score}");
+                    }
+                    assert_eq!(bits >> len.min(63), u64::from(len == 64 && top.admits(block[63])));
+                }
+                top.offer(1.0 + round as Score, round);
             }
         }
     }
