@@ -18,8 +18,6 @@
 //!   does not depend on segment layout or on other documents.
 //! - **Ties** are broken by ordinal (lower first), never by internal document address.
 
-use std::collections::BinaryHeap;
-
 use braid_core::Ordinal;
 use std::sync::Arc;
 
@@ -445,7 +443,7 @@ fn offer_segment(
     }
 }
 
-/// A candidate, ordered worst first: lower score, then (on equal scores) higher ordinal.
+/// A candidate, ordered best first: higher score, then (on equal scores) lower ordinal.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Candidate(Score, Ordinal);
 
@@ -464,13 +462,17 @@ impl std::cmp::Ord for Candidate {
 }
 
 /// The `k` best candidates by score, then lower ordinal.
+///
+/// Admitted candidates are appended unordered and cut back to the best `k` (a selection, not
+/// a sort) whenever `2k` have gathered, which then raises the floor: a scan that admits a few
+/// hundred of its documents pays a few linear selections instead of a heap's sift for each.
 pub(crate) struct TopK {
     k: usize,
-    /// A max-heap by [`Candidate`]'s order: its top is the worst kept.
-    heap: BinaryHeap<Candidate>,
-    /// The least score that can still be kept: the worst kept one's once `k` are kept (an
-    /// equal score may win on its ordinal), 0 before (infinite when `k` is 0). Kept beside
-    /// the heap, so that the scan of every document's score asks two comparisons, not the heap.
+    /// The candidates still in the running, best `k` among them, in no order.
+    kept: Vec<Candidate>,
+    /// The least score that can still be kept: the `k`-th best one's as of the last cut (an
+    /// equal score may win on its ordinal), 0 before (infinite when `k` is 0). Every candidate
+    /// of the final top `k` reaches it, so the scan of every document's score asks it alone.
     floor: Score,
 }
 
@@ -478,7 +480,7 @@ impl TopK {
     pub fn new(k: usize) -> Self {
         // Nothing is kept when `k` is 0.
         let floor = if k == 0 { Score::INFINITY } else { 0.0 };
-        TopK { k, heap: BinaryHeap::with_capacity(k.min(4096) + 1), floor }
+        TopK { k, kept: Vec::with_capacity(2 * k.min(4096)), floor }
     }
 
     /// Whether a match scoring `score` might be kept (an equal score may still win on its
@@ -508,26 +510,33 @@ impl TopK {
     }
 
     pub fn offer(&mut self, score: Score, ord: Ordinal) {
-        if self.k == 0 || score <= 0.0 {
+        if !self.admits(score) {
             return;
         }
-        let candidate = Candidate(score, ord);
-        if self.heap.len() < self.k {
-            self.heap.push(candidate);
-        } else if let Some(mut worst) = self.heap.peek_mut() {
-            if candidate < *worst {
-                // Replaced in place: one sift down, not a pop and a push.
-                *worst = candidate;
-            }
-        }
-        if self.heap.len() == self.k {
-            self.floor = self.heap.peek().map_or(0.0, |worst| worst.0);
+        self.kept.push(Candidate(score, ord));
+        if self.kept.len() >= 2 * self.k {
+            self.cut();
         }
     }
 
+    /// Keeps the best `k` and raises the floor to the `k`-th best score.
+    fn cut(&mut self) {
+        if self.kept.len() < self.k {
+            return;
+        }
+        // Candidates order best first; the `k`-th best lands at `k - 1`, the better before it.
+        let (_, kth, _) = self.kept.select_nth_unstable(self.k - 1);
+        self.floor = kth.0;
+        self.kept.truncate(self.k);
+    }
+
     /// Best first.
-    pub fn into_sorted(self) -> Vec<(Ordinal, Score)> {
-        self.heap.into_sorted_vec().into_iter().map(|Candidate(s, o)| (o, s)).collect()
+    pub fn into_sorted(mut self) -> Vec<(Ordinal, Score)> {
+        if self.kept.len() > self.k {
+            self.cut();
+        }
+        self.kept.sort_unstable();
+        self.kept.into_iter().map(|Candidate(s, o)| (o, s)).collect()
     }
 }
 
@@ -535,23 +544,39 @@ impl TopK {
 mod tests {
     use super::*;
 
-    /// The kept floor says what the heap would: a score is admitted while fewer than `k` are
-    /// kept, or when it reaches the worst kept one.
+    /// The floor never refuses a candidate that belongs in the top `k` of what was offered
+    /// so far, and once `2k` were admitted it is the `k`-th best score.
     #[test]
-    fn admits_agrees_with_the_heap() {
-        let scores = [3.0, 1.0, 0.0, 2.5, 1.0, 4.0, 0.5, 2.5, 1.5, 0.25];
+    fn admits_every_candidate_of_the_top_k() {
+        let scores = [3.0, 1.0, 0.0, 2.5, 1.0, 4.0, 0.5, 2.5, 1.5, 0.25, 2.5, 5.0, 0.75];
         for k in 0..=scores.len() {
             let mut top = TopK::new(k);
             for (ord, &score) in scores.iter().enumerate() {
                 top.offer(score, ord as Ordinal);
-                for probe in [0.0, 0.1, 0.25, 0.5, 1.0, 1.5, 2.5, 3.0, 4.0, 5.0] {
-                    let heap = probe > 0.0
-                        && (top.heap.len() < top.k || top.heap.peek().is_some_and(|worst| probe >= worst.0));
-                    assert_eq!(top.admits(probe), heap, "k {k}, after {ord}, probe {probe}");
-                    assert_eq!(top.admitted(&[probe]) == 1, heap, "k {k}, after {ord}, probe {probe}");
+                let mut so_far: Vec<Score> = scores[..=ord].iter().copied().filter(|&s| s > 0.0).collect();
+                so_far.sort_by(|a, b| b.total_cmp(a));
+                let kth = if k == 0 { Score::INFINITY } else { so_far.get(k - 1).copied().unwrap_or(0.0) };
+                for probe in [0.0, 0.1, 0.25, 0.5, 1.0, 1.5, 2.5, 3.0, 4.0, 5.0, 6.0] {
+                    if probe > 0.0 && probe >= kth {
+                        assert!(top.admits(probe), "k {k}, after {ord}, probe {probe}");
+                    }
+                    assert!(!top.admits(probe) || probe > 0.0);
+                    assert_eq!(top.admitted(&[probe]) == 1, top.admits(probe));
                 }
+                assert!(
+                    top.floor <= kth || k == 0,
+                    "k {k}, after {ord}: floor {} above the k-th best {kth}",
+                    top.floor
+                );
             }
         }
+        // Ten offers, k = 2: the cuts leave the floor at the second best.
+        let mut top = TopK::new(2);
+        for (ord, score) in [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0].into_iter().enumerate() {
+            top.offer(score, ord as Ordinal);
+        }
+        assert_eq!(top.floor, 7.0);
+        assert_eq!(top.into_sorted(), vec![(7, 8.0), (6, 7.0)]);
     }
 
     /// A block's bits are [`TopK::admits`] of each score, for blocks of any length up to 64,
