@@ -514,14 +514,14 @@ impl TopK {
             return;
         }
         self.kept.push(Candidate(score, ord));
-        if self.kept.len() >= 2 * self.k {
+        if self.kept.len() >= self.k.saturating_mul(2) {
             self.cut();
         }
     }
 
     /// Keeps the best `k` and raises the floor to the `k`-th best score.
     fn cut(&mut self) {
-        if self.kept.len() < self.k {
+        if self.k == 0 || self.kept.len() < self.k {
             return;
         }
         // Candidates order best first; the `k`-th best lands at `k - 1`, the better before it.
@@ -577,6 +577,11 @@ mod tests {
         }
         assert_eq!(top.floor, 7.0);
         assert_eq!(top.into_sorted(), vec![(7, 8.0), (6, 7.0)]);
+        // Any k, however large, keeps what it is offered.
+        let mut top = TopK::new(usize::MAX);
+        top.offer(1.0, 1);
+        top.offer(2.0, 0);
+        assert_eq!(top.into_sorted(), vec![(0, 2.0), (1, 1.0)]);
     }
 
     /// A block's bits are [`TopK::admits`] of each score, for blocks of any length up to 64,
