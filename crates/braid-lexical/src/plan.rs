@@ -18,9 +18,9 @@
 //!   does not depend on segment layout or on other documents.
 //! - **Ties** are broken by ordinal (lower first), never by internal document address.
 
-use braid_core::Ordinal;
 use std::sync::Arc;
 
+use braid_core::Ordinal;
 use tantivy::columnar::Column;
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::schema::{Field, IndexRecordOption};
