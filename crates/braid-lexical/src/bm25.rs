@@ -41,8 +41,10 @@ pub(crate) struct TermWeight(Score);
 
 impl TermWeight {
     /// The weight of a term `doc_freq` of `docs` records hold, multiplied by `boost`.
+    /// (`docs − doc_freq` is taken as 0 should the statistics ever give more holders than
+    /// records, where tantivy would panic.)
     pub(crate) fn new(doc_freq: u64, docs: u64, boost: Score) -> Self {
-        let x = ((docs - doc_freq) as Score + 0.5) / (doc_freq as Score + 0.5);
+        let x = (docs.saturating_sub(doc_freq) as Score + 0.5) / (doc_freq as Score + 0.5);
         let idf = (1.0 + x).ln();
         TermWeight(idf * (1.0 + K1) * boost)
     }
