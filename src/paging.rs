@@ -198,9 +198,6 @@ fn request_digest(r: &SearchRequest) -> [u8; 8] {
     digest[..8].try_into().unwrap_or([0; 8])
 }
 
-/// A digest of ranked hits: their ids, in order. Not their scores: a single leg's scores are
-/// normalised over the candidates it fetched, which a longer page fetches more of (the order
-/// is the same).
 /// Text written into a hash as its UTF-8 bytes.
 struct Hashing<'a>(&'a mut Sha256);
 
@@ -211,6 +208,9 @@ impl std::fmt::Write for Hashing<'_> {
     }
 }
 
+/// A digest of ranked hits: their ids, in order. Not their scores: a single leg's scores are
+/// normalised over the candidates it fetched, which a longer page fetches more of (the order
+/// is the same).
 fn prefix_digest<'h>(hits: impl Iterator<Item = &'h Hit>) -> [u8; 16] {
     let mut h = Sha256::new();
     for hit in hits {
