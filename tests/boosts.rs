@@ -50,7 +50,8 @@ fn no_boosts_is_todays_ranking_to_the_bit() {
             let today = comparable(&index.search(&plain).unwrap());
             let empty = comparable(&index.search(&plain.clone().boosts(Boosts::default())).unwrap());
             // The schema's own weights, given explicitly: the legs' plans are rewritten, term for term.
-            let defaults = plain.clone().boosts(Boosts::default().title_weight(0.5).body_weight(1.0));
+            let schema = index.config().schema.title_boost;
+            let defaults = plain.clone().boosts(Boosts::default().title_weight(schema).body_weight(1.0));
             let mut explicit = comparable(&index.search(&defaults).unwrap());
             assert_eq!(today, empty, "{q:?} {mode:?}");
             // (Its cursor is another request's: the boosts are part of what a cursor names.)
@@ -70,11 +71,12 @@ fn field_weights_scale_the_legs_bm25() {
     let raw = |r: &SearchResponse| -> HashMap<String, f32> {
         r.hits.iter().map(|h| (h.id.clone(), h.explain.legs[0].raw)).collect()
     };
+    let title = index.config().schema.title_boost;
     for q in ["refund policy", "two factor", "relay"] {
         let base = SearchRequest::new(q, Principal::public()).mode(Mode::Lexical).k(50);
         let one = raw(&index.search(&base).unwrap());
-        let double =
-            raw(&index.search(&base.clone().boosts(Boosts::default().title_weight(1.0).body_weight(2.0))).unwrap());
+        let twice = Boosts::default().title_weight(2.0 * title).body_weight(2.0);
+        let double = raw(&index.search(&base.clone().boosts(twice)).unwrap());
         assert_eq!(one.len(), double.len());
         for (id, s) in &one {
             assert_eq!(double[id], 2.0 * s, "{q:?} {id}: BM25 is linear in the weights");

@@ -131,7 +131,7 @@ fn a_cursor_from_another_commit_is_stale_unless_only_hidden_records_changed() {
 
     // A visible record that ranks first: the cursor's earlier hits changed.
     let mut w = index.writer().unwrap();
-    w.upsert(&Record::new("a-new").title("Refund refund").body("refund refund refund refund").acl(["tenant:acme"]))
+    w.upsert(&Record::new("a-new").title("Refund refund refund").body("refund ".repeat(30)).acl(["tenant:acme"]))
         .unwrap();
     w.commit().unwrap();
     drop(w);

@@ -217,11 +217,21 @@ fn embedder(spec: Option<&str>, recorded: Option<&EmbeddingInfo>) -> Result<Opti
     Ok(Some(Arc::new(builder.build()?)))
 }
 
+/// What to do when the model an index records cannot be loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MissingModel {
+    /// Say so and go on: lexical and fuzzy search still work, and the semantic leg runs on
+    /// queries that supply a vector (search, serve).
+    Warn,
+    /// Stop: a measurement of fused modes without their semantic leg would carry the wrong
+    /// label (eval, fit).
+    Fail,
+}
+
 /// A builder for the index in `dir` with the embedding model asked for (`spec`) or recorded in
 /// the index, and whether it has a semantic leg. A recorded model that cannot be loaded is a
-/// warning: lexical and fuzzy search still work, and the semantic leg runs on queries that
-/// supply a vector.
-pub(crate) fn builder_for(dir: &Path, spec: Option<&str>) -> Result<(IndexBuilder, bool)> {
+/// warning or an error, as `missing` says.
+pub(crate) fn builder_for(dir: &Path, spec: Option<&str>, missing: MissingModel) -> Result<(IndexBuilder, bool)> {
     let recorded = if Index::exists(dir) {
         Index::recorded_embedding(dir).with_context(|| format!("opening index {}", dir.display()))?
     } else {
@@ -237,9 +247,16 @@ pub(crate) fn builder_for(dir: &Path, spec: Option<&str>) -> Result<(IndexBuilde
     Ok(match embedder(spec, recorded.as_ref()) {
         Ok(Some(e)) => (builder.embedder(e), true),
         Ok(None) => (builder, false),
-        Err(e) if spec.is_none() => {
+        Err(e) if spec.is_none() && missing == MissingModel::Warn => {
             eprintln!("warning: the index's model is unavailable ({e:#}); the semantic leg runs only for queries that supply a vector");
             (builder.stored_vectors(), true)
+        }
+        Err(e) if spec.is_none() => {
+            return Err(e.context(format!(
+                "the model index {} was built with is unavailable, so its semantic leg would be off and a \
+                 fused run would measure the other legs alone (pass --model, or set BRAID_MODEL_DIR)",
+                dir.display()
+            )))
         }
         Err(e) => return Err(e),
     })
@@ -247,8 +264,13 @@ pub(crate) fn builder_for(dir: &Path, spec: Option<&str>) -> Result<(IndexBuilde
 
 /// Opens the index in `dir` with its embedding model (see [`builder_for`]), its vector graph
 /// searched at `ef_search` when given ([`IndexBuilder::ef_search`]).
-pub(crate) fn open_with_model(dir: &Path, spec: Option<&str>, ef_search: Option<usize>) -> Result<Index> {
-    let (mut builder, _) = builder_for(dir, spec)?;
+pub(crate) fn open_with_model(
+    dir: &Path,
+    spec: Option<&str>,
+    ef_search: Option<usize>,
+    missing: MissingModel,
+) -> Result<Index> {
+    let (mut builder, _) = builder_for(dir, spec, missing)?;
     if let Some(width) = ef_search {
         builder = builder.ef_search(width);
     }
@@ -273,7 +295,7 @@ pub fn index(args: IndexArgs<'_>) -> Result<()> {
         passages: passages.map_or(IndexConfig::default().passages, |p| p.0),
         ..IndexConfig::default()
     };
-    let (mut builder, semantic) = builder_for(dir, model)?;
+    let (mut builder, semantic) = builder_for(dir, model, MissingModel::Warn)?;
     if let (Some(VectorSource::Sidecar(sidecar)), false) = (&vectors, semantic) {
         let model_id = vector_model.unwrap_or(braid::SUPPLIED_MODEL).to_string();
         builder = builder.vectors(EmbeddingInfo { model_id, dim: sidecar.dim() });
@@ -432,7 +454,7 @@ pub fn synonyms(dir: &Path, file: Option<&Path>, clear: bool) -> Result<()> {
 
 pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
     let SearchArgs { dir, mode, k, json, principal, model, rerank, ef_search, .. } = *args;
-    let (mut builder, _) = builder_for(dir, model)?;
+    let (mut builder, _) = builder_for(dir, model, MissingModel::Warn)?;
     if let Some(width) = ef_search {
         builder = builder.ef_search(width);
     }
@@ -547,7 +569,7 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
     let saved_baseline =
         baseline.and_then(|b| b.split_once('#')).map(|(file, label)| load_run(file, label)).transpose()?;
     let index = match index_dir {
-        Some(dir) => open_with_model(dir, model, None)?,
+        Some(dir) => open_with_model(dir, model, None, MissingModel::Fail)?,
         None => {
             let index = match embedder(model, None)? {
                 Some(e) => Index::builder().embedder(e).create_in_ram()?,

@@ -262,7 +262,7 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>, samples_out
     for set in &sets {
         let dataset = Dataset::load(&set.dataset, &set.split)
             .with_context(|| format!("loading {} ({})", set.dataset.display(), set.split))?;
-        let index = crate::commands::open_with_model(&set.index, None, None)?;
+        let index = crate::commands::open_with_model(&set.index, None, None, crate::commands::MissingModel::Fail)?;
         if !index.has_semantic() {
             bail!("index {} has no embeddings: fitting needs the semantic leg", set.index.display());
         }

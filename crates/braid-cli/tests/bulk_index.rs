@@ -207,3 +207,50 @@ fn index_embeds_with_a_named_onnx_file() {
     let hits = search_ids(&index, &["--mode", "semantic", "can I get my money back if I return it"]);
     assert_eq!(hits[0], "refunds", "{hits:?}");
 }
+
+/// An index whose recorded model cannot be found here: `braid search` says so and searches with
+/// the other legs, but `braid eval` stops — a hybrid run without its semantic leg would be
+/// reported under hybrid's name.
+#[test]
+fn eval_refuses_an_index_whose_model_is_missing() {
+    let int8 = shared_dir::shared("models/all-MiniLM-L6-v2/model_int8.onnx");
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set");
+    std::fs::create_dir_all(set.join("qrels")).unwrap();
+    let index = dir.path().join("idx");
+    let mut f = std::fs::File::create(set.join("corpus.jsonl")).unwrap();
+    writeln!(
+        f,
+        "{}",
+        serde_json::json!({ "_id": "refunds", "title": "Refund policy", "text": "Send it back in 30 days." })
+    )
+    .unwrap();
+    writeln!(
+        f,
+        "{}",
+        serde_json::json!({ "_id": "shipping", "title": "Shipping", "text": "Parcels leave in two days." })
+    )
+    .unwrap();
+    drop(f);
+    std::fs::write(set.join("queries.jsonl"), "{\"_id\": \"q1\", \"text\": \"refund\"}\n").unwrap();
+    std::fs::write(set.join("qrels/test.tsv"), "query-id\tcorpus-id\tscore\nq1\trefunds\t1\n").unwrap();
+    run(braid().arg("index").arg(set.join("corpus.jsonl")).arg("--index").arg(&index).arg("--model").arg(&int8));
+    // Nowhere to find the model: no model folder, an empty cache, no shared folder above.
+    let elsewhere = |cmd: &mut std::process::Command| {
+        cmd.current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env("BRAID_SHARED", dir.path())
+            .env_remove("BRAID_MODEL_DIR");
+    };
+    let mut search = braid();
+    elsewhere(search.args(["search", "--index"]).arg(&index).args(["--mode", "hybrid", "refund"]));
+    let out = search.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("model is unavailable"));
+    let mut eval = braid();
+    elsewhere(eval.args(["eval", "--dataset"]).arg(&set).arg("--index").arg(&index).args(["--mode", "hybrid"]));
+    let out = eval.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("semantic leg would be off"), "{stderr}");
+}

@@ -36,7 +36,7 @@ pub const MAX_BOOST_FUNCTIONS: usize = 16;
 #[serde(deny_unknown_fields)]
 pub struct Boosts {
     /// The weight of a title match in the lexical and fuzzy legs (plain query syntax): it
-    /// replaces the schema's `title_boost` (by default 0.5) for this request.
+    /// replaces the schema's `title_boost` (by default 0.1) for this request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<f32>,
     /// The weight of the flat title+body BM25 in the lexical and fuzzy legs (by default 1).

@@ -56,7 +56,8 @@ impl std::fmt::Display for Leg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// Every leg the index can run (the default).
+    /// Every leg the index can run, as [`Mode::Hybrid`] does, but a short lookup of an
+    /// identifier (`HTTP 451`, `E_TOKEN_EXPIRED`) leans on BM25 (the default).
     #[default]
     Auto,
     /// BM25 only.
@@ -65,7 +66,7 @@ pub enum Mode {
     Fuzzy,
     /// The semantic leg only; an error when the index has no embedding model.
     Semantic,
-    /// Every available leg, fused with RRF.
+    /// Every available leg, fused by the request's [`Fusion`] (the blend by default).
     Hybrid,
 }
 

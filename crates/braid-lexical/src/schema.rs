@@ -16,7 +16,8 @@ pub(crate) const NUMBER_PREFIX: &str = "num.";
 /// How an index is laid out: the analyzer, field boosts, and the keyword and numeric fields
 /// records may carry. Chosen when the index is created and stored with it.
 ///
-/// By default: English analysis, title boost 0.5 on top of the flat title+body field,
+/// By default: English analysis, title boost 0.1 on top of the flat title+body field (fitted
+/// on training splits, `scripts/title_study.sh`),
 /// keyword fields `category`, `tags`, `lang`, `audience`, `source`, numeric fields
 /// `updated`, `created`, `priority`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,7 +36,7 @@ impl Default for SchemaConfig {
     fn default() -> Self {
         SchemaConfig {
             analyzer: Analyzer::English,
-            title_boost: 0.5,
+            title_boost: 0.1,
             keyword_fields: ["category", "tags", "lang", "audience", "source"].map(String::from).into(),
             numeric_fields: ["updated", "created", "priority"].map(String::from).into(),
         }

@@ -43,7 +43,7 @@ fn open(
     max_k: usize,
     reload: Option<Duration>,
 ) -> Result<Arc<api::Engine>> {
-    let index = commands::open_with_model(dir, model, ef_search)?;
+    let index = commands::open_with_model(dir, model, ef_search, commands::MissingModel::Warn)?;
     let engine = Arc::new(api::Engine::new(index, max_k));
     if let Some(every) = reload {
         watch(&engine, every)?;

@@ -146,7 +146,7 @@ fn boosts() -> Value {
         "type": "object",
         "description": "score = relevance × Π decay(field) × Π (1 + weight · f(field)) × Π keyword factor; a record without the field gets 1 from that function.",
         "properties": {
-            "title": { "type": "number", "minimum": 0, "description": "Weight of a title match (by default the index's title boost, 0.5)." },
+            "title": { "type": "number", "minimum": 0, "description": "Weight of a title match (by default the index's title boost, 0.1)." },
             "body": { "type": "number", "minimum": 0, "description": "Weight of the title+body BM25 (by default 1)." },
             "keywords": { "type": "array", "items": {
                 "type": "object",
