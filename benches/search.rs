@@ -132,7 +132,7 @@ fn search(c: &mut Criterion) {
         let index = optimized_index(&records(name));
         bench_modes(c, &format!("{name}_search_100q"), &index, &[Mode::Lexical, Mode::Fuzzy, Mode::Hybrid], &queries);
         if let Some(index) = semantic_index(name) {
-            let modes = [Mode::Semantic, Mode::Hybrid, Mode::Auto];
+            let modes = [Mode::Semantic, Mode::Hybrid];
             bench_modes(c, &format!("{name}_search_100q_minilm"), &index, &modes, &queries);
         }
     }

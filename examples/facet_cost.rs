@@ -8,7 +8,7 @@
 //! (FNV-1a): `category`, one of 20 values, and `updated`, a date within four years. They
 //! give the facets something to count; they do not change the text, so the matches are
 //! SciFact's own. For every judged test query, the example times `search()` (median and p95
-//! over the queries, each run once after one warm-up) in lexical and auto mode: plain, with
+//! over the queries, each run once after one warm-up) in lexical and hybrid mode: plain, with
 //! a keyword facet and a four-range date facet, with a gaussian decay and a numeric boost, and
 //! the page at offset 90. It prints the mean number of matched records a facet counts over.
 
@@ -66,7 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let configs: [(&str, &dyn Fn(SearchRequest) -> SearchRequest); 4] =
         [("plain", &|r| r), ("facets", &facets), ("boosts", &boosts), ("offset 90", &deep)];
     println!("{:<6} {:<10} {:>9} {:>9} {:>9}", "mode", "request", "p50 ms", "p95 ms", "matched");
-    for mode in [Mode::Lexical, Mode::Auto] {
+    for mode in [Mode::Lexical, Mode::Hybrid] {
         for (name, config) in configs {
             let mut took = Vec::with_capacity(dataset.queries.len());
             let mut matched = 0u64;

@@ -102,7 +102,7 @@ fn open_or_build(corpus: &Path, embedder: Option<Arc<dyn Embedder>>) -> Result<I
 }
 
 fn answer(index: &Index, principal: &Principal, query: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let response = index.search(&SearchRequest::new(query, principal.clone()).mode(Mode::Auto).k(5))?;
+    let response = index.search(&SearchRequest::new(query, principal.clone()).mode(Mode::Hybrid).k(5))?;
     print_answers(query, &response);
     Ok(())
 }

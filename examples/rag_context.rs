@@ -42,7 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let index_ms = t.elapsed().as_secs_f64() * 1000.0;
 
     let t = Instant::now();
-    let response = index.search(&SearchRequest::new(question.as_str(), principal.clone()).mode(Mode::Auto).k(20))?;
+    let response = index.search(&SearchRequest::new(question.as_str(), principal.clone()).mode(Mode::Hybrid).k(20))?;
     let search_ms = t.elapsed().as_secs_f64() * 1000.0;
 
     // Collapse to the best section per article, then read each section back whole — as the

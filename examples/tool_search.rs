@@ -17,7 +17,7 @@ use serde_json::Value;
 /// The best `k` tool names for `query`.
 fn search_tools(index: &Index, query: &str, k: usize) -> braid::Result<Vec<(String, f32)>> {
     let response =
-        index.search(&SearchRequest::new(query, Principal::public()).mode(Mode::Auto).k(k).snippet_chars(0))?;
+        index.search(&SearchRequest::new(query, Principal::public()).mode(Mode::Hybrid).k(k).snippet_chars(0))?;
     Ok(response.hits.into_iter().map(|h| (h.id, h.score)).collect())
 }
 

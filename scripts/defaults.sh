@@ -14,8 +14,8 @@ out=results/defaults
 mkdir -p "$out"
 for d in ${1:-scifact nfcorpus cranfield cacm npl}; do
   [ -f "$idx/$d-minilm/braid.json" ] || "$B" index "$shared/$d" --index "$idx/$d-minilm" --model default
-  "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --mode lexical,fuzzy,semantic,hybrid,auto \
+  "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --mode lexical,fuzzy,semantic,hybrid \
     --fusion blend,rrf --baseline hybrid/rrf --out "$out/$d.json"
-  "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --mode hybrid,auto --fusion blend,rrf \
+  "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --mode hybrid --fusion blend,rrf \
     --misspellings "$typos" --baseline hybrid/rrf+misspelt --out "$out/$d-misspelt.json"
 done

@@ -2,7 +2,7 @@
 # Fits the fusion's parameters on training splits only — SciFact `train`, NFCorpus `dev` —
 # each clean and with one real misspelling per query (scripts/misspellings.sh), and writes the
 # whole fit to results/fit.json. The printed best blend is the candidate for `BlendParams::DEFAULT`
-# (crates/braid-fusion/src/blend.rs); the typo blend the candidate for `auto` (src/routing.rs).
+# (crates/braid-fusion/src/blend.rs); the typo blend is reported beside it.
 #   bash scripts/fit.sh      # needs the MiniLM indexes scripts/report.sh builds
 set -euo pipefail
 cd "$(dirname "$0")/.."

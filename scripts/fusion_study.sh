@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rank-based fusion beside blend, and auto's two leans refitted, on training splits only:
+# Rank-based fusion beside blend, and the two leans `auto` had (gone since 2026-12-04) refitted, on training splits only:
 # SciFact `train`, NFCorpus `train` and `dev`, each clean and with one real misspelling per
 # query. `braid fit --samples` keeps every leg's list once; scripts/fusion_study.py scores the
 # candidates on them (numpy, in a virtual environment of its own) and writes

@@ -30,9 +30,9 @@ for d in ${1:-scifact nfcorpus}; do
     extra=(); [ "$variant" = misspelt ] && extra=(--misspellings "$typos")
     suffix=""; [ "$variant" = misspelt ] && suffix="+misspelt"
     name="$d-$split-$variant"
-    "$B" eval --dataset "$shared/$d" --split "$split" --index "$idx/$d-minilm-single" --mode semantic,hybrid,auto \
+    "$B" eval --dataset "$shared/$d" --split "$split" --index "$idx/$d-minilm-single" --mode semantic,hybrid \
       "${extra[@]}" --out "$out/$name-single.json"
-    for mode in semantic hybrid auto; do
+    for mode in semantic hybrid; do
       "$B" eval --dataset "$shared/$d" --split "$split" --index "$idx/$d-minilm" --mode "$mode" "${extra[@]}" \
         --baseline "$out/$name-single.json#$mode$suffix" --out "$out/$name-passages-$mode.json"
     done

@@ -23,7 +23,7 @@ src() { if [ "$1" = helpcenter ]; then echo datasets/helpcenter; else echo "$sha
 for d in scifact nfcorpus helpcenter; do
   [ -f "$idx/$d-minilm/braid.json" ] || "$B" index "$(src $d)" --index "$idx/$d-minilm" --model default
 done
-modes=lexical,fuzzy,semantic,hybrid,auto
+modes=lexical,fuzzy,semantic,hybrid
 for d in scifact nfcorpus helpcenter; do
   "$B" eval --dataset "$(src $d)" --index "$idx/$d-minilm" --mode $modes --out $out/$d.json
 done

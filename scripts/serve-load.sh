@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/braid-target}"
 THREADS="${THREADS:-4}"
 REQUESTS="${REQUESTS:-2000}"
-MODE="${MODE:-auto}"
+MODE="${MODE:-hybrid}"
 cargo build --release --locked -p braid-cli --bin braid --example load
 B="$CARGO_TARGET_DIR/release/braid"
 work="$(mktemp -d)"

@@ -35,7 +35,7 @@ pub struct CheckReport {
     pub orphan_vectors: usize,
     /// Whether records store the analysed first words lexical feedback reads. Indexes written
     /// before 2026-12-03 do not: their feedback analyses the stored text again on every hybrid
-    /// or auto search (the same results, more work); indexing the corpus into a new directory
+    /// search (the same results, more work); indexing the corpus into a new directory
     /// stores them.
     pub feedback_heads: bool,
 }

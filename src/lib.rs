@@ -41,7 +41,6 @@ mod layout;
 mod manifest;
 mod paging;
 mod rerank;
-mod routing;
 mod scoring;
 mod search;
 mod searcher;

@@ -21,7 +21,7 @@ fn comparable(r: &SearchResponse) -> serde_json::Value {
     v
 }
 
-const MODES: [Mode; 4] = [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid, Mode::Auto];
+const MODES: [Mode; 3] = [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid];
 
 /// Elasticsearch's decay functions, from its documentation, written independently of the
 /// library's.

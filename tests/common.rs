@@ -200,7 +200,7 @@ pub fn visible(p: &braid::Principal, record: &Record) -> bool {
     braid::Visibility::new(p.clone(), braid::AccessPolicy::Public, None).admits_acl(record.acl.as_slice())
 }
 
-/// Semantic, hybrid and auto search on an index of [`corpus`] return only records the caller
+/// Semantic and hybrid search on an index of [`corpus`] return only records the caller
 /// may see, for three principals and queries from on-topic to empty. With
 /// `every_record_has_a_vector`, semantic mode also returns every record the caller may see.
 pub fn assert_semantic_search_is_confined(index: &Index, every_record_has_a_vector: bool) {
@@ -211,7 +211,7 @@ pub fn assert_semantic_search_is_confined(index: &Index, every_record_has_a_vect
         Principal::from_verified_tokens(["tenant:globex", "group:support"]),
     ];
     for p in principals {
-        for mode in [Mode::Semantic, Mode::Hybrid, Mode::Auto] {
+        for mode in [Mode::Semantic, Mode::Hybrid] {
             for q in ["single sign-on for employees", "escalation rota", "refund after 30 days", "🙂", ""] {
                 let r = index.search(&SearchRequest::new(q, p.clone()).mode(mode).k(50)).unwrap();
                 for hit in &r.hits {

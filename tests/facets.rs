@@ -76,7 +76,7 @@ fn facets_count_every_match_not_only_the_page() {
     }
 }
 
-/// Hybrid and auto count the union of what their legs match.
+/// Hybrid counts the union of what their legs match.
 #[test]
 fn a_hybrid_request_counts_the_union_of_its_legs() {
     let index = helpcenter();

@@ -37,7 +37,7 @@ fn reserved_tokens_are_refused_on_records_and_principals() {
 fn depth_above_the_maximum_is_a_typed_error() {
     let idx = index();
     for depth in [MAX_DEPTH + 1, usize::MAX / 2, usize::MAX] {
-        for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid, Mode::Auto] {
+        for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid] {
             let err =
                 idx.search(&SearchRequest::new("refund", Principal::public()).depth(depth).mode(mode)).unwrap_err();
             assert!(matches!(err, Error::InvalidRequest { .. }), "{depth} {mode:?}: {err}");

@@ -4,7 +4,7 @@ use braid::{Error, Filter, Mode, Principal, SearchRequest, MAX_K, MAX_QUERY_BYTE
 
 use crate::common::index;
 
-const MODES: [Mode; 4] = [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid, Mode::Auto];
+const MODES: [Mode; 3] = [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid];
 
 #[test]
 fn odd_queries_never_panic() {

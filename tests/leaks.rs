@@ -61,7 +61,7 @@ fn query() -> impl Strategy<Value = String> {
 }
 
 /// Probes run so far, per mode name (for the soak's report).
-static PROBES: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+static PROBES: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
 
 /// Cases per property: 48 in CI; `BRAID_SOAK=N` runs N (the soak in the README).
 fn cases() -> u32 {
@@ -70,7 +70,7 @@ fn cases() -> u32 {
 
 fn report() {
     if std::env::var_os("BRAID_SOAK").is_some() {
-        let modes = ["lexical", "fuzzy", "semantic", "hybrid", "auto"];
+        let modes = ["lexical", "fuzzy", "semantic", "hybrid"];
         let counts: Vec<String> =
             modes.iter().zip(&PROBES).map(|(m, c)| format!("{m} {}", c.load(Ordering::SeqCst))).collect();
         eprintln!("leak soak: probes per mode (cumulative): {}; leaks found: 0", counts.join(", "));
@@ -94,7 +94,6 @@ fn check(index: &Index, docs: &[Doc], principal: &Principal, q: &str, mode: Mode
         Mode::Fuzzy => 1,
         Mode::Semantic => 2,
         Mode::Hybrid => 3,
-        _ => 4,
     };
     PROBES[slot].fetch_add(1, Ordering::SeqCst);
     prop_assert_eq!(r.stats.allowed, visible.len());
@@ -134,7 +133,7 @@ proptest! {
         }
         w.commit().unwrap();
         for (principal, q) in &probes {
-            for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid, Mode::Auto] {
+            for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid] {
                 check(&index, &docs, principal, q, mode)?;
             }
         }
@@ -163,7 +162,7 @@ fn no_leaks_in_semantic_modes() {
     for _ in 0..cases().max(60) {
         let p = principal().new_tree(&mut runner).unwrap().current();
         let q = query().new_tree(&mut runner).unwrap().current();
-        for mode in [Mode::Semantic, Mode::Hybrid, Mode::Auto] {
+        for mode in [Mode::Semantic, Mode::Hybrid] {
             check(&index, &docs, &p, &q, mode).unwrap();
         }
     }

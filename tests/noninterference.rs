@@ -198,7 +198,7 @@ fn with_synonyms(index: Index, synonyms: bool) -> Index {
     index
 }
 
-const MODES: [Mode; 5] = [Mode::Lexical, Mode::Fuzzy, Mode::Semantic, Mode::Hybrid, Mode::Auto];
+const MODES: [Mode; 4] = [Mode::Lexical, Mode::Fuzzy, Mode::Semantic, Mode::Hybrid];
 const FUSIONS: [Fusion; 5] = [Fusion::Blend, Fusion::Rrf, Fusion::MinMax, Fusion::ZScore, Fusion::Dbsf];
 
 proptest! {

@@ -17,7 +17,7 @@ fn ranked(r: &SearchResponse) -> Vec<(String, u32)> {
     r.hits.iter().map(|h| (h.id.clone(), if one_leg { 0 } else { h.score.to_bits() })).collect()
 }
 
-const MODES: [Mode; 4] = [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid, Mode::Auto];
+const MODES: [Mode; 3] = [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid];
 
 #[test]
 fn pages_concatenated_are_one_longer_request() {

@@ -4,7 +4,7 @@ use braid::{AccessPolicy, Filter, Index, IndexConfig, Mode, Principal, Record, S
 
 use crate::common::{corpus, ids, index};
 
-const MODES: [Mode; 4] = [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid, Mode::Auto];
+const MODES: [Mode; 3] = [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid];
 
 fn principals() -> Vec<Principal> {
     vec![

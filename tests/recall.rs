@@ -230,7 +230,7 @@ fn feedback_adds_only_words_documents_agree_on() {
     }
     w.commit().expect("commit");
     drop(w);
-    let r = idx.search(&SearchRequest::new("walruses", Principal::public()).mode(Mode::Auto)).expect("search");
+    let r = idx.search(&SearchRequest::new("walruses", Principal::public()).mode(Mode::Hybrid)).expect("search");
     assert_eq!(ids(&r), ["walrus#1", "walrus#2"], "one document agrees with nothing but itself");
     // Two documents that both say "penguins" do agree.
     let mut w = idx.writer().expect("writer");
@@ -240,6 +240,6 @@ fn feedback_adds_only_words_documents_agree_on() {
     .expect("upsert");
     w.commit().expect("commit");
     drop(w);
-    let r = idx.search(&SearchRequest::new("walruses", Principal::public()).mode(Mode::Auto)).expect("search");
+    let r = idx.search(&SearchRequest::new("walruses", Principal::public()).mode(Mode::Hybrid)).expect("search");
     assert!(ids(&r).contains(&"penguins"), "{:?}", ids(&r));
 }

@@ -36,7 +36,7 @@ fn helpcenter() -> &'static Index {
     INDEX.get_or_init(|| crate::common::index_of(&repo().join("datasets/helpcenter")))
 }
 
-const MODES: [Mode; 4] = [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid, Mode::Auto];
+const MODES: [Mode; 3] = [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid];
 
 #[test]
 fn synonyms_expand_queries_and_explain_says_which() {

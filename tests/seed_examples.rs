@@ -1,6 +1,6 @@
 //! The help center's seed examples answer well out of the box, with and without a model: the
 //! intended article is among the first three articles (sections collapsed per article) in
-//! `Mode::Auto`, on the bundled corpus as it is, with its shipped synonyms.
+//! `Mode::Hybrid` (the default), on the bundled corpus as it is, with its shipped synonyms.
 
 use std::sync::Arc;
 
@@ -37,7 +37,7 @@ fn build(embedder: Option<Arc<dyn braid::Embedder>>) -> Index {
 
 /// The first three articles for `query`, as a search box shows them.
 fn top_articles(index: &Index, query: &str) -> Vec<String> {
-    let request = SearchRequest::new(query, Principal::public()).mode(Mode::Auto).collapse(true).k(3);
+    let request = SearchRequest::new(query, Principal::public()).mode(Mode::Hybrid).collapse(true).k(3);
     index.search(&request).unwrap().hits.into_iter().map(|h| h.parent.unwrap_or(h.id)).collect()
 }
 

@@ -162,7 +162,7 @@ fn the_semantic_leg_embeds_the_corrected_query() {
     fill(&idx, &records);
     let public = Principal::public();
     let ops = Principal::from_verified_tokens(["group:ops"]);
-    for mode in [Mode::Semantic, Mode::Hybrid, Mode::Auto] {
+    for mode in [Mode::Semantic, Mode::Hybrid] {
         let search = |who: &Principal, query: &str| {
             idx.search(&SearchRequest::new(query, who.clone()).mode(mode).suggest(false)).unwrap()
         };

@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
     for (id, acl) in ids.iter().take(3) {
         let principal = if acl.is_empty() { Principal::public() } else { Principal::from_verified_tokens(acl.clone()) };
         assert!(index.record(id, &principal).expect("read").is_some(), "record {id:?} was not committed");
-        for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Auto] {
+        for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid] {
             let _ = index.search(&SearchRequest::new(id.as_str(), principal.clone()).mode(mode));
         }
     }

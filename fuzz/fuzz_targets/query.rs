@@ -47,7 +47,7 @@ fn run(index: &Index, knobs: &[u8], query: &str) -> Result<()> {
         tokens.push(if u.ratio(1, 6)? { u.arbitrary()? } else { u.choose(&TOKENS)?.to_string() });
     }
     let principal = Principal::from_verified_tokens(tokens);
-    let mode = *u.choose(&[Mode::Lexical, Mode::Fuzzy, Mode::Semantic, Mode::Hybrid, Mode::Auto])?;
+    let mode = *u.choose(&[Mode::Lexical, Mode::Fuzzy, Mode::Semantic, Mode::Hybrid])?;
     let k = u.int_in_range(0..=MAX_K + 2)?;
     let mut request = SearchRequest::new(query, principal.clone()).mode(mode).k(k);
     if u.ratio(1, 4)? {

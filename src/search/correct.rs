@@ -5,7 +5,7 @@
 //! no record holds nowhere. Each query word that no record the caller may see holds, and that
 //! "did you mean" corrects, is therefore replaced by its correction: in the text the semantic
 //! leg embeds (every mode), and in the text the lexical leg reads when the fuzzy leg runs
-//! beside it (`hybrid`, `auto`), which keeps the words as typed and so the chance that the
+//! beside it (`hybrid`), which keeps the words as typed and so the chance that the
 //! correction was wrong. `lexical` mode stays plain BM25 of the words as typed.
 //!
 //! The corrections come from the caller's visible records only (see

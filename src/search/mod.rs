@@ -4,8 +4,7 @@
 //! 2. [`plan`](plan::plan) — which legs run, how deep, what the rerank stage may score;
 //! 3. visibility — the allowed set (principal, policy, filter): every later stage sees only it;
 //! 4. analyse — the query's words among the caller's records ("did you mean", and the
-//!    [corrected](correct::corrected) query the lexical and semantic legs read), routing for
-//!    `auto`;
+//!    [corrected](correct::corrected) query the lexical and semantic legs read);
 //! 5. [`recall`](recall::recall) — the legs, in parallel, confined to the allowed set;
 //! 6. fuse — [`braid_fusion::fuse`], scores on `[0, 1]`, the score threshold, the candidates
 //!    kept;
@@ -26,12 +25,11 @@ mod validate;
 use std::borrow::Cow;
 use std::time::Instant;
 
-use braid_core::{Mode, Result, SearchRequest, SearchResponse, Stage, Stats, Suggestion, Visibility};
+use braid_core::{Result, SearchRequest, SearchResponse, Stage, Stats, Suggestion, Visibility};
 use braid_fusion::{fuse, BlendParams, FuseParams};
 use tracing::info_span;
 
 use crate::rerank;
-use crate::routing;
 use crate::searcher::Searcher;
 use crate::{facets, scoring};
 
@@ -87,10 +85,6 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     } else {
         Vec::new()
     };
-    let weights = match request.mode {
-        Mode::Auto => routing::route(&scoring, request.weights),
-        _ => request.weights,
-    };
     // The query as "did you mean" corrects it: what the semantic leg embeds and, beside the
     // fuzzy leg, what the lexical leg reads.
     let embedded = if plan.embeds_text() { correct::corrected(&scoring, &words) } else { Cow::Borrowed(&*scoring) };
@@ -113,7 +107,7 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
         allowed: &allowed,
         lexical_text: &lexical_text,
     };
-    let recalled = recall::recall(&legs, &embedded, weights, request, &mut stats)?;
+    let recalled = recall::recall(&legs, &embedded, request.weights, request, &mut stats)?;
 
     // 5b. Facets: over every record the legs matched, before fusion cuts anything.
     let facets = if plan.facets {

@@ -66,7 +66,7 @@ pub(super) fn plan<'r>(searcher: &Searcher, request: &'r SearchRequest, page: &P
 
 /// The legs a mode runs on this index: `semantic` is `None` without an embedding model, and
 /// whether the model covers the query's language otherwise. A model that does not cover it
-/// (an English model asked in Chinese) leaves hybrid and auto to the lexical legs, and makes
+/// (an English model asked in Chinese) leaves hybrid to the lexical legs, and makes
 /// semantic mode an error rather than a ranking of noise.
 fn legs_for(mode: Mode, semantic: Option<bool>, language: Language) -> Result<Vec<Leg>> {
     Ok(match mode {
@@ -90,7 +90,7 @@ fn legs_for(mode: Mode, semantic: Option<bool>, language: Language) -> Result<Ve
                     .into(),
             })
         }
-        Mode::Hybrid | Mode::Auto if semantic == Some(true) => vec![Leg::Lexical, Leg::Fuzzy, Leg::Semantic],
-        Mode::Hybrid | Mode::Auto => vec![Leg::Lexical, Leg::Fuzzy],
+        Mode::Hybrid if semantic == Some(true) => vec![Leg::Lexical, Leg::Fuzzy, Leg::Semantic],
+        Mode::Hybrid => vec![Leg::Lexical, Leg::Fuzzy],
     })
 }

@@ -6,7 +6,7 @@
 //! bash scripts/serve-load.sh            # builds, indexes the help center, starts the server, runs this
 //! cargo run --release -p braid-cli --example load -- \
 //!     --url http://127.0.0.1:7700 --token-file token.txt --queries datasets/helpcenter/queries.jsonl \
-//!     --threads 4 --requests 2000 --mode auto
+//!     --threads 4 --requests 2000 --mode hybrid
 //! ```
 //!
 //! Queries cycle through the `text` of each line of a BEIR `queries.jsonl`. Every answer must
@@ -32,7 +32,7 @@ struct Args {
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
     let (mut url, mut token, mut queries) = ("http://127.0.0.1:7700".to_string(), None, None);
-    let (mut threads, mut requests, mut mode, mut k) = (4usize, 1000usize, "auto".to_string(), 10usize);
+    let (mut threads, mut requests, mut mode, mut k) = (4usize, 1000usize, "hybrid".to_string(), 10usize);
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or(format!("{flag} needs a value"));
         match flag.as_str() {

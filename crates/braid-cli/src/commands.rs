@@ -382,7 +382,7 @@ pub fn check(dir: &Path) -> Result<()> {
     }
     if !report.feedback_heads {
         println!(
-            "note: written before records stored the words lexical feedback reads, so hybrid and auto \
+            "note: written before records stored the words lexical feedback reads, so hybrid \
              searches analyse them again (the same results, about 0.4 ms more a search); index the \
              corpus into a new directory to store them"
         );

@@ -9,7 +9,8 @@
 //! (`braid_fusion`), and is scored by mean nDCG@10, macro-averaged over the (set, clean |
 //! misspelt) groups so that each counts alike. The best blend is the candidate for
 //! `BlendParams::DEFAULT` (one setting for every dataset); the best blend on the queries the
-//! index flags as misspelled (a "did you mean" suggestion) is the candidate for `auto`.
+//! index flags as misspelled (a "did you mean" suggestion) is reported beside it (no typo
+//! route ships: docs/ranking.md).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -86,8 +86,8 @@ enum Command {
         /// The index directory.
         #[arg(long)]
         index: PathBuf,
-        /// auto, lexical, fuzzy, semantic or hybrid.
-        #[arg(long, default_value = "auto")]
+        /// hybrid, lexical, fuzzy or semantic (`auto` is an older name of hybrid).
+        #[arg(long, default_value = "hybrid")]
         mode: braid::Mode,
         /// Number of hits.
         #[arg(short, default_value_t = 10)]
@@ -138,7 +138,7 @@ enum Command {
         /// (`{"decay":[{"field":"updated","function":"exp","origin":1790000000,"scale":2592000}]}`).
         #[arg(long)]
         boosts: Option<String>,
-        /// No pseudo-relevance feedback (RM3) on the lexical leg in hybrid and auto: BM25 of
+        /// No pseudo-relevance feedback (RM3) on the lexical leg in hybrid: BM25 of
         /// the query alone, not again with the terms its top documents agree on.
         #[arg(long)]
         no_feedback: bool,
@@ -217,7 +217,7 @@ enum Command {
         /// temporary index only (set an index's own with `braid synonyms`).
         #[arg(long, conflicts_with = "index")]
         synonyms: Option<PathBuf>,
-        /// No pseudo-relevance feedback (RM3) on the lexical leg in hybrid and auto, for every
+        /// No pseudo-relevance feedback (RM3) on the lexical leg in hybrid, for every
         /// query (runs are labelled `/no-feedback`).
         #[arg(long)]
         no_feedback: bool,

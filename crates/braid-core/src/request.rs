@@ -53,20 +53,23 @@ impl std::fmt::Display for Leg {
 }
 
 /// Which legs a request runs.
+///
+/// `auto`, the default until 2026-12, weighed the legs by the query's shape; fitted again on
+/// the training splits its leans gained nothing over [`Mode::Hybrid`] (docs/ranking.md), so
+/// the name now reads as `hybrid`, in requests (JSON) as in [`Mode::from_str`](std::str::FromStr).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// Every leg the index can run, as [`Mode::Hybrid`] does, but a short lookup of an
-    /// identifier (`HTTP 451`, `E_TOKEN_EXPIRED`) leans on BM25 (the default).
-    #[default]
-    Auto,
     /// BM25 only.
     Lexical,
     /// The fuzzy leg only (it also scores exact matches, above fuzzy ones).
     Fuzzy,
     /// The semantic leg only; an error when the index has no embedding model.
     Semantic,
-    /// Every available leg, fused by the request's [`Fusion`] (the blend by default).
+    /// Every leg the index can run, fused by the request's [`Fusion`] (the blend by default):
+    /// the default.
+    #[default]
+    #[serde(alias = "auto")]
     Hybrid,
 }
 
@@ -86,20 +89,19 @@ pub struct UnknownName {
 impl std::str::FromStr for Mode {
     type Err = UnknownName;
 
-    /// Parses `auto`, `lexical` (or `bm25`), `fuzzy`, `semantic` (or `dense`, `vector`) or
-    /// `hybrid`, in any case.
+    /// Parses `lexical` (or `bm25`), `fuzzy`, `semantic` (or `dense`, `vector`) or `hybrid`
+    /// (or `auto`, its name before 2026-12), in any case.
     fn from_str(text: &str) -> Result<Mode, UnknownName> {
         Ok(match text.trim().to_ascii_lowercase().as_str() {
-            "auto" => Mode::Auto,
             "lexical" | "bm25" => Mode::Lexical,
             "fuzzy" => Mode::Fuzzy,
             "semantic" | "dense" | "vector" => Mode::Semantic,
-            "hybrid" => Mode::Hybrid,
+            "hybrid" | "auto" => Mode::Hybrid,
             _ => {
                 return Err(UnknownName {
                     what: "mode",
                     got: text.to_string(),
-                    expected: "auto, lexical, fuzzy, semantic or hybrid",
+                    expected: "lexical, fuzzy, semantic or hybrid",
                 })
             }
         })
@@ -110,7 +112,6 @@ impl Mode {
     /// The mode's name.
     pub fn name(self) -> &'static str {
         match self {
-            Mode::Auto => "auto",
             Mode::Lexical => "lexical",
             Mode::Fuzzy => "fuzzy",
             Mode::Semantic => "semantic",
@@ -307,7 +308,7 @@ impl SearchRequest {
             principal,
             filter: None,
             k: 10,
-            mode: Mode::Auto,
+            mode: Mode::Hybrid,
             syntax: QuerySyntax::Plain,
             depth: 100,
             rrf_k: 60.0,
@@ -329,7 +330,7 @@ impl SearchRequest {
         }
     }
 
-    /// Pseudo-relevance feedback on the lexical leg where it is fused (hybrid and auto): BM25
+    /// Pseudo-relevance feedback on the lexical leg where it is fused (hybrid): BM25
     /// searches again with the terms its own top documents agree on (RM3; the first words of
     /// their stored text are read back and analysed, about 0.6 ms a query). Fitted on training
     /// splits only (docs/ranking.md): +0.0049 nDCG@10 on NFCorpus `train` (p < 0.001), +0.0061
@@ -412,7 +413,7 @@ impl SearchRequest {
         self.k = k;
         self
     }
-    /// Which legs run. By default, [`Mode::Auto`].
+    /// Which legs run. By default, [`Mode::Hybrid`].
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
         self
@@ -538,5 +539,23 @@ impl SearchRequest {
     /// Candidates per leg: `max(depth, k)`.
     pub fn candidates_per_leg(&self) -> usize {
         self.depth.max(self.k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `auto`, the default mode's name until 2026-12, still names it: on the command line, in
+    /// JSON requests, and as the default of a new request.
+    #[test]
+    fn auto_is_an_older_name_of_hybrid() {
+        assert_eq!("auto".parse::<Mode>().unwrap(), Mode::Hybrid);
+        assert_eq!(" AUTO ".parse::<Mode>().unwrap(), Mode::Hybrid);
+        assert_eq!(serde_json::from_str::<Mode>("\"auto\"").unwrap(), Mode::Hybrid);
+        assert_eq!(serde_json::to_string(&Mode::Hybrid).unwrap(), "\"hybrid\"");
+        assert_eq!(Mode::default(), Mode::Hybrid);
+        assert_eq!(SearchRequest::new("q", Principal::public()).mode, Mode::Hybrid);
+        assert!("automatic".parse::<Mode>().is_err());
     }
 }

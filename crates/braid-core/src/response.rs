@@ -210,7 +210,7 @@ pub struct Stats {
     pub legs: Vec<Leg>,
     /// Candidates per leg, after access control.
     pub candidates: BTreeMap<Leg, usize>,
-    /// The fusion weight each leg ran with (the request's weights, adjusted by `Auto`).
+    /// The fusion weight each leg ran with (the request's weights).
     pub weights: BTreeMap<Leg, f32>,
     /// Microseconds per stage that ran, keyed by [`Stage::name`] (`total` for the whole
     /// request).

@@ -47,7 +47,7 @@ pub struct Feedback {
 }
 
 impl Feedback {
-    /// The setting hybrid and auto run with: the best of eight on the fitting splits
+    /// The setting hybrid runs with: the best of eight on the fitting splits
     /// (+0.0045 macro nDCG@10 over the same BM25 without feedback, p < 0.001; every other
     /// setting gained +0.0034 to +0.0043), with terms two documents agree on (+0.0047; one:
     /// +0.0045, three: +0.0034; results/rm3-guards.txt).

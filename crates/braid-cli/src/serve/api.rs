@@ -19,7 +19,7 @@ pub struct SearchParams {
     /// Hits wanted. By default, 10.
     #[serde(default = "default_k")]
     pub k: usize,
-    /// Which legs run. By default, `auto`.
+    /// Which legs run. By default, `hybrid`.
     #[serde(default)]
     pub mode: Mode,
     /// Structured filters that must all hold. By default, none.

@@ -51,8 +51,8 @@ pub fn search_params(defs: &str, max_k: usize) -> Value {
             },
             "k": { "type": "integer", "minimum": 0, "maximum": max_k, "default": 10, "description": "Hits wanted." },
             "mode": {
-                "type": "string", "enum": ["auto", "lexical", "fuzzy", "semantic", "hybrid"], "default": "auto",
-                "description": "Which recall legs run; auto picks and weighs them for the query."
+                "type": "string", "enum": ["hybrid", "lexical", "fuzzy", "semantic", "auto"], "default": "hybrid",
+                "description": "Which recall legs run: hybrid fuses all of them; auto is an older name of hybrid."
             },
             "filters": {
                 "type": "array", "items": { "$ref": format!("{defs}/Filter") },
@@ -64,7 +64,7 @@ pub fn search_params(defs: &str, max_k: usize) -> Value {
             },
             "feedback": {
                 "type": "boolean", "default": true,
-                "description": "In auto and hybrid, rank words the top results agree on too (pseudo-relevance feedback); false ranks by the query's own words."
+                "description": "In hybrid, rank words the top results agree on too (pseudo-relevance feedback); false ranks by the query's own words."
             },
             "ids_only": {
                 "type": "boolean", "default": false,
