@@ -473,6 +473,16 @@ impl Index {
         Ok(Manifest::read(&Layout::new(dir))?.embedding)
     }
 
+    /// The configuration the index in `dir` was created with, read from its manifest alone:
+    /// what an index keeps when a later release changes a default (the title boost, 0.5 before
+    /// 2026-12-04, 0.1 since).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] or [`Error::FormatVersion`] for a missing or foreign manifest.
+    pub fn recorded_config(dir: &Path) -> Result<IndexConfig> {
+        Ok(Manifest::read(&Layout::new(dir))?.config)
+    }
+
     /// Replaces the synonyms queries are expanded with (see [`Synonyms`] for the format and
     /// docs/search-box.md): searches that start after the call use them; records are not
     /// touched, so nothing is re-indexed. An on-disk index keeps them in `synonyms.txt` beside

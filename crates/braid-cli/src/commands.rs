@@ -387,6 +387,15 @@ pub fn check(dir: &Path) -> Result<()> {
              corpus into a new directory to store them"
         );
     }
+    let title = Index::recorded_config(dir)?.schema.title_boost;
+    let default = braid::SchemaConfig::default().title_boost;
+    if title != default {
+        println!(
+            "note: this index weighs a title match by {title}; new indexes by {default} (fitted on \
+             training splits, docs/ranking.md); a request's boosts.title sets it per search, or \
+             index the corpus into a new directory"
+        );
+    }
     Ok(())
 }
 

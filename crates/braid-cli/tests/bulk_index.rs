@@ -254,3 +254,24 @@ fn eval_refuses_an_index_whose_model_is_missing() {
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("semantic leg would be off"), "{stderr}");
 }
+
+/// `braid check` says when an index keeps a title boost other than today's default (an index
+/// stores the one it was created with), and says nothing for a new one.
+#[test]
+fn check_notes_a_title_boost_from_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    let before = braid::SchemaConfig { title_boost: 0.5, ..braid::SchemaConfig::default() };
+    for (path, schema) in [(&old, before), (&new, braid::SchemaConfig::default())] {
+        let config = braid::IndexConfig { schema, ..braid::IndexConfig::default() };
+        let index = braid::Index::create(path, config).unwrap();
+        let mut w = index.writer().unwrap();
+        w.upsert(&braid::Record::new("a").title("Refunds").body("Send it back.")).unwrap();
+        w.commit().unwrap();
+    }
+    assert_eq!(braid::Index::recorded_config(&old).unwrap().schema.title_boost, 0.5);
+    let noted = run(braid().args(["check", "--index"]).arg(&old));
+    assert!(noted.contains("weighs a title match by 0.5"), "{noted}");
+    let quiet = run(braid().args(["check", "--index"]).arg(&new));
+    assert!(!quiet.contains("title match"), "{quiet}");
+}
