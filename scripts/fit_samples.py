@@ -1,7 +1,8 @@
 """What the studies of `braid fit --samples` share: a leg's ranked list read as `braid_fusion`
-reads it (each record once, at its best rank), min-max normalisation as blend does it, and
-nDCG@10."""
+reads it (each record once, at its best rank), min-max normalisation as blend does it,
+nDCG@10, and the paired sign-flip randomization test."""
 import math
+import random
 
 
 def firsts(ranked):
@@ -26,3 +27,12 @@ def ndcg10(ranking, judged):
     idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
     dcg = sum(judged.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranking[:10]) if judged.get(d, 0) > 0)
     return dcg / idcg if idcg > 0 else 0.0
+
+
+def paired_p(a, b, rounds=10_000, seed=7):
+    """The mean of `a - b` (paired per sample) and its two-sided sign-flip randomization p."""
+    diffs = [x - y for x, y in zip(a, b)]
+    observed = abs(sum(diffs))
+    rng = random.Random(seed)
+    hits = sum(abs(sum(d if rng.random() < 0.5 else -d for d in diffs)) >= observed - 1e-12 for _ in range(rounds))
+    return sum(diffs) / len(diffs), hits / rounds

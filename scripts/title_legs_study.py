@@ -8,13 +8,13 @@ leg from the other, the semantic leg (the same in both) — with the shipped ble
 four groups (dataset × clean | misspelt) per mix, and each mix paired with the first file's
 (sign-flip randomization test over every sample).
     python3 scripts/title_legs_study.py NEW.jsonl OLD.jsonl [NEW_NAME OLD_NAME]
-Standard library only.
+Standard library only (and scripts/fit_samples.py).
 """
 
 import json
-import math
-import random
 import sys
+
+from fit_samples import firsts, minmax, ndcg10, paired_p  # scripts/fit_samples.py, beside this file
 
 ALPHA = 0.45
 
@@ -25,22 +25,9 @@ def load(path):
 
 
 def normalised(ranked, ids):
-    """{doc id: min-max score} of a leg's list (first occurrence of each)."""
-    seen = {}
-    for o, raw in ranked:
-        seen.setdefault(ids[o], raw)
-    if not seen:
-        return {}
-    lo, hi = min(seen.values()), max(seen.values())
-    return {d: ((r - lo) / (hi - lo) if hi > lo else 1.0) for d, r in seen.items()}
-
-
-def ndcg(scores, judged):
-    order = sorted(scores, key=lambda d: (-scores[d], d))[:10]
-    dcg = sum(max(judged.get(d, 0), 0) / math.log2(i + 2) for i, d in enumerate(order))
-    ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:10]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg > 0 else 0.0
+    """{doc id: min-max score} of a leg's list (each record once, at its best place)."""
+    ranked = firsts(ranked)
+    return {ids[o]: x for (o, _), x in zip(ranked, minmax([raw for _, raw in ranked]))}
 
 
 def fused(lexical, fuzzy, semantic):
@@ -49,14 +36,6 @@ def fused(lexical, fuzzy, semantic):
         d: (1 - ALPHA) * max(lexical.get(d, 0.0), fuzzy.get(d, 0.0)) + ALPHA * semantic.get(d, 0.0)
         for d in docs
     }
-
-
-def paired_p(a, b, rounds=10_000, seed=7):
-    diffs = [x - y for x, y in zip(a, b)]
-    observed = abs(sum(diffs))
-    rng = random.Random(seed)
-    hits = sum(abs(sum(d if rng.random() < 0.5 else -d for d in diffs)) >= observed - 1e-12 for _ in range(rounds))
-    return sum(diffs) / len(diffs), hits / rounds
 
 
 def main(new_path, old_path, new_name="new", old_name="old"):
@@ -76,7 +55,8 @@ def main(new_path, old_path, new_name="new", old_name="old"):
         judged = sa["judged"]
         for lex, fuz in mixes:
             scores = fused(legs[lex]["lexical"], legs[fuz]["fuzzy"], legs[new_name]["semantic"])
-            runs.setdefault((lex, fuz), []).append(ndcg(scores, judged))
+            ranking = sorted(scores, key=lambda d: (-scores[d], d))
+            runs.setdefault((lex, fuz), []).append(ndcg10(ranking, judged))
     names = sorted(set(groups))
 
     def macro(values):

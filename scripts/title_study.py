@@ -3,18 +3,20 @@
 Reads `<dataset>-<split>-<value>[-misspelt].json` (`braid eval --out`, one hybrid run each),
 pools NFCorpus `train` and `dev`, and prints for every value the macro nDCG@10 of the four
 groups (dataset × clean | misspelt), each group's mean, and the paired difference with the
-shipped value over every sample (sign-flip randomization test, 10,000 rounds). Then the value
+value shipped before the fit (0.5; its output calls it "shipped") over every sample (sign-flip randomization test, 10,000 rounds). Then the value
 fitted on each dataset alone, scored on the other: a value worth shipping must gain there too.
-Standard library only.
+Standard library only (and scripts/fit_samples.py).
 """
 
 import glob
 import json
 import os
-import random
 import re
 import sys
 
+from fit_samples import paired_p  # scripts/fit_samples.py, beside this file
+
+# The title boost shipped before this fit (since 2026-12-04 the default is 0.1).
 SHIPPED = "0.5"
 NAME = re.compile(r"^(?P<d>[a-z]+)-(?P<split>[a-z]+)-(?P<v>[0-9.]+)(?P<m>-misspelt)?\.json$")
 
@@ -41,25 +43,17 @@ def macro(run, groups):
     return sum(means) / len(means)
 
 
-def paired_p(a, b, keys, rounds=10_000, seed=7):
-    diffs = [a[k] - b[k] for k in keys]
-    observed = abs(sum(diffs))
-    rng = random.Random(seed)
-    hits = sum(abs(sum(d if rng.random() < 0.5 else -d for d in diffs)) >= observed - 1e-12 for _ in range(rounds))
-    return sum(diffs) / len(diffs), hits / rounds
-
-
 def main(folder):
     runs = load(folder)
     values = sorted(runs, key=float)
     shipped = runs[SHIPPED]
     groups = sorted({k[0] for k in shipped})
-    print(f"samples per group: " + ", ".join(f"{g} {sum(k[0] == g for k in shipped)}" for g in groups))
+    print("samples per group: " + ", ".join(f"{g} {sum(k[0] == g for k in shipped)}" for g in groups))
     print(f"{'title':>6} {'macro':>7} {'vs ' + SHIPPED:>8} {'mean Δ':>8} {'p':>6}  " + "  ".join(f"{g:>17}" for g in groups))
     keys = sorted(shipped)
     for v in values:
         run = runs[v]
-        d, p = paired_p(run, shipped, keys) if v != SHIPPED else (0.0, 1.0)
+        d, p = paired_p([run[k] for k in keys], [shipped[k] for k in keys]) if v != SHIPPED else (0.0, 1.0)
         per = "  ".join(f"{macro(run, [g]):>17.4f}" for g in groups)
         print(f"{v:>6} {macro(run, groups):>7.4f} {macro(run, groups) - macro(shipped, groups):>+8.4f} {d:>+8.4f} {p:>6.3f}  {per}")
     best = max(values, key=lambda v: macro(runs[v], groups))
@@ -69,7 +63,7 @@ def main(folder):
         held = [g for g in groups if g not in fitted]
         v = max(values, key=lambda x: macro(runs[x], fitted))
         held_keys = [k for k in keys if k[0] in held]
-        d, p = paired_p(runs[v], shipped, held_keys) if v != SHIPPED else (0.0, 1.0)
+        d, p = paired_p([runs[v][k] for k in held_keys], [shipped[k] for k in held_keys]) if v != SHIPPED else (0.0, 1.0)
         print(f"fitted on {dataset}: {v}; held-out {'/'.join(held)} {macro(runs[v], held):.4f} "
               f"vs shipped {macro(shipped, held):.4f} ({macro(runs[v], held) - macro(shipped, held):+.4f}, p {p:.3f})")
 
