@@ -54,6 +54,9 @@ struct Sample {
     text: String,
     /// Whether the index flagged a query word as misspelled.
     flagged: bool,
+    /// What the semantic leg embedded, when it differs from `text` (its corrections).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    embedded: Option<String>,
     lexical: Vec<(u64, f32)>,
     fuzzy: Vec<(u64, f32)>,
     semantic: Vec<(u64, f32)>,
@@ -195,8 +198,8 @@ type Ranked = Vec<(String, f32)>;
 /// text): whether "did you mean" flagged it, then the lexical, fuzzy and semantic lists, each in
 /// its own order. Each list is read from the hits' explanations of a hybrid search that weighs
 /// that leg alone (RRF, the others at weight 0), so its every candidate ranks above the rest.
-fn leg_lists(index: &Index, text: &str) -> Result<(bool, Ranked, Ranked, Ranked)> {
-    let run = |leg: Leg| -> Result<(bool, Ranked)> {
+fn leg_lists(index: &Index, text: &str) -> Result<LegLists> {
+    let run = |leg: Leg| -> Result<(bool, Option<String>, Ranked)> {
         let weight = |l: Leg| if l == leg { 1.0 } else { 0.0 };
         let weights =
             LegWeights { lexical: weight(Leg::Lexical), fuzzy: weight(Leg::Fuzzy), semantic: weight(Leg::Semantic) };
@@ -223,12 +226,23 @@ fn leg_lists(index: &Index, text: &str) -> Result<(bool, Ranked, Ranked, Ranked)
         }
         list.sort_by_key(|(rank, ..)| *rank);
         let list = list.into_iter().map(|(_, id, raw)| (id, raw)).collect();
-        Ok((!response.suggestions.is_empty(), list))
+        Ok((!response.suggestions.is_empty(), response.stats.embedded, list))
     };
-    let (flagged, lexical) = run(Leg::Lexical)?;
-    let (_, fuzzy) = run(Leg::Fuzzy)?;
-    let (_, semantic) = run(Leg::Semantic)?;
-    Ok((flagged, lexical, fuzzy, semantic))
+    let (flagged, _, lexical) = run(Leg::Lexical)?;
+    let (_, _, fuzzy) = run(Leg::Fuzzy)?;
+    let (_, embedded, semantic) = run(Leg::Semantic)?;
+    Ok(LegLists { flagged, embedded, lexical, fuzzy, semantic })
+}
+
+/// One query's three leg lists, as [`leg_lists`] collects them.
+struct LegLists {
+    /// Whether the index flagged a query word as misspelled.
+    flagged: bool,
+    /// What the semantic leg embedded, when it differs from the query's text.
+    embedded: Option<String>,
+    lexical: Ranked,
+    fuzzy: Ranked,
+    semantic: Ranked,
 }
 
 #[derive(Serialize)]
@@ -276,7 +290,7 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>, samples_out
             let variants = [Some(query.text.clone()), real.misspell(&query.text, &query.id)];
             for (v, text) in variants.into_iter().enumerate() {
                 let Some(text) = text else { continue };
-                let (flagged, lexical, fuzzy, semantic) = leg_lists(&index, &text)?;
+                let LegLists { flagged, embedded, lexical, fuzzy, semantic } = leg_lists(&index, &text)?;
                 let mut ids: Vec<String> = Vec::new();
                 let mut local: HashMap<String, u64> = HashMap::new();
                 let mut intern = |list: Vec<(String, f32)>| -> Vec<(u64, f32)> {
@@ -296,6 +310,7 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>, samples_out
                     query: query.id.clone(),
                     text,
                     flagged,
+                    embedded,
                     lexical,
                     fuzzy,
                     semantic,
