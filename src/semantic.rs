@@ -4,7 +4,7 @@
 use std::sync::{Arc, RwLock};
 
 use braid_core::{AllowedSet, Embedder, Error, Ordinal, Result, SearchRequest};
-use braid_vector::{HnswParams, Quantization, SearchPath, VectorFeedback, VectorStore};
+use braid_vector::{HnswParams, Quantization, SearchPath, VectorStore};
 use serde::{Deserialize, Serialize};
 
 use crate::layout::Layout;
@@ -69,9 +69,8 @@ impl Semantic {
     }
 
     /// Searches the allowed vectors with `supplied` (the request's query vector, already
-    /// checked), or else with the embedding of `query`, moved toward its first results when
-    /// `feedback` is given; `request`'s deadline is checked once the query is embedded (the
-    /// model call is this leg's costly step).
+    /// checked), or else with the embedding of `query`; `request`'s deadline is checked once
+    /// the query is embedded (the model call is this leg's costly step).
     pub fn search(
         &self,
         query: &str,
@@ -79,7 +78,6 @@ impl Semantic {
         depth: usize,
         allowed: &AllowedSet,
         request: &SearchRequest,
-        feedback: Option<VectorFeedback>,
     ) -> Result<(Vec<(Ordinal, f32)>, SearchPath)> {
         if (supplied.is_none() && query.trim().is_empty()) || allowed.is_empty() {
             return Ok((Vec::new(), SearchPath::Exact));
@@ -98,10 +96,7 @@ impl Semantic {
             (None, None) => return Err(no_model()),
         };
         let store = self.store.read().unwrap_or_else(|p| p.into_inner());
-        let found = match feedback {
-            Some(feedback) => store.search_with_feedback(vector, depth, allowed, feedback)?,
-            None => store.search(vector, depth, allowed)?,
-        };
+        let found = store.search(vector, depth, allowed)?;
         Ok((found.hits, found.path))
     }
 

@@ -30,13 +30,6 @@ impl Plan<'_> {
         self.legs.contains(&Leg::Lexical) && self.legs.contains(&Leg::Fuzzy)
     }
 
-    /// Whether the legs feed their first results back into their queries (RM3 on the lexical
-    /// leg, Rocchio on the semantic one): where the request asks for it and the word legs
-    /// are fused, as in hybrid.
-    pub fn feeds_back(&self, request: &SearchRequest) -> bool {
-        request.feedback && self.corrects_lexical()
-    }
-
     /// Whether the semantic leg runs on the query's text (it embeds it) rather than on a
     /// supplied vector.
     pub fn embeds_text(&self) -> bool {

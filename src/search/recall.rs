@@ -6,7 +6,6 @@ use std::time::Instant;
 use braid_core::{AllowedSet, Error, Leg, LegWeights, Result, SearchRequest, Stage, Stats};
 use braid_fusion::LegList;
 use braid_lexical::{Feedback, LegOutput, SynonymUse, View};
-use braid_vector::VectorFeedback;
 use rayon::prelude::*;
 use tracing::info_span;
 
@@ -110,7 +109,7 @@ fn run_leg(leg: Leg, legs: &Legs<'_>, embedded: &str, request: &SearchRequest) -
     let output = match leg {
         Leg::Lexical => {
             let _span = info_span!(target: "braid::recall::lexical", "lexical").entered();
-            if plan.feeds_back(request) {
+            if request.feedback && plan.corrects_lexical() {
                 // Fused with the other legs, BM25 reads the terms its top documents agree on too.
                 view.lexical_with_feedback(lexical_text, plan.depth, request.syntax, Feedback::DEFAULT)?
             } else {
@@ -127,10 +126,7 @@ fn run_leg(leg: Leg, legs: &Legs<'_>, embedded: &str, request: &SearchRequest) -
                 leg: "semantic",
                 reason: "no embedding model is attached to this index".into(),
             })?;
-            // Fused with the word legs, the query moves toward its own first results too.
-            let feedback = plan.feeds_back(request).then_some(VectorFeedback::DEFAULT);
-            let (candidates, took) =
-                semantic.search(embedded, plan.supplied, plan.depth, allowed, request, feedback)?;
+            let (candidates, took) = semantic.search(embedded, plan.supplied, plan.depth, allowed, request)?;
             path = Some(took.name());
             // The simple syntax's exclusions and phrases hold for the semantic leg too.
             let candidates = view.keep_matching(query, request.syntax, candidates)?;

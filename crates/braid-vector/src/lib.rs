@@ -91,7 +91,6 @@
 #![deny(missing_docs)]
 
 mod distance;
-mod feedback;
 #[cfg(feature = "hnsw")]
 mod graph;
 #[cfg(not(feature = "hnsw"))]
@@ -106,7 +105,6 @@ mod sketch;
 mod slots;
 mod store;
 
-pub use feedback::VectorFeedback;
 pub use params::{HnswParams, Quantization};
 pub use persist::{FORMAT_VERSION, VECTORS_FILE};
 pub use search::{SearchPath, VectorSearch};
