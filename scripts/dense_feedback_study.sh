@@ -9,17 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/eval-env.sh
 source scripts/eval-env.sh
-ensure_indexes scifact nfcorpus
-venv="${STUDY_VENV:-$HOME/.cache/braid/study-venv}"
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/python" -c 'import numpy, onnxruntime, tokenizers' 2>/dev/null ||
-  "$venv/bin/pip" install -q $(grep -E '^(numpy|onnxruntime|tokenizers)==' benches/peers/requirements.txt)
-typos="$(bash scripts/misspellings.sh)"
+python="$(study_python numpy onnxruntime tokenizers)"
 samples="$idx/dense-feedback-samples.jsonl"
-"$B" fit --misspellings "$typos" \
-  --set "$shared/scifact,$idx/scifact-minilm,train" \
-  --set "$shared/nfcorpus,$idx/nfcorpus-minilm,train" \
-  --set "$shared/nfcorpus,$idx/nfcorpus-minilm,dev" \
-  --samples "$samples" --out "$idx/dense-feedback-fit.json" > /dev/null
+fitting_samples "$samples"
 mkdir -p results
-(cd scripts && "$venv/bin/python" dense_feedback_study.py "$samples" "$shared" "$idx") | tee results/dense-feedback-study.txt
+(cd scripts && "$python" dense_feedback_study.py "$samples" "$shared" "$idx") | tee results/dense-feedback-study.txt

@@ -14,3 +14,26 @@ ensure_indexes() {
     [ -f "$idx/$d-minilm/braid.json" ] || "$B" index "$shared/$d" --index "$idx/$d-minilm" --model default
   done
 }
+# The studies' Python: a virtual environment ($STUDY_VENV, default ~/.cache/braid/study-venv)
+# holding the packages named (pinned as in benches/peers/requirements.txt); prints its python.
+study_python() {
+  local venv="${STUDY_VENV:-$HOME/.cache/braid/study-venv}" pins
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv" >&2
+  if ! "$venv/bin/python" -c "import $(IFS=,; echo "$*")" 2>/dev/null; then
+    pins=$(grep -E "^($(IFS='|'; echo "$*"))==" benches/peers/requirements.txt)
+    # shellcheck disable=SC2086 # one argument a pin
+    "$venv/bin/pip" install -q $pins >&2
+  fi
+  echo "$venv/bin/python"
+}
+# `braid fit --samples` on every fitting split (SciFact `train`, NFCorpus `train` and `dev`),
+# clean and with one real misspelling each: every leg's list of today's hybrid per query, to $1
+# (the fit's own report beside it, as $1's name with .fit.json).
+fitting_samples() {
+  ensure_indexes scifact nfcorpus
+  "$B" fit --misspellings "$(bash scripts/misspellings.sh)" \
+    --set "$shared/scifact,$idx/scifact-minilm,train" \
+    --set "$shared/nfcorpus,$idx/nfcorpus-minilm,train" \
+    --set "$shared/nfcorpus,$idx/nfcorpus-minilm,dev" \
+    --samples "$1" --out "${1%.jsonl}.fit.json" > /dev/null
+}
