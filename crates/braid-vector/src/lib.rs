@@ -98,6 +98,7 @@ mod graph;
 mod graph;
 mod params;
 mod persist;
+mod record_score;
 mod rows;
 mod scan;
 mod search;
@@ -107,5 +108,6 @@ mod store;
 
 pub use params::{HnswParams, Quantization};
 pub use persist::{FORMAT_VERSION, VECTORS_FILE};
+pub use record_score::FIRST_VECTOR_SHARE;
 pub use search::{SearchPath, VectorSearch};
 pub use store::{CheckedRecord, VectorStore};

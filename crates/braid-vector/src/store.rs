@@ -60,7 +60,7 @@ pub struct VectorStore {
     dim: usize,
     params: HnswParams,
     /// The vectors by slot (unit length before quantization).
-    rows: Rows,
+    pub(crate) rows: Rows,
     /// The ordinal each slot was written for.
     slot_ord: Vec<Ordinal>,
     /// Whether each slot is live (not deleted or replaced).
@@ -175,6 +175,11 @@ impl VectorStore {
     /// The live ordinals, in no particular order.
     pub fn ords(&self) -> impl Iterator<Item = Ordinal> + '_ {
         self.slots.keys().copied()
+    }
+
+    /// The first slot of `ord`'s run, if it is live.
+    pub(crate) fn first_slot(&self, ord: Ordinal) -> Option<usize> {
+        self.slots.get(&ord).copied()
     }
 
     /// Whether `ord` has a live vector.
@@ -437,7 +442,7 @@ impl VectorStore {
         normalised(vector).map_err(|bad: BadVector| Error::InvalidRecord { reason: bad.reason().to_string() })
     }
 
-    fn check_query(&self, query: &[f32]) -> Result<Vec<f32>> {
+    pub(crate) fn check_query(&self, query: &[f32]) -> Result<Vec<f32>> {
         self.check_dim(query)?;
         normalised(query).map_err(|bad| Error::invalid_request(format!("query {}", bad.reason())))
     }
@@ -458,7 +463,7 @@ impl VectorStore {
 
     /// The slots of the record whose first slot is `first`: the live slots of its ordinal from
     /// there on.
-    fn run(&self, first: usize) -> Range<usize> {
+    pub(crate) fn run(&self, first: usize) -> Range<usize> {
         let ord = self.slot_ord[first];
         let end = (first..self.slot_ord.len()).find(|&s| !self.live[s] || self.slot_ord[s] != ord);
         first..end.unwrap_or(self.slot_ord.len())
