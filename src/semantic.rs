@@ -96,8 +96,7 @@ impl Semantic {
             (None, None) => return Err(no_model()),
         };
         let store = self.store.read().unwrap_or_else(|p| p.into_inner());
-        // A record with passages scores mostly by its best vector, partly by its whole text's.
-        let found = store.search_records(vector, depth, allowed, braid_vector::FIRST_VECTOR_SHARE)?;
+        let found = store.search(vector, depth, allowed)?;
         Ok((found.hits, found.path))
     }
 

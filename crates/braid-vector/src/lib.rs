@@ -98,7 +98,6 @@ mod graph;
 mod graph;
 mod params;
 mod persist;
-mod record_score;
 mod rows;
 mod scan;
 mod search;
@@ -108,6 +107,5 @@ mod store;
 
 pub use params::{HnswParams, Quantization};
 pub use persist::{FORMAT_VERSION, VECTORS_FILE};
-pub use record_score::FIRST_VECTOR_SHARE;
 pub use search::{SearchPath, VectorSearch};
 pub use store::{CheckedRecord, VectorStore};

@@ -145,6 +145,7 @@ impl Rows {
     /// The dot product of `query` with `slot`'s vector: exact for f32 rows; for int8 rows the
     /// product of both sides' codes times both scales, which differs from the f32 product by
     /// the rows' rounding (at most half a step a component) and the query's, 258 times finer.
+    #[cfg_attr(not(feature = "hnsw"), allow(dead_code))] // the graph scores through these
     #[inline]
     pub(crate) fn score(&self, query: &Query, slot: usize) -> f32 {
         match self.stored(slot) {

@@ -60,7 +60,7 @@ pub struct VectorStore {
     dim: usize,
     params: HnswParams,
     /// The vectors by slot (unit length before quantization).
-    pub(crate) rows: Rows,
+    rows: Rows,
     /// The ordinal each slot was written for.
     slot_ord: Vec<Ordinal>,
     /// Whether each slot is live (not deleted or replaced).
@@ -175,11 +175,6 @@ impl VectorStore {
     /// The live ordinals, in no particular order.
     pub fn ords(&self) -> impl Iterator<Item = Ordinal> + '_ {
         self.slots.keys().copied()
-    }
-
-    /// The first slot of `ord`'s run, if it is live.
-    pub(crate) fn first_slot(&self, ord: Ordinal) -> Option<usize> {
-        self.slots.get(&ord).copied()
     }
 
     /// Whether `ord` has a live vector.
@@ -442,7 +437,7 @@ impl VectorStore {
         normalised(vector).map_err(|bad: BadVector| Error::InvalidRecord { reason: bad.reason().to_string() })
     }
 
-    pub(crate) fn check_query(&self, query: &[f32]) -> Result<Vec<f32>> {
+    fn check_query(&self, query: &[f32]) -> Result<Vec<f32>> {
         self.check_dim(query)?;
         normalised(query).map_err(|bad| Error::invalid_request(format!("query {}", bad.reason())))
     }
@@ -463,7 +458,7 @@ impl VectorStore {
 
     /// The slots of the record whose first slot is `first`: the live slots of its ordinal from
     /// there on.
-    pub(crate) fn run(&self, first: usize) -> Range<usize> {
+    fn run(&self, first: usize) -> Range<usize> {
         let ord = self.slot_ord[first];
         let end = (first..self.slot_ord.len()).find(|&s| !self.live[s] || self.slot_ord[s] != ord);
         first..end.unwrap_or(self.slot_ord.len())
