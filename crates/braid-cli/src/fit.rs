@@ -195,8 +195,8 @@ type Ranked = Vec<(String, f32)>;
 
 /// The legs' lists for one query text as the default hybrid search runs them (the lexical
 /// leg on the corrected query and with feedback, the semantic leg embedding the corrected
-/// text): whether "did you mean" flagged it, then the lexical, fuzzy and semantic lists, each in
-/// its own order. Each list is read from the hits' explanations of a hybrid search that weighs
+/// text): whether "did you mean" flagged it, the text the semantic leg embedded when it was
+/// corrected, then the lexical, fuzzy and semantic lists, each in its own order. Each list is read from the hits' explanations of a hybrid search that weighs
 /// that leg alone (RRF, the others at weight 0), so its every candidate ranks above the rest.
 fn leg_lists(index: &Index, text: &str) -> Result<LegLists> {
     let run = |leg: Leg| -> Result<(bool, Option<String>, Ranked)> {
