@@ -1,11 +1,13 @@
 # Sourced (not run) by the evaluation scripts, from the repository root: the cargo target dir,
-# ONNX Runtime, the `braid` binary as $B (built with BRAID_PROFILE, release by default), the
+# ONNX Runtime, the `braid` binary as $B and `braid-report` as $R (built with BRAID_PROFILE,
+# release by default), the
 # shared datasets as $shared (BRAID_SHARED, or ../shared) and the cached MiniLM indexes as $idx.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/braid-target}"
 ORT_DYLIB_PATH="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"; export ORT_DYLIB_PATH
 profile="${BRAID_PROFILE:-release}"
-if [ "$profile" = release ]; then cargo build -q --release --locked -p braid-cli; else cargo build -q --locked -p braid-cli; fi
+if [ "$profile" = release ]; then cargo build -q --release --locked -p braid-cli -p braid-report; else cargo build -q --locked -p braid-cli -p braid-report; fi
 B="$CARGO_TARGET_DIR/$profile/braid"
+R="$CARGO_TARGET_DIR/$profile/braid-report"
 shared="${BRAID_SHARED:-$(cd .. && pwd)/shared}/datasets"
 idx="${BRAID_EVAL_DIR:-$HOME/.cache/braid/eval}"
 # Builds the MiniLM index (default passages) of each named shared set that has none yet.
@@ -26,12 +28,12 @@ study_python() {
   fi
   echo "$venv/bin/python"
 }
-# `braid fit --samples` on every fitting split (SciFact `train`, NFCorpus `train` and `dev`),
+# `braid-report fit --samples` on every fitting split (SciFact `train`, NFCorpus `train` and `dev`),
 # clean and with one real misspelling each: every leg's list of today's hybrid per query, to $1
 # (the fit's own report beside it, as $1's name with .fit.json).
 fitting_samples() {
   ensure_indexes scifact nfcorpus
-  "$B" fit --misspellings "$(bash scripts/misspellings.sh)" \
+  "$R" fit --misspellings "$(bash scripts/misspellings.sh)" \
     --set "$shared/scifact,$idx/scifact-minilm,train" \
     --set "$shared/nfcorpus,$idx/nfcorpus-minilm,train" \
     --set "$shared/nfcorpus,$idx/nfcorpus-minilm,dev" \

@@ -2,7 +2,6 @@
 //! and MCP.
 
 mod commands;
-mod fit;
 mod output;
 #[cfg(feature = "server")]
 mod serve;
@@ -222,23 +221,6 @@ enum Command {
         #[arg(long)]
         no_feedback: bool,
     },
-    /// Fit the fusion's parameters on training splits (never test): prints the best blend,
-    /// RRF and score average, macro-averaged over every set clean and with real misspellings.
-    Fit {
-        /// A fitting set, `DATASET_DIR,INDEX_DIR,SPLIT` (split `train` or `dev`); repeat it.
-        #[arg(long = "set", required = true)]
-        sets: Vec<String>,
-        /// Real misspellings (`misspelling->correction` lines) for the misspelt copy of each query.
-        #[arg(long)]
-        misspellings: PathBuf,
-        /// Write the full fit (every group's score of the best and reference fusions) as JSON.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Also write every sample — its group, query, text, judgements and the legs' ranked
-        /// lists with raw scores — as JSON lines, to study fusions outside Braid.
-        #[arg(long)]
-        samples: Option<PathBuf>,
-    },
     /// Serve an index over HTTP: REST (`/v1/search`, `/v1/stats`, `/v1/health`,
     /// `/v1/openapi.json`) and MCP (`/mcp`, stateless Streamable HTTP), bearer tokens required.
     #[cfg(feature = "server")]
@@ -427,9 +409,6 @@ fn main() -> ExitCode {
             &fusion,
             out.as_deref(),
         ),
-        Command::Fit { sets, misspellings, out, samples } => {
-            fit::fit(&sets, &misspellings, out.as_deref(), samples.as_deref())
-        }
         #[cfg(feature = "server")]
         Command::Serve { index, config, bind, model } => serve::serve(&index, &config, bind, model.as_deref()),
         #[cfg(feature = "server")]

@@ -7,11 +7,14 @@
 //!   q/s and nDCG@10 side by side with ratios;
 //! - `readme` regenerates the README tables between marker comments from the JSON results;
 //! - `plot` draws one quality-vs-latency SVG per dataset;
-//! - `scale` draws cost against size, log-log, from `scripts/scale.sh`'s results.
+//! - `scale` draws cost against size, log-log, from `scripts/scale.sh`'s results;
+//! - `fit` fits the fusion's parameters on training splits and writes the legs' lists for the
+//!   studies in `research/` (a study tool, not part of the user's CLI).
 //!
 //! `scripts/report.sh` and `benches/peers/peers.sh` drive it; it is a separate crate so that
 //! `plotters` never enters the library or the `braid` CLI build.
 
+mod fit;
 mod peers;
 mod plot;
 mod readme;
@@ -110,6 +113,23 @@ enum Command {
         #[arg(long, default_value = "docs/plots")]
         out: PathBuf,
     },
+    /// Fit the fusion's parameters on training splits (never test): prints the best blend,
+    /// RRF and score average, macro-averaged over every set clean and with real misspellings.
+    Fit {
+        /// A fitting set, `DATASET_DIR,INDEX_DIR,SPLIT` (split `train` or `dev`); repeat it.
+        #[arg(long = "set", required = true)]
+        sets: Vec<String>,
+        /// Real misspellings (`misspelling->correction` lines) for the misspelt copy of each query.
+        #[arg(long)]
+        misspellings: PathBuf,
+        /// Write the full fit (every group's score of the best and reference fusions) as JSON.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Also write every sample — its group, query, text, judgements and the legs' ranked
+        /// lists with raw scores — as JSON lines, to study fusions outside Braid.
+        #[arg(long)]
+        samples: Option<PathBuf>,
+    },
     /// Draw cost against records, log-log, from `results/scale-N<suffix>.json`.
     Scale {
         /// The folder holding `scripts/scale.sh`'s JSON.
@@ -144,6 +164,9 @@ fn main() -> ExitCode {
         Command::Readme { results, readme } => readme::regenerate(&results, &readme),
         Command::Plot { results, out } => plot::plot_all(&results, &out),
         Command::Scale { results, suffix, out } => scale::plot_scale(&results, &suffix, &out),
+        Command::Fit { sets, misspellings, out, samples } => {
+            fit::fit(&sets, &misspellings, out.as_deref(), samples.as_deref())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,7 +4,7 @@ fitting splits only (issue 20: "aggregated per record (max, or a soft top-m)").
 
 The eighth round (docs/ranking.md) scored the semantic leg alone under other record scores; its
 best mixes gained +0.001 to +0.005 there. This replays the two mixes in the shipped blend, on
-the samples of scripts/dense_feedback_study.sh (same loading, same query vectors): the semantic
+the samples of research/scripts/dense_feedback_study.sh (same loading, same query vectors): the semantic
 list is every record ranked by `(1 - w) * best + w * other`, where `best` is the record's best
 vector's cosine (the shipped score) and `other` its whole text's (its first vector) or the mean
 over its vectors, w in {0.1, 0.2, 0.3}; last, the 0.1 whole-text mix as the engine would run
@@ -12,11 +12,11 @@ it (the leg's own 100 records rescored). Each is compared with the shipped score
 query in the four groups (SciFact `train`, NFCorpus `train`+`dev`, clean and misspelt), by the
 rule of scripts/dense_feedback_study.py.
 
-  bash scripts/dense_feedback_study.sh     # writes the samples, ~/.cache/braid/eval/dense-feedback-samples.jsonl
+  bash research/scripts/dense_feedback_study.sh     # writes the samples, ~/.cache/braid/eval/dense-feedback-samples.jsonl
   cd scripts && python3 record_score_study.py ~/.cache/braid/eval/dense-feedback-samples.jsonl \
     ../../shared/datasets ~/.cache/braid/eval > ../results/record-score-study.txt
 
-Results: results/record-score-study.txt; docs/ranking.md ("Tenth round").
+Results: research/results/record-score-study.txt; docs/ranking.md ("Tenth round").
 """
 import sys
 from pathlib import Path

@@ -5,13 +5,13 @@
 # query (95 % bootstrap intervals, paired randomization test) on the fitting splits — SciFact
 # `train`, NFCorpus `dev`, clean and with one real misspelling a query. The choice of the
 # default was made on these runs only. STAGE=test runs the same comparison on test, once.
-#   bash scripts/passages.sh [DATASETS="scifact nfcorpus"]
+#   bash research/scripts/passages.sh [DATASETS="scifact nfcorpus"]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/eval-env.sh
 source scripts/eval-env.sh
 typos="$(bash scripts/misspellings.sh)"
-out=results/passages
+out=research/results/passages
 mkdir -p "$out"
 stage="${STAGE:-fit}"
 for d in ${1:-scifact nfcorpus}; do

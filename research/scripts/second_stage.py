@@ -2,7 +2,7 @@
 """Would a small learned second stage beat the blend on data it was not fitted on? A study on
 training splits only (issue 20: "welcome if it beats fusion on sets it was not fitted on").
 
-Reads the samples `braid fit --samples FILE` writes (every SciFact `train` and NFCorpus `dev`
+Reads the samples `braid-report fit --samples FILE` writes (every SciFact `train` and NFCorpus `dev`
 query, clean and with one real misspelling, each leg's ranked list with raw scores) and gives
 every candidate of a query (the union of the three legs' top 100) these features:
 
@@ -19,8 +19,8 @@ starting from the shipped blend (E · 0.55 + semantic · 0.45), on one dataset's
 and scored on the other dataset's two groups beside the blend — the transfer the issue asks
 for. Needs numpy and PyStemmer (benches/peers/requirements.txt has both).
 
-  braid fit --misspellings L --set ...scifact,train --set ...nfcorpus,dev --samples S.jsonl
-  python3 scripts/second_stage.py S.jsonl SHARED_DATASETS_DIR
+  braid-report fit --misspellings L --set ...scifact,train --set ...nfcorpus,dev --samples S.jsonl
+  python3 research/scripts/second_stage.py S.jsonl SHARED_DATASETS_DIR
 """
 import json
 import math
@@ -30,7 +30,7 @@ import sys
 import numpy as np
 import Stemmer
 
-from fit_samples import firsts, minmax  # scripts/fit_samples.py, beside this file
+from fit_samples import firsts, minmax  # research/scripts/fit_samples.py, beside this file
 
 STOP = set("a an and are as at be but by for if in into is it no not of on or such that the their then "
            "there these they this to was will with".split())

@@ -3,14 +3,14 @@
 # misspelling each (scripts/misspellings.sh), every mode with RRF (the fusion before blend),
 # then hybrid with the default fitted blend; each run compared query by query with
 # hybrid/rrf (95 % bootstrap intervals, paired randomization test). ABLATION=1 adds the score averages.
-# Test judgements are only read here, never by the fit (scripts/fit.sh).
-#   bash scripts/ranking.sh [DATASETS="scifact nfcorpus"]   # needs the MiniLM indexes
+# Test judgements are only read here, never by the fit (research/scripts/fit.sh).
+#   bash research/scripts/ranking.sh [DATASETS="scifact nfcorpus"]   # needs the MiniLM indexes
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/eval-env.sh
 source scripts/eval-env.sh
 typos="$(bash scripts/misspellings.sh)"
-out=results/ranking
+out=research/results/ranking
 mkdir -p "$out"
 for d in ${1:-scifact nfcorpus}; do
   for variant in clean misspelt; do

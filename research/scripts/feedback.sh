@@ -2,14 +2,14 @@
 # Lexical feedback (RM3, on by default) against the same build without it (`--no-feedback`),
 # query by query: first on the fitting splits (SciFact `train`, NFCorpus `dev` and `train`),
 # then once on every shared set's test queries, clean and with one real misspelling each. Writes
-# results/feedback/<set>[-<split>][-misspelt].json; docs/ranking.md has the tables.
-#   bash scripts/feedback.sh [STAGE=fit|test|all]
+# research/results/feedback/<set>[-<split>][-misspelt].json; docs/ranking.md has the tables.
+#   bash research/scripts/feedback.sh [STAGE=fit|test|all]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/eval-env.sh
 source scripts/eval-env.sh
 typos="$(bash scripts/misspellings.sh)"
-out=results/feedback
+out=research/results/feedback
 mkdir -p "$out"
 stage=${1:-all}
 run() {  # DATASET SPLIT MODES NAME [--misspellings L]

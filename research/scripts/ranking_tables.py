@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Prints docs/ranking.md's tables from results/fit.json and results/ranking/*.json
-(written by scripts/fit.sh and scripts/ranking.sh).
-    python3 scripts/ranking_tables.py [RESULTS_DIR=results]
+"""Prints docs/ranking.md's tables from research/results/fit.json and research/results/ranking/*.json
+(written by research/scripts/fit.sh and research/scripts/ranking.sh).
+    python3 research/scripts/ranking_tables.py [RESULTS_DIR=results]
 """
 import glob
 import json

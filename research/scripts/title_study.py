@@ -1,11 +1,11 @@
-"""Scores the title boost's candidate values on the fitting splits (scripts/title_study.sh).
+"""Scores the title boost's candidate values on the fitting splits (research/scripts/title_study.sh).
 
 Reads `<dataset>-<split>-<value>[-misspelt].json` (`braid eval --out`, one hybrid run each),
 pools NFCorpus `train` and `dev`, and prints for every value the macro nDCG@10 of the four
 groups (dataset × clean | misspelt), each group's mean, and the paired difference with the
 value shipped before the fit (0.5; its output calls it "shipped") over every sample (sign-flip randomization test, 10,000 rounds). Then the value
 fitted on each dataset alone, scored on the other: a value worth shipping must gain there too.
-Standard library only (and scripts/fit_samples.py).
+Standard library only (and research/scripts/fit_samples.py).
 """
 
 import glob
@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-from fit_samples import paired_p  # scripts/fit_samples.py, beside this file
+from fit_samples import paired_p  # research/scripts/fit_samples.py, beside this file
 
 # The title boost shipped before this fit (since 2026-12-04 the default is 0.1).
 SHIPPED = "0.5"

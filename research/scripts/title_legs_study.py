@@ -1,20 +1,20 @@
 """Which leg the title boost's gain comes from, on the fitting splits.
 
-Reads two `braid fit --samples` files of the same fitting sets, one from indexes built with
-each title boost (scripts/fusion_study.sh's command, pointed at each set of indexes), and
+Reads two `braid-report fit --samples` files of the same fitting sets, one from indexes built with
+each title boost (research/scripts/fusion_study.sh's command, pointed at each set of indexes), and
 fuses every mix of their lists — the lexical leg (BM25 and its feedback) from one, the fuzzy
 leg from the other, the semantic leg (the same in both) — with the shipped blend (min-max,
 α 0.45, lexical evidence the better of the two lexical legs). Prints the macro nDCG@10 of the
 four groups (dataset × clean | misspelt) per mix, and each mix paired with the first file's
 (sign-flip randomization test over every sample).
-    python3 scripts/title_legs_study.py NEW.jsonl OLD.jsonl [NEW_NAME OLD_NAME]
-Standard library only (and scripts/fit_samples.py).
+    python3 research/scripts/title_legs_study.py NEW.jsonl OLD.jsonl [NEW_NAME OLD_NAME]
+Standard library only (and research/scripts/fit_samples.py).
 """
 
 import json
 import sys
 
-from fit_samples import firsts, minmax, ndcg10, paired_p  # scripts/fit_samples.py, beside this file
+from fit_samples import firsts, minmax, ndcg10, paired_p  # research/scripts/fit_samples.py, beside this file
 
 ALPHA = 0.45
 

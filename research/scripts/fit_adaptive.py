@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Does a per-query semantic share beat blend's one constant? A study on training splits only.
 
-Reads the samples `braid fit --samples FILE` writes (every SciFact `train` and NFCorpus `dev`
+Reads the samples `braid-report fit --samples FILE` writes (every SciFact `train` and NFCorpus `dev`
 query, clean and misspelt, with the three legs' ranked lists and raw scores), fuses them with
 blend exactly as `braid_fusion::blend` does (min-max, lexical evidence counted once; checked
 against the shipped blend's score from the fit), and tries a semantic share that moves with
@@ -15,13 +15,13 @@ as alpha = clip(a0 + a * (feature - centre), 0, 1), fitted by grid search on one
 two groups and scored on the other's (and on all four). It prints, per feature, the fit and
 the held-out macro nDCG@10 beside the constant blend's.
 
-  braid fit --misspellings L --set ...scifact,train --set ...nfcorpus,dev --samples S.jsonl
-  python3 scripts/fit_adaptive.py S.jsonl
+  braid-report fit --misspellings L --set ...scifact,train --set ...nfcorpus,dev --samples S.jsonl
+  python3 research/scripts/fit_adaptive.py S.jsonl
 """
 import json
 import sys
 
-from fit_samples import firsts, minmax, ndcg10  # scripts/fit_samples.py, beside this file
+from fit_samples import firsts, minmax, ndcg10  # research/scripts/fit_samples.py, beside this file
 
 ALPHAS = [i / 20 for i in range(21)]
 SHIPPED = 0.45

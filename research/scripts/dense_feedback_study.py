@@ -7,10 +7,10 @@ records' vectors, `q' = unit(q + beta * mean(v))`, search again, and fuse as hyb
 (blend, alpha 0.45, over min-max normalised leg scores; lexical evidence counted once as the
 best of the lexical and fuzzy legs).
 
-It reads `braid fit --samples` (every leg's list of the shipped hybrid, per query, with the
+It reads `braid-report fit --samples` (every leg's list of the shipped hybrid, per query, with the
 text the semantic leg embedded), the very vectors the MiniLM index holds (its vector file,
 format 4, f32; ordinal i is the corpus's i-th record) and the queries embedded again with the
-same model (Python onnxruntime, as scripts/dense_views_study.py does; a sample whose first
+same model (Python onnxruntime, as research/scripts/dense_views_study.py does; a sample whose first
 semantic scores the vectors do not reproduce within 0.002 is reported and left out). Per
 sample it scores:
 
@@ -26,7 +26,7 @@ groups: SciFact `train`, NFCorpus `train`+`dev`, each clean and with one real mi
 query. The rule, fixed before the runs: the best macro nDCG@10 of the four groups; kept only
 if every group gains, and the choice fitted on one dataset alone does not lose on the other.
 
-  bash scripts/dense_feedback_study.sh     # writes results/dense-feedback-study.txt
+  bash research/scripts/dense_feedback_study.sh     # writes research/results/dense-feedback-study.txt
 
 Needs numpy, onnxruntime and tokenizers (benches/peers/requirements.txt). Results and the
 test measurement are in docs/ranking.md ("Tenth round").

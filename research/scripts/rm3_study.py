@@ -5,22 +5,22 @@ RM3 reads the lexical leg's top `docs` records as relevant, takes the `terms` te
 likely under their relevance model (each record's term frequencies over its length, weighted
 by the softmax of its BM25 score), and searches again with the query's terms at weight
 `keep` and the expansion terms at `1 - keep`. Dense feedback was tried before and did not pay
-(scripts/feedback_study.py); this is the lexical one.
+(research/scripts/feedback_study.py); this is the lexical one.
 
 This study re-implements BM25 (k1 1.2, b 0.75,
-scripts/bm25_sweep.py's rough analyser) and puts its list in place of Braid's lexical leg in
-the samples of `braid fit --samples` (SciFact `train`, NFCorpus `train` and `dev`, clean and
+research/scripts/bm25_sweep.py's rough analyser) and puts its list in place of Braid's lexical leg in
+the samples of `braid-report fit --samples` (SciFact `train`, NFCorpus `train` and `dev`, clean and
 misspelt), beside Braid's own fuzzy and semantic lists, fused by the shipped blend. It prints
 nDCG@10 per group for Braid's lexical leg, the re-implemented BM25 (the baseline: the same
 analyser without feedback) and RM3 at each setting, with the paired sign-flip test against
 the baseline over all samples.
 
-  python3 scripts/rm3_study.py SAMPLES.jsonl [--guards]   # samples: scripts/fusion_study.sh; numpy
+  python3 research/scripts/rm3_study.py SAMPLES.jsonl [--guards]   # samples: research/scripts/fusion_study.sh; numpy
 
 `--guards` tries the shipped setting with guards against drift instead: expansion terms that
 at least 1, 2 or 3 of the top records hold, and the second search with or without the
 records the query itself did not match; then, with agreement of 2, 3 or 4 records read, and
-each record read up to its first 32, 64 or 128 terms (results/rm3-guards.txt).
+each record read up to its first 32, 64 or 128 terms (research/results/rm3-guards.txt).
 """
 import collections
 import json

@@ -2,7 +2,7 @@
 """Rank-based and score-based fusion side by side, and auto's two leans, on training splits
 only (issue 20).
 
-Reads the samples `braid fit --samples FILE` writes (each judged query of the fitting splits,
+Reads the samples `braid-report fit --samples FILE` writes (each judged query of the fitting splits,
 clean and with one real misspelling, with the three legs' top 100 and raw scores) and scores,
 by nDCG@10:
 
@@ -25,8 +25,8 @@ scored on NFCorpus, and the other way round. A change is worth shipping only if 
 the dataset it was not fitted on. The paired test is a two-sided sign-flip randomization test
 on the per-sample differences with the shipped blend (10,000 flips, seed 7).
 
-  braid fit --misspellings L --set ...scifact,train --set ...nfcorpus,train --set ...nfcorpus,dev --samples S.jsonl
-  python3 scripts/fusion_study.py S.jsonl [--old-codes]     # needs numpy
+  braid-report fit --misspellings L --set ...scifact,train --set ...nfcorpus,train --set ...nfcorpus,dev --samples S.jsonl
+  python3 research/scripts/fusion_study.py S.jsonl [--old-codes]     # needs numpy
 """
 import json
 import re

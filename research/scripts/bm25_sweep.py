@@ -7,8 +7,8 @@ re-implements BM25 over the flat title+body text with a rough analyser (lower ca
 below Braid's lexical leg — and prints nDCG@10 of the top 10 for k1 in {0.6 … 2.0} and b in
 {0.3 … 1.0}. What matters is the spread across the grid, not the level.
 
-  python3 scripts/bm25_sweep.py scifact train            # needs numpy; ../shared/datasets
-  python3 scripts/bm25_sweep.py nfcorpus train,dev
+  python3 research/scripts/bm25_sweep.py scifact train            # needs numpy; ../shared/datasets
+  python3 research/scripts/bm25_sweep.py nfcorpus train,dev
 """
 import collections
 import json
@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from fit_samples import ndcg10  # scripts/fit_samples.py, beside this file
+from fit_samples import ndcg10  # research/scripts/fit_samples.py, beside this file
 
 SHARED = os.environ.get("BRAID_SHARED", os.path.join(os.path.dirname(__file__), "..", "..", "shared")) + "/datasets"
 STOP = set("a an and are as at be but by for if in into is it no not of on or such that the their then there "

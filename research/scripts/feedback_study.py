@@ -2,7 +2,7 @@
 """Two cheap changes to the blend, tried on training splits only (issue 20): pseudo-relevance
 feedback on the semantic leg, and the depth min-max normalises over.
 
-Reads the samples `braid fit --samples FILE` writes (every SciFact `train` and NFCorpus `dev`
+Reads the samples `braid-report fit --samples FILE` writes (every SciFact `train` and NFCorpus `dev`
 query, clean and with one real misspelling, each leg's top 100 with raw scores) and, for the
 feedback, each corpus's MiniLM vectors as `benches/peers/peers.sh` caches them (one vector a
 record, its first 256 tokens: `VECTORS_DIR/docs.f32`, ids in `docs.json`).
@@ -19,15 +19,15 @@ record, its first 256 tokens: `VECTORS_DIR/docs.f32`, ids in `docs.json`).
 Prints macro mean nDCG@10 over the four groups beside the shipped blend (min-max, alpha 0.45,
 phi 1). Needs numpy.
 
-  braid fit --misspellings L --set ...scifact,train --set ...nfcorpus,dev --samples S.jsonl
-  python3 scripts/feedback_study.py S.jsonl ~/.cache/braid/peers/scifact/vectors ~/.cache/braid/peers/nfcorpus/vectors
+  braid-report fit --misspellings L --set ...scifact,train --set ...nfcorpus,dev --samples S.jsonl
+  python3 research/scripts/feedback_study.py S.jsonl ~/.cache/braid/peers/scifact/vectors ~/.cache/braid/peers/nfcorpus/vectors
 """
 import json
 import sys
 
 import numpy as np
 
-from fit_samples import firsts, ndcg10  # scripts/fit_samples.py, beside this file
+from fit_samples import firsts, ndcg10  # research/scripts/fit_samples.py, beside this file
 
 ALPHA = 0.45
 

@@ -3,12 +3,12 @@
 # flat title+body BM25), fitted on training splits only: SciFact `train`, NFCorpus `train` and
 # `dev`, each clean and with one real misspelling per query. Every value is one `braid eval
 # --boosts '{"title":V}'` run of hybrid on the cached MiniLM indexes (a request's title weight
-# replaces the index's, so no index is rebuilt); scripts/title_study.py pools NFCorpus's two
+# replaces the index's, so no index is rebuilt); research/scripts/title_study.py pools NFCorpus's two
 # splits, scores each value by the macro nDCG@10 of the four groups against the shipped value,
-# and fits on each dataset alone to score on the other. Writes results/title-study.txt.
-#   bash scripts/title_study.sh      # ~5 min here once the MiniLM indexes exist
+# and fits on each dataset alone to score on the other. Writes research/results/title-study.txt.
+#   bash research/scripts/title_study.sh      # ~5 min here once the MiniLM indexes exist
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/eval-env.sh
 source scripts/eval-env.sh
 ensure_indexes scifact nfcorpus
@@ -24,4 +24,4 @@ for v in ${TITLE_VALUES:-0 0.1 0.2 0.25 0.3 0.4 0.5 0.75 1}; do
       --boosts "{\"title\":$v}" --misspellings "$typos" --out "$runs/$d-$split-$v-misspelt.json" > /dev/null
   done
 done
-python3 scripts/title_study.py "$runs" | tee results/title-study.txt
+python3 research/scripts/title_study.py "$runs" | tee research/results/title-study.txt

@@ -3,7 +3,7 @@
 
 Usage (one pinned core, one BLAS thread, as the Braid harness runs):
 
-    OPENBLAS_NUM_THREADS=1 taskset -c 1 python scripts/speed_numpy.py DIR [--passes N]
+    OPENBLAS_NUM_THREADS=1 taskset -c 1 python research/scripts/speed_numpy.py DIR [--passes N]
 
 For each query, one at a time: `scores = matrix @ query` (float32 mat-vec), then
 `argpartition` for the 10 best and a sort of those 10. Prints queries per second (median over

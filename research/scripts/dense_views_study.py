@@ -18,8 +18,8 @@ scores the semantic leg alone (exact search, nDCG@10) under other record scores:
                        record (max), or mixed in: (1 - w) * max + w * title
   whole, mean          (1 - w) * max + w * whole, and the same with the mean of its vectors
 
-  python3 scripts/dense_views_study.py ../shared/datasets/scifact ~/.cache/braid/eval/scifact-minilm train
-  python3 scripts/dense_views_study.py ../shared/datasets/nfcorpus ~/.cache/braid/eval/nfcorpus-minilm dev
+  python3 research/scripts/dense_views_study.py ../shared/datasets/scifact ~/.cache/braid/eval/scifact-minilm train
+  python3 research/scripts/dense_views_study.py ../shared/datasets/nfcorpus ~/.cache/braid/eval/nfcorpus-minilm dev
 
 Needs numpy, onnxruntime and tokenizers (benches/peers/requirements.txt has them) and the
 shared model (`BRAID_MODEL_DIR`, default ../shared/models/all-MiniLM-L6-v2). Embeddings are
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fit_samples import ndcg10  # scripts/fit_samples.py, beside this file
+from fit_samples import ndcg10  # research/scripts/fit_samples.py, beside this file
 
 HERE = Path(__file__).resolve().parent
 MODEL = Path(os.environ.get("BRAID_MODEL_DIR", HERE.parent.parent / "shared/models/all-MiniLM-L6-v2"))

@@ -1,4 +1,4 @@
-"""What the studies of `braid fit --samples` share: a leg's ranked list read as `braid_fusion`
+"""What the studies of `braid-report fit --samples` share: a leg's ranked list read as `braid_fusion`
 reads it (each record once, at its best rank), min-max normalisation as blend does it,
 nDCG@10, and the paired sign-flip randomization test."""
 import math

@@ -1,4 +1,4 @@
-//! `braid fit`: fits the fusion's parameters on training splits, never on test judgements.
+//! `braid-report fit`: fits the fusion's parameters on training splits, never on test judgements.
 //!
 //! Every judged query of each `--set` (a dataset, its index and a *training* split) runs as
 //! the default hybrid search, as itself and with one real misspelling (`--misspellings`), and
