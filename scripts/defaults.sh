@@ -2,7 +2,7 @@
 # The README's headline table: every shared set's test queries, clean and with one real
 # misspelling each (scripts/misspellings.sh), every mode with the default blend and with RRF,
 # compared query by query with hybrid/rrf (95 % bootstrap intervals, paired randomization test).
-# Writes results/defaults/<set>.json and <set>-misspelt.json; builds a missing MiniLM index
+# Writes results/defaults/<set>.json and <set>-misspelt.json, then the README's table from them; builds a missing MiniLM index
 # first (the default passages). Test judgements are only read here, never by the fit.
 #   bash scripts/defaults.sh [DATASETS="scifact nfcorpus cranfield cacm npl"]
 set -euo pipefail
@@ -19,3 +19,5 @@ for d in ${1:-scifact nfcorpus cranfield cacm npl}; do
   "$B" eval --dataset "$shared/$d" --index "$idx/$d-minilm" --mode hybrid --fusion blend,rrf \
     --misspellings "$typos" --baseline hybrid/rrf+misspelt --out "$out/$d-misspelt.json"
 done
+"$R" readme --results results --readme README.md
+python3 scripts/defaults_tables.py

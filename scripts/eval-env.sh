@@ -2,7 +2,7 @@
 # ONNX Runtime, the `braid` binary as $B and `braid-report` as $R (built with BRAID_PROFILE,
 # release by default), the
 # shared datasets as $shared (BRAID_SHARED, or ../shared) and the cached MiniLM indexes as $idx.
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/braid-target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 ORT_DYLIB_PATH="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"; export ORT_DYLIB_PATH
 profile="${BRAID_PROFILE:-release}"
 if [ "$profile" = release ]; then cargo build -q --release --locked -p braid-cli -p braid-report; else cargo build -q --locked -p braid-cli -p braid-report; fi

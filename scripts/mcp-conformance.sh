@@ -5,7 +5,7 @@
 # Usage: bash scripts/mcp-conformance.sh [path/to/braid]   (default: $CARGO_TARGET_DIR/debug/braid)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BRAID="${1:-${CARGO_TARGET_DIR:-$HOME/.cache/braid-target}/debug/braid}"
+BRAID="${1:-${CARGO_TARGET_DIR:-$PWD/target}/debug/braid}"
 CONFORMANCE_VERSION=0.1.16
 work="$(mktemp -d)"
 pids=()

@@ -10,7 +10,7 @@
 # Without --peers the README's peers table is regenerated from results/peers-*.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/braid-target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 ORT_DYLIB_PATH="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"; export ORT_DYLIB_PATH
 cargo build --release --locked -p braid-cli -p braid-report
 B="$CARGO_TARGET_DIR/release/braid"; R="$CARGO_TARGET_DIR/release/braid-report"
@@ -40,5 +40,6 @@ for d in cranfield cacm npl; do
   "$B" eval --dataset "$shared/$d" --mode lexical,fuzzy,hybrid --out $out/$d.json
 done
 "$R" readme --results $out --readme docs/results.md
+"$R" readme --results $out --readme README.md
 "$R" plot --results $out --out docs/plots
-echo "results in $out/, tables in docs/results.md, plots in docs/plots/"
+echo "results in $out/, tables in README.md and docs/results.md, plots in docs/plots/"

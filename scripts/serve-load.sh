@@ -9,7 +9,7 @@
 #   THREADS=8 REQUESTS=4000 MODE=hybrid bash scripts/serve-load.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/braid-target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 THREADS="${THREADS:-4}"
 REQUESTS="${REQUESTS:-2000}"
 MODE="${MODE:-hybrid}"

@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # The README's test command: installs what the tests need (ONNX Runtime; the shared datasets
 # and model when there are none), then runs every test.
-# Safe to re-run: the installers are idempotent and the cargo target dir lives outside the
-# clone ($CARGO_TARGET_DIR, by default ~/.cache/braid-target), so rebuilds are incremental.
+# Safe to re-run: the installers are idempotent. It builds into the same target dir as the
+# README's first command (./target, or $CARGO_TARGET_DIR when set), so the two share one build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/braid-target}"
 if [ -f scripts/setup-onnxruntime.sh ]; then
   ORT_DYLIB_PATH="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"
   export ORT_DYLIB_PATH

@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 datasets=${1:-scifact nfcorpus}; rounds=${2:-3}; k=${3:-10}
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/braid-target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 ORT_DYLIB_PATH="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"; export ORT_DYLIB_PATH
 venv="$HOME/.cache/braid/peers-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"

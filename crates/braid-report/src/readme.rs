@@ -6,6 +6,8 @@
 //! ```text
 //! <!-- results: scifact nfcorpus -->     rows of `braid eval --out` reports, in file order
 //! <!-- peers: peers-scifact -->          the peers comparison written by `braid-report score`
+//! <!-- defaults: scifact:SciFact -->     the headline table from `defaults/<set>.json` and
+//!                                        `defaults/<set>-misspelt.json` (`scripts/defaults.sh`)
 //! <!-- /results -->
 //! ```
 //! Everything between the markers is replaced; everything else is left as it is.
@@ -52,8 +54,58 @@ fn table_for(line: &str, results: &Path) -> Result<Option<String>> {
             }
             Ok(Some(table))
         }
+        "defaults" => {
+            let sets: Vec<(&str, &str)> =
+                names.iter().map(|n| n.split_once(':').unwrap_or((n, n))).collect();
+            Ok(Some(defaults_table(results, &sets)?))
+        }
         _ => Ok(None),
     }
+}
+
+/// The headline table: every set's legs alone, hybrid with RRF and with the blend (the default,
+/// its paired difference with RRF beside it), then the misspelt rows.
+fn defaults_table(results: &Path, sets: &[(&str, &str)]) -> Result<String> {
+    let by_mode = |name: &str| -> Result<std::collections::BTreeMap<String, Report>> {
+        let runs: Vec<Report> = read_json(&results.join("defaults"), name)?;
+        Ok(runs.into_iter().map(|r| (r.mode.clone(), r)).collect())
+    };
+    let run = |runs: &std::collections::BTreeMap<String, Report>, mode: &str, name: &str| -> Result<Report> {
+        runs.get(mode).cloned().with_context(|| format!("defaults/{name}.json has no {mode} run"))
+    };
+    let cell = |r: &Report| match &r.vs {
+        Some(v) => format!("{:.4} ({:+.4}{})", r.ndcg_at_10, v.delta, if v.significant() { "\\*" } else { "" }),
+        None => format!("{:.4}", r.ndcg_at_10),
+    };
+    let mut table = String::from(
+        "| set (queries) | lexical | fuzzy | semantic | hybrid, RRF | **hybrid, blend** (default) |\n\
+         |---|---:|---:|---:|---:|---:|",
+    );
+    let mut misspelt_rows = String::new();
+    for (name, label) in sets {
+        let clean = by_mode(name)?;
+        let hybrid = run(&clean, "hybrid", name)?;
+        table.push_str(&format!(
+            "\n| {label} ({}) | {:.4} | {:.4} | {:.4} | {} | **{}** |",
+            hybrid.queries,
+            run(&clean, "lexical", name)?.ndcg_at_10,
+            run(&clean, "fuzzy", name)?.ndcg_at_10,
+            run(&clean, "semantic", name)?.ndcg_at_10,
+            cell(&run(&clean, "hybrid/rrf", name)?),
+            cell(&hybrid),
+        ));
+        let misspelt_name = format!("{name}-misspelt");
+        let misspelt = by_mode(&misspelt_name)?;
+        let blend = run(&misspelt, "hybrid+misspelt", &misspelt_name)?;
+        misspelt_rows.push_str(&format!(
+            "\n| {label}, one real misspelling per query ({}) | | | | {} | **{}** |",
+            blend.queries,
+            cell(&run(&misspelt, "hybrid/rrf+misspelt", &misspelt_name)?),
+            cell(&blend),
+        ));
+    }
+    table.push_str(&misspelt_rows);
+    Ok(table)
 }
 
 /// Rewrites every marked table of `text`.
@@ -118,5 +170,17 @@ mod tests {
         assert!(rewrite("<!-- results: tiny -->\nno end\n", &dir).is_err());
         assert!(rewrite("<!-- results: missing -->\n<!-- /results -->\n", &dir).is_err());
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The README's and docs/results.md's tables are the ones the results files give: a
+    /// results file changed without regenerating them (`bash scripts/report.sh`) fails here.
+    #[test]
+    fn the_repository_tables_are_up_to_date() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for doc in ["README.md", "docs/results.md"] {
+            let text = fs::read_to_string(root.join(doc)).unwrap();
+            let regenerated = rewrite(&text, &root.join("results")).unwrap();
+            assert!(regenerated == text, "{doc}'s tables differ from results/: run `bash scripts/report.sh`");
+        }
     }
 }
