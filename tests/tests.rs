@@ -39,3 +39,4 @@ mod seed_examples;
 mod semantic;
 mod semantic_paths;
 mod supplied_vectors;
+mod tidy;
