@@ -1,5 +1,5 @@
 //! Queries per second per mode on a BEIR corpus held in RAM, one query at a time (issue 20's
-//! speed goals; the results are in docs/ranking.md, "Speed").
+//! speed goals; the results are in research/ranking-log.md, "Speed").
 //!
 //! ```text
 //! taskset -c 1 cargo run --release --example speed -- ../shared/datasets/scifact [--passes N] [--modes M,..]
@@ -27,7 +27,7 @@
 //!
 //! `--dump DIR` writes the normalised record vectors (`records.f32`, rows of 384 little-endian
 //! floats in record order), query vectors (`queries.f32`) and the store's top 10 per query
-//! (`braid_top10.txt`, record positions) for `scripts/speed_numpy.py`, which times numpy on
+//! (`braid_top10.txt`, record positions) for `research/scripts/speed_numpy.py`, which times numpy on
 //! the same shapes and checks its top 10 against Braid's.
 
 use std::collections::BTreeMap;

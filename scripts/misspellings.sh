@@ -2,8 +2,8 @@
 # Installs a list of real misspellings outside the repository and prints its path: codespell's
 # dictionary (PyPI `codespell`, CC BY-SA 3.0), ~65,000 `misspelling->correction` lines that
 # people made, starting from Wikipedia's "Lists of common misspellings" and grown from typos
-# found in real text and code. `braid eval --misspellings FILE` and `braid fit --misspellings
-# FILE` read it. Never committed: it is data with its own licence.
+# found in real text and code. `braid eval --misspellings FILE` and `braid-report fit
+# --misspellings FILE` read it. Never committed: it is data with its own licence.
 #   bash scripts/misspellings.sh        # → ~/.cache/braid/misspellings/codespell-2.4.3.txt
 set -euo pipefail
 version=2.4.3

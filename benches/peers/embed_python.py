@@ -1,7 +1,7 @@
 """Python onnxruntime baseline for Braid's embedder: same model, passages, batch and threads.
 
 usage: embed_python.py MODEL_DIR CORPUS_JSONL N THREADS BATCH [SORTED]
-Prints one JSON line like examples/embed_throughput.rs (tokenisation included, after one
+Prints one JSON line like benches/embed_throughput.rs (tokenisation included, after one
 warm-up batch). Batch-longest padding, truncation at 256 tokens, mean pooling, L2 norm.
 SORTED = 1 orders the passages by token count first (less padding per batch; the sort's time
 is included), as Braid's embedder does within each call.

@@ -29,7 +29,7 @@ if every group gains, and the choice fitted on one dataset alone does not lose o
   bash research/scripts/dense_feedback_study.sh     # writes research/results/dense-feedback-study.txt
 
 Needs numpy, onnxruntime and tokenizers (benches/peers/requirements.txt). Results and the
-test measurement are in docs/ranking.md ("Tenth round").
+test measurement are in research/ranking-log.md ("Tenth round").
 """
 import json
 import sys

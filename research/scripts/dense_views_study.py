@@ -23,7 +23,7 @@ scores the semantic leg alone (exact search, nDCG@10) under other record scores:
 
 Needs numpy, onnxruntime and tokenizers (benches/peers/requirements.txt has them) and the
 shared model (`BRAID_MODEL_DIR`, default ../shared/models/all-MiniLM-L6-v2). Embeddings are
-cached in ~/.cache/braid/studies/. The results are in docs/ranking.md ("Ninth round").
+cached in ~/.cache/braid/studies/. The results are in research/ranking-log.md ("Eighth round").
 """
 import json
 import os

@@ -2,7 +2,7 @@
 # Lexical feedback (RM3, on by default) against the same build without it (`--no-feedback`),
 # query by query: first on the fitting splits (SciFact `train`, NFCorpus `dev` and `train`),
 # then once on every shared set's test queries, clean and with one real misspelling each. Writes
-# research/results/feedback/<set>[-<split>][-misspelt].json; docs/ranking.md has the tables.
+# research/results/feedback/<set>[-<split>][-misspelt].json; research/ranking-log.md has the tables.
 #   bash research/scripts/feedback.sh [STAGE=fit|test|all]
 set -euo pipefail
 cd "$(dirname "$0")/../.."

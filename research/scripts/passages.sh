@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Passage-level vectors (issue 20, docs/ranking.md "Passages"): each set's all-MiniLM-L6-v2
+# Passage-level vectors (issue 20, research/ranking-log.md "Passages"): each set's all-MiniLM-L6-v2
 # index is built twice, one vector a record (`--passages off`) and with the default passage
 # windows, timed (`/usr/bin/time -v`: wall time, peak RSS), and the two are compared query by
 # query (95 % bootstrap intervals, paired randomization test) on the fitting splits — SciFact

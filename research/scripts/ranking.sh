@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The ranking report (docs/ranking.md): every set's test queries, clean and with one real
+# The ranking report (research/ranking-log.md, its first rounds): every set's test queries, clean and with one real
 # misspelling each (scripts/misspellings.sh), every mode with RRF (the fusion before blend),
 # then hybrid with the default fitted blend; each run compared query by query with
 # hybrid/rrf (95 % bootstrap intervals, paired randomization test). ABLATION=1 adds the score averages.

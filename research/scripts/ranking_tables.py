@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Prints docs/ranking.md's tables from research/results/fit.json and research/results/ranking/*.json
+"""Prints research/ranking-log.md's tables from research/results/fit.json and research/results/ranking/*.json
 (written by research/scripts/fit.sh and research/scripts/ranking.sh).
-    python3 research/scripts/ranking_tables.py [RESULTS_DIR=results]
+    python3 research/scripts/ranking_tables.py [RESULTS_DIR=research/results]
 """
 import glob
 import json
 import os
 import sys
 
-res = sys.argv[1] if len(sys.argv) > 1 else "results"
+res = sys.argv[1] if len(sys.argv) > 1 else "research/results"
 
 
 def fit_tables():

@@ -2,7 +2,7 @@
 """A record's semantic score softer than its best passage, replayed in the fused ranking, on the
 fitting splits only (issue 20: "aggregated per record (max, or a soft top-m)").
 
-The eighth round (docs/ranking.md) scored the semantic leg alone under other record scores; its
+The eighth round (research/ranking-log.md) scored the semantic leg alone under other record scores; its
 best mixes gained +0.001 to +0.005 there. This replays the two mixes in the shipped blend, on
 the samples of research/scripts/dense_feedback_study.sh (same loading, same query vectors): the semantic
 list is every record ranked by `(1 - w) * best + w * other`, where `best` is the record's best
@@ -10,13 +10,13 @@ vector's cosine (the shipped score) and `other` its whole text's (its first vect
 over its vectors, w in {0.1, 0.2, 0.3}; last, the 0.1 whole-text mix as the engine would run
 it (the leg's own 100 records rescored). Each is compared with the shipped score query by
 query in the four groups (SciFact `train`, NFCorpus `train`+`dev`, clean and misspelt), by the
-rule of scripts/dense_feedback_study.py.
+rule of research/scripts/dense_feedback_study.py.
 
   bash research/scripts/dense_feedback_study.sh     # writes the samples, ~/.cache/braid/eval/dense-feedback-samples.jsonl
-  cd scripts && python3 record_score_study.py ~/.cache/braid/eval/dense-feedback-samples.jsonl \
-    ../../shared/datasets ~/.cache/braid/eval > ../results/record-score-study.txt
+  cd research/scripts && python3 record_score_study.py ~/.cache/braid/eval/dense-feedback-samples.jsonl \
+    ../../../shared/datasets ~/.cache/braid/eval > ../results/record-score-study.txt
 
-Results: research/results/record-score-study.txt; docs/ranking.md ("Tenth round").
+Results: research/results/record-score-study.txt; research/ranking-log.md ("Tenth round").
 """
 import sys
 from pathlib import Path

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""numpy's exact top-10 on the vectors `examples/speed.rs --dump DIR` wrote (docs/ranking.md, "Speed").
+"""numpy's exact top-10 on the vectors `benches/speed.rs --dump DIR` wrote (research/ranking-log.md, "Speed").
 
 Usage (one pinned core, one BLAS thread, as the Braid harness runs):
 
@@ -8,7 +8,7 @@ Usage (one pinned core, one BLAS thread, as the Braid harness runs):
 For each query, one at a time: `scores = matrix @ query` (float32 mat-vec), then
 `argpartition` for the 10 best and a sort of those 10. Prints queries per second (median over
 the timed passes, after one warm-up pass; wall clock, then per second of CPU time) and the
-median latency, as `examples/speed.rs` prints them, and how many queries' top 10 equal the
+median latency, as `benches/speed.rs` prints them, and how many queries' top 10 equal the
 store's in `DIR/braid_top10.txt`.
 """
 
