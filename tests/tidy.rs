@@ -28,8 +28,20 @@ fn code_spans(line: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Where the repository keeps things: a word naming a path starts with one of these.
-const TOP_LEVEL: &[&str] =
-    &["src/", "crates/", "tests/", "docs/", "scripts/", "benches/", "research/", "results/", "examples/", "datasets/", "python/", ".ci/"];
+const TOP_LEVEL: &[&str] = &[
+    "src/",
+    "crates/",
+    "tests/",
+    "docs/",
+    "scripts/",
+    "benches/",
+    "research/",
+    "results/",
+    "examples/",
+    "datasets/",
+    "python/",
+    ".ci/",
+];
 
 /// The paths a text names: words starting with a top-level folder, or a crate's folder
 /// (`braid-lexical/src/view.rs` means `crates/braid-lexical/src/view.rs`).

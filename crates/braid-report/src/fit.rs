@@ -277,7 +277,13 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>, samples_out
     for set in &sets {
         let dataset = Dataset::load(&set.dataset, &set.split)
             .with_context(|| format!("loading {} ({})", set.dataset.display(), set.split))?;
-        let index = crate::commands::open_with_model(&set.index, None, None, crate::commands::MissingModel::Fail)?;
+        // The recorded model or an error: a fused run without its semantic leg would be
+        // measured under the wrong name.
+        let model = std::sync::Arc::new(crate::peers::index_model(&set.index)?);
+        let index = Index::builder()
+            .embedder(model)
+            .open(&set.index)
+            .with_context(|| format!("opening index {}", set.index.display()))?;
         if !index.has_semantic() {
             bail!("index {} has no embeddings: fitting needs the semantic leg", set.index.display());
         }

@@ -82,7 +82,7 @@ pub struct Scored {
 }
 
 /// The embedding model an index was built with (ids are "<model dir name>/<onnx file>").
-fn index_model(index_dir: &Path) -> Result<OnnxEmbedder> {
+pub(crate) fn index_model(index_dir: &Path) -> Result<OnnxEmbedder> {
     let info = Index::recorded_embedding(index_dir)?
         .context("the index holds no vectors: build it with `braid index --model default`")?;
     let (name, file) = info.model_id.split_once('/').unwrap_or((info.model_id.as_str(), "model.onnx"));

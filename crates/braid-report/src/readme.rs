@@ -55,8 +55,7 @@ fn table_for(line: &str, results: &Path) -> Result<Option<String>> {
             Ok(Some(table))
         }
         "defaults" => {
-            let sets: Vec<(&str, &str)> =
-                names.iter().map(|n| n.split_once(':').unwrap_or((n, n))).collect();
+            let sets: Vec<(&str, &str)> = names.iter().map(|n| n.split_once(':').unwrap_or((n, n))).collect();
             Ok(Some(defaults_table(results, &sets)?))
         }
         _ => Ok(None),
