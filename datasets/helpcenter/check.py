@@ -12,7 +12,10 @@ Verifies:
     everything else -> public or no acl at all = default public);
   * the body starts with `# <title>`, has `##` sections, and is 150-700 words
     (or a "long" article of 1200+ words);
-  * queries.jsonl parses, ids are unique, kinds are known;
+  * queries.jsonl parses, ids are unique, kinds are known; English queries also carry
+    `type` (question, fragment, code, phrase) and `misspelt`, consistent with the kind;
+  * (English) qrels/fit.tsv and qrels/holdout.tsv are the deterministic split of
+    qrels/test.tsv that datasets/split.py makes: disjoint, together all of test.tsv;
   * qrels/test.tsv has the BEIR header, every row's query and corpus id exist,
     every query has a score-2 row, and every judged article is visible to the
     query's principal (tokens default to ["public"]; an article is visible when
@@ -40,6 +43,9 @@ REQUIRED = {"title", "tags", "audience", "updated"}
 LIST_KEYS = {"tags", "acl"}
 AUDIENCES = {"customer", "admin", "agent"}
 KINDS = {"natural", "typo", "fragment", "code", "keyword"}
+# The query type every help-center set shares (datasets/cargo-book uses the same), by kind.
+TYPE_OF_KIND = {"natural": "question", "keyword": "phrase", "typo": "phrase", "fragment": "fragment",
+                "code": "code"}
 if ZH:
     # Chinese articles carry `lang: zh`; their queries include pinyin and homophone typos.
     KEYS = KEYS + ["lang"]
@@ -206,6 +212,11 @@ def check_queries():
         md = q.get("metadata") or {}
         if md.get("kind") not in KINDS:
             err(f"queries.jsonl:{n}: kind {md.get('kind')!r} not in {sorted(KINDS)}")
+        if not ZH and md.get("kind") in TYPE_OF_KIND:
+            if md.get("type") != TYPE_OF_KIND[md["kind"]]:
+                err(f"queries.jsonl:{n}: type {md.get('type')!r}, want {TYPE_OF_KIND[md['kind']]!r}")
+            if md.get("misspelt") is not (md["kind"] == "typo"):
+                err(f"queries.jsonl:{n}: misspelt must be {md['kind'] == 'typo'}")
         principal = md.get("principal")
         if principal is not None and (
             not isinstance(principal, list) or not principal
@@ -257,10 +268,29 @@ def check_qrels(docs, queries):
     return rows
 
 
+def check_split():
+    """fit.tsv and holdout.tsv: the deterministic halves of test.tsv (datasets/split.py)."""
+    sys.path.insert(0, str(ROOT.parent))
+    import split  # datasets/split.py
+
+    try:
+        want = split.split(ROOT, "kind", ["test"], ["fit", "holdout"])
+    except (OSError, ValueError, KeyError) as e:
+        err(f"split: {e}")
+        return
+    for name, text in want.items():
+        path = ROOT / "qrels" / f"{name}.tsv"
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            err(f"qrels/{name}.tsv is not the split datasets/split.py makes "
+                f"(run: python3 datasets/split.py datasets/helpcenter --field kind --from test --to fit,holdout)")
+
+
 def main():
     docs = check_articles()
     queries = check_queries()
     rows = check_qrels(docs, queries)
+    if not ZH:
+        check_split()
 
     per_cat = Counter("/".join(d.split("/")[:2]) if d.startswith("tenants/") else d.split("/")[0]
                       for d in docs)
