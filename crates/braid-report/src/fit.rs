@@ -25,6 +25,10 @@ use serde::Serialize;
 /// Candidates per leg, as a hybrid search fetches them by default.
 const DEPTH: usize = 100;
 
+/// Splits nothing is ever fitted on: BEIR's `test`, and the help center's `holdout` (its half
+/// of `test` that no fit reads, datasets/helpcenter/README.md).
+const HELD_OUT: [&str; 2] = ["test", "holdout"];
+
 /// One fitting set: `DATASET_DIR,INDEX_DIR,SPLIT`.
 struct FitSet {
     dataset: PathBuf,
@@ -37,8 +41,8 @@ fn parse_set(spec: &str) -> Result<FitSet> {
     let [dataset, index, split] = parts.as_slice() else {
         bail!("--set {spec:?} is not DATASET_DIR,INDEX_DIR,SPLIT");
     };
-    if *split == "test" {
-        bail!("--set {spec:?}: fitting on the test split is not allowed (use train or dev)");
+    if HELD_OUT.contains(split) {
+        bail!("--set {spec:?}: fitting on a held-out split ({split}) is not allowed (use train, dev or fit)");
     }
     Ok(FitSet { dataset: PathBuf::from(dataset), index: PathBuf::from(index), split: (*split).to_owned() })
 }
@@ -439,4 +443,20 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>, samples_out
             .with_context(|| format!("writing {}", out.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_out_splits_are_refused() {
+        assert!(parse_set("d,i,train").is_ok());
+        assert!(parse_set("d,i,fit").is_ok());
+        for split in HELD_OUT {
+            let err = parse_set(&format!("d,i,{split}")).err().expect("a held-out split is refused");
+            assert!(err.to_string().contains("held-out"), "{err}");
+        }
+        assert!(parse_set("d,i").is_err());
+    }
 }
