@@ -21,9 +21,8 @@ use crate::request::{self, SearchArgs};
 use crate::response::{self, PySearchResponse};
 use crate::vectors;
 
-/// How a new index is made: its configuration and its models.
+/// How a new index is made: a builder holding its configuration and its models.
 struct Settings {
-    config: braid::IndexConfig,
     builder: braid::IndexBuilder,
 }
 
@@ -50,25 +49,25 @@ fn settings(
         config.schema.numeric_fields = fields.into_iter().collect();
     }
     if let Some(policy) = policy {
-        config.policy =
-            depythonize(policy).map_err(|_| invalid(format!("unknown policy {policy} (expected public or deny)")))?;
+        config.policy = depythonize(policy.as_any())
+            .map_err(|_| invalid(format!("unknown policy {policy} (expected public or deny)")))?;
     }
     if let Some(analyzer) = analyzer {
-        config.schema.analyzer = depythonize(analyzer)
+        config.schema.analyzer = depythonize(analyzer.as_any())
             .map_err(|_| invalid(format!("unknown analyzer {analyzer} (expected english or simple)")))?;
     }
     if let Some(boost) = title_boost {
         config.schema.title_boost = boost;
     }
     if let Some(quantization) = quantization {
-        config.quantization = depythonize(quantization)
+        config.quantization = depythonize(quantization.as_any())
             .map_err(|_| invalid(format!("unknown quantization {quantization} (expected f32 or int8)")))?;
     }
     if !passages {
         config.passages = None;
     }
     config.schema.validate().or_raise()?;
-    let mut builder = braid::Index::builder().config(config.clone());
+    let mut builder = braid::Index::builder().config(config);
     match (model, vector_dim) {
         (Some(_), Some(_)) => return Err(invalid("give a model or vector_dim, not both")),
         (Some(model), None) => builder = builder.embedder(load_embedder(py, &model)?),
@@ -79,7 +78,7 @@ fn settings(
         (None, None) if vector_model.is_some() => return Err(invalid("vector_model needs vector_dim")),
         (None, None) => {}
     }
-    Ok(Settings { config, builder })
+    Ok(Settings { builder })
 }
 
 /// Braid's ONNX embedder from a model directory, or a model name found as `braid` finds
@@ -131,11 +130,11 @@ impl PyIndex {
     ) -> PyResult<T> {
         py.detach(|| {
             let mut slot = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-            let writer = match slot.as_mut() {
+            let writer = match slot.take() {
                 Some(writer) => writer,
-                None => slot.insert(self.index.writer()?),
+                None => self.index.writer()?,
             };
-            change(writer)
+            change(slot.insert(writer))
         })
         .or_raise()
     }
@@ -153,7 +152,8 @@ fn records_from(records: &Bound<'_, PyAny>, vectors: Option<&Bound<'_, PyAny>>) 
         }
     }
     if let Some(vectors) = vectors.filter(|v| !v.is_none()) {
-        for (record, vector) in out.iter_mut().zip(vectors::rows(vectors, out.len())?) {
+        let rows = vectors::rows(vectors, out.len())?;
+        for (record, vector) in out.iter_mut().zip(rows) {
             record.vector = Some(vector);
         }
     }
@@ -163,7 +163,7 @@ fn records_from(records: &Bound<'_, PyAny>, vectors: Option<&Bound<'_, PyAny>>) 
 /// Ids from one string or an iterable of strings.
 fn ids_from(ids: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     if let Ok(id) = ids.cast::<PyString>() {
-        return Ok(vec![id.to_str()?.to_owned()]);
+        return Ok(vec![id.extract::<String>()?]);
     }
     ids.try_iter()?.map(|id| id?.extract::<String>()).collect()
 }

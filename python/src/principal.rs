@@ -14,7 +14,7 @@ use crate::errors::OrRaise;
 ///
 /// >>> braid.Principal(["tenant:acme", "group:support"])
 /// Principal(['group:support', 'public', 'tenant:acme'])
-#[pyclass(name = "Principal", module = "braid", frozen, eq, skip_from_py_object)]
+#[pyclass(name = "Principal", module = "braid", frozen, eq)]
 #[derive(Clone, PartialEq)]
 pub(crate) struct PyPrincipal {
     pub(crate) inner: braid::Principal,

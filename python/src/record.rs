@@ -21,7 +21,7 @@ use crate::vectors;
 /// >>> braid.Record("returns", "Return policy", "Send an item back within 30 days.",
 /// ...              keywords={"category": "billing"}, acl=["public"])
 /// Record('returns')
-#[pyclass(name = "Record", module = "braid", frozen, skip_from_py_object)]
+#[pyclass(name = "Record", module = "braid", frozen)]
 #[derive(Clone)]
 pub(crate) struct PyRecord {
     pub(crate) inner: braid::Record,
@@ -138,7 +138,7 @@ impl PyRecord {
 /// A keyword field's value: one string or a sequence of strings.
 fn keyword_values(values: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     if let Ok(one) = values.cast::<PyString>() {
-        return Ok(vec![one.to_str()?.to_owned()]);
+        return Ok(vec![one.extract::<String>()?]);
     }
     values.extract::<Vec<String>>().map_err(|_| invalid("a keyword value must be a string or a list of strings"))
 }

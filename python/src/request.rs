@@ -74,7 +74,7 @@ pub(crate) fn build(
             let facet = facet?;
             // A field name alone asks for its most frequent values.
             let facet = match facet.cast::<PyString>() {
-                Ok(field) => braid::Facet::values(field.to_str()?),
+                Ok(field) => braid::Facet::values(field.extract::<String>()?),
                 Err(_) => from_json_shape::<braid::Facet>(&facet, "facet")?,
             };
             request = request.facet(facet);

@@ -12,7 +12,7 @@ use pythonize::pythonize;
 /// rescore); ``snippet`` is a passage of the body around the query's words, with
 /// ``highlights`` as byte ranges of its UTF-8 text. ``explain`` says how the score came about
 /// (each leg's rank, raw score and contribution) when the search asked for it.
-#[pyclass(name = "Hit", module = "braid", frozen, get_all, skip_from_py_object)]
+#[pyclass(name = "Hit", module = "braid", frozen, get_all)]
 pub(crate) struct PyHit {
     /// The record's external id.
     id: String,
@@ -56,7 +56,7 @@ impl PyHit {
 /// there is one) and ``facets`` (counts per value or range, when asked for).
 ///
 /// Iterating over a response, indexing it and ``len()`` go over its hits.
-#[pyclass(name = "SearchResponse", module = "braid", frozen, get_all, skip_from_py_object)]
+#[pyclass(name = "SearchResponse", module = "braid", frozen, get_all)]
 pub(crate) struct PySearchResponse {
     /// Ranked hits, best first.
     hits: Py<PyList>,

@@ -47,13 +47,15 @@ pub(crate) fn rows(obj: &Bound<'_, PyAny>, expected: usize) -> PyResult<Vec<Vec<
     }
     let view = array.readonly();
     let dim = shape[1];
+    // `as_slice` also accepts a Fortran-ordered array, whose buffer holds columns: only a
+    // C-ordered one is read as rows in place.
     Ok(match view.as_slice() {
-        Ok(flat) if dim > 0 => flat.chunks_exact(dim).map(<[f32]>::to_vec).collect(),
+        Ok(flat) if dim > 0 && array.is_c_contiguous() => flat.chunks_exact(dim).map(<[f32]>::to_vec).collect(),
         _ => view.as_array().outer_iter().map(|row| row.iter().copied().collect()).collect(),
     })
 }
 
-/// Vectors of one dimension as a `(n, dim)` float32 array, without copying them again.
+/// Vectors of one dimension as a `(n, dim)` float32 array (copied once, into one buffer).
 pub(crate) fn to_matrix<'py>(py: Python<'py>, vectors: Vec<Vec<f32>>, dim: usize) -> PyResult<Bound<'py, PyAny>> {
     let n = vectors.len();
     let flat: Vec<f32> = vectors.into_iter().flatten().collect();

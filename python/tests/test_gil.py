@@ -13,7 +13,7 @@ WORDS = "refund invoice portal parcel shipping return policy billing account log
 def big_index(n: int = 3000) -> braid.Index:
     index = braid.Index.create_in_ram()
     index.upsert(
-        braid.Record(f"r{i}", f"{WORDS[i % 13]} {WORDS[(i * 7) % 13]}", " ".join(WORDS[(i + j) % 13] for j in range(40)), acl=["tenant:acme"])
+        braid.Record(f"r{i}", f"{WORDS[i % len(WORDS)]} {WORDS[(i * 7) % len(WORDS)]}", " ".join(WORDS[(i + j) % len(WORDS)] for j in range(40)), acl=["tenant:acme"])
         for i in range(n)
     )
     index.commit()

@@ -42,10 +42,15 @@ def test_filters_facets_paging_and_boosts(index: braid.Index) -> None:
     billing = index.search("invoices refund", principal=ACME, filter=braid.Filter.keyword("category", "billing"))
     assert billing.ids and all(h.keywords["category"] == ["billing"] for h in billing)
 
-    faceted = index.search("", principal=ACME, mode="lexical", facets=["category", braid.Facet.ranges("priority", [(None, 3), (3, None)])])
-    # Acme sees the two public records and its own two: counts cover exactly those.
-    values = {v["value"]: v["count"] for v in faceted.facets["category"]["values"]}
+    faceted = index.search(
+        "acme send parcels", principal=ACME, mode="lexical", k=1,
+        facets=["category", braid.Facet.ranges("priority", [(None, 3), (3, None)])],
+    )
+    # The query matches the two public records and Acme's two: counts cover exactly those.
+    assert faceted.facets["matched"] == 4
+    values = {v["value"]: v["count"] for v in faceted.facets["values"]["category"]}
     assert values == {"billing": 2, "delivery": 1, "account": 1}
+    assert [r["count"] for r in faceted.facets["ranges"]["priority"]] == [2, 2]
 
     first = index.search("acme invoices portal days", principal=ACME, mode="lexical", k=2)
     assert first.next_cursor is not None
