@@ -51,7 +51,14 @@ def test_minilm_embeds_records_and_queries(model: Path, tmp_path) -> None:
     index = braid.Index.create(tmp_path / "minilm", model=model)
     assert index.embedding == {"model_id": "all-MiniLM-L6-v2", "dim": 384} or index.embedding is None
     index.upsert(RECORDS)
-    assert releases_gil(index.commit, attempts=1)
+    index.commit()
+    extra = iter(range(100))
+
+    def upsert_and_commit() -> None:  # embeds and commits one record nobody here may see
+        index.upsert(braid.Record(f"extra-{next(extra)}", "Staff notes", "Notes for the night shift. " * 20, acl=["group:night"]))
+        index.commit()
+
+    assert releases_gil(upsert_and_commit, attempts=5)
     assert index.embedding["dim"] == 384
     # No shared word with the answer: only the semantic leg can find it.
     semantic = index.search("can I get my money back if I no longer want it", principal=PUBLIC, mode="semantic", k=2)

@@ -1,6 +1,7 @@
 """Type stubs of the extension module ``braid._braid`` (re-exported by ``braid``)."""
 
 import os
+import pathlib
 from typing import Any, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
@@ -244,4 +245,4 @@ class Index:
     @property
     def embedding(self) -> Optional[Dict[str, Any]]: ...
     @property
-    def path(self) -> Optional[str]: ...
+    def path(self) -> Optional[pathlib.Path]: ...
