@@ -54,7 +54,7 @@ fn refuses_to_start(config: &str, needle: &str) {
     assert!(err.contains(needle), "{needle}: {err}");
 }
 
-/// 1. A tenant pin refuses a token claiming another tenant; it never adds that tenant.
+/// Attack 1: A tenant pin refuses a token claiming another tenant; it never adds that tenant.
 #[test]
 fn a_pinned_issuer_refuses_a_token_claiming_another_tenant() {
     let key = Key::generate("k1");
@@ -90,8 +90,8 @@ fn a_pinned_issuer_refuses_a_token_claiming_another_tenant() {
     );
 }
 
-/// 2. Issuers do not share a namespace: B's "alice" is not A's, and configurations where two
-/// issuers could derive the same token do not load.
+/// Attack 2: Issuers do not share a namespace: B's "alice" is not A's, and configurations where
+/// two issuers could derive the same token do not load.
 #[test]
 fn one_issuers_alice_is_not_anothers() {
     let (ka, kb) = (Key::generate("ka"), Key::generate("kb"));
@@ -143,7 +143,7 @@ fn one_issuers_alice_is_not_anothers() {
     refuses_to_start(&format!("{squat}{token}"), "namespace of issuer");
 }
 
-/// 3. Rate limits, counters and `/v1/stats` are per principal, never per issuer.
+/// Attack 3: Rate limits, counters and `/v1/stats` are per principal, never per issuer.
 #[test]
 fn callers_of_one_issuer_have_their_own_limits_and_counters() {
     let key = Key::generate("k1");
@@ -188,8 +188,9 @@ fn flood(server: &Server, tokens: Vec<String>) -> Vec<u16> {
     })
 }
 
-/// 4. Key fetches are single-flight and negatively cached: forged tokens naming an issuer whose
-/// JWKS answers in a second cost one fetch, not one each, and again once the keys are stale.
+/// Attack 4: Key fetches are single-flight and negatively cached: forged tokens naming an
+/// issuer whose JWKS answers in a second cost one fetch, not one each, and again once the keys
+/// are stale.
 #[test]
 fn forged_tokens_cost_one_key_fetch_while_one_is_in_flight() {
     let key = Key::generate("k1");
@@ -248,7 +249,7 @@ fn a_throttled_client_causes_no_key_fetch() {
     assert_eq!(idp.fetches(), 1);
 }
 
-/// 5. One address holding its maximum of idle connections leaves room for everyone else.
+/// Attack 5: One address holding its maximum of idle connections leaves room for everyone else.
 #[test]
 fn one_address_cannot_hold_every_connection() {
     // The default caps: 256 connections, 32 per address.
@@ -267,7 +268,7 @@ fn one_address_cannot_hold_every_connection() {
     drop(held);
 }
 
-/// 6. The unauthenticated bucket is per address and never stands before the 401 challenge.
+/// Attack 6: The unauthenticated bucket is per address and never stands before the 401 challenge.
 #[test]
 fn garbage_from_one_client_does_not_hide_the_challenge_from_others() {
     let key = Key::generate("k1");
@@ -297,7 +298,7 @@ fn search_without_token(server: &Server, source: [u8; 4]) -> Reply {
     request_from(source, &server.url, "POST", "/v1/search", &[("Content-Type", "application/json")], Some(&body))
 }
 
-/// 7. Stage timings are for operators only.
+/// Attack 7: Stage timings are for operators only.
 #[test]
 fn stage_timings_are_shown_to_operators_only() {
     let operator = new_token(&["--name", "ops", "--tenant", "acme"]);
