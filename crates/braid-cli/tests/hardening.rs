@@ -63,10 +63,14 @@ fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (String, bool) 
 
 #[test]
 fn half_sent_connections_are_closed_and_capped_before_authentication() {
-    let server = Server::start_with_limits(5000, "header_read_timeout_ms = 1000\nmax_connections = 8");
+    let server = Server::start_with_limits(
+        5000,
+        "header_read_timeout_ms = 1000\nmax_connections = 9\nmax_connections_per_address = 8",
+    );
     let addr = server.url.trim_start_matches("http://").to_string();
     let started = Instant::now();
-    // Eight connections take every slot: some send half a request head, some nothing at all.
+    // Eight connections take every slot this address may hold: some send half a request head,
+    // some nothing at all.
     let mut held: Vec<TcpStream> = (0..8)
         .map(|i| {
             let mut s = TcpStream::connect(&addr).unwrap();

@@ -2,6 +2,7 @@
 //! `braid mcp` over stdio.
 
 mod bulk_index;
+mod fail_closed;
 mod hardening;
 mod mcp_modern;
 mod mcp_sdk;

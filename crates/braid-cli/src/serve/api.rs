@@ -87,6 +87,33 @@ pub const MAX_SERVED_DEPTH: usize = 1_000;
 thread_local! {
     /// The deadline of the request this thread works for (see [`with_deadline`]).
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// Whether the searches this thread makes report stage timings (see [`with_timings`]).
+    static TIMINGS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `work` with the stage timings of its searches (`stats.micros`, the MCP `steps`) kept
+/// when `shown`, left out otherwise — the default. Timings to the microsecond would tell a
+/// caller whether a cache (the allowed set, the term frequencies) was warm, that is, what
+/// other callers of the same principal just asked; only operators (a token with `operator =
+/// true`, the `[oauth] operator_scope`, the command line of `braid mcp`) see them
+/// (docs/threat-model.md).
+pub fn with_timings<T>(shown: bool, work: impl FnOnce() -> T) -> T {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            TIMINGS.with(|t| t.set(self.0));
+        }
+    }
+    let _reset = Reset(TIMINGS.with(|t| t.replace(shown)));
+    work()
+}
+
+/// Leaves the stage timings out of `response` unless this thread's work may see them: the
+/// only place the server touches them.
+fn stage_timings(response: &mut SearchResponse) {
+    if !TIMINGS.with(Cell::get) {
+        response.stats.micros.clear();
+    }
 }
 
 /// Runs `work` with `deadline` as the deadline of every search it makes through an
@@ -254,7 +281,9 @@ impl Engine {
         } {
             request = request.filter(filter);
         }
-        Ok(self.index().search(&request)?)
+        let mut response = self.index().search(&request)?;
+        stage_timings(&mut response);
+        Ok(response)
     }
 
     /// Reads one record as `principal`: `None` when it does not exist or is not visible.

@@ -3,10 +3,13 @@
 //! configured hash in constant time), and, with an `[oauth]` section, JWT access tokens of the
 //! configured issuers (see [`super::oauth`]). The principal of a request comes from here and
 //! nowhere else — never from a request body or a tool argument.
+//!
+//! Each caller comes with its [`Quota`] (rate limit and counters): a static token's own, or,
+//! for an access token, the one of its principal — issuer, subject and tenant — from a bounded
+//! map ([`Quotas`]), so that one user of an issuer never spends another's requests.
 
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{ensure, Result};
 use braid::Principal;
@@ -14,7 +17,11 @@ use sha2::{Digest, Sha256};
 use subtle::{ConditionallySelectable, ConstantTimeEq};
 
 use super::config::Config;
+use super::limit::{Quota, Quotas};
 use super::oauth::{self, Rejection, ResourceServer};
+
+/// The most OAuth principals whose quotas are kept at once (least recently used go first).
+pub const MAX_TRACKED_PRINCIPALS: usize = 65_536;
 
 /// Tokens shorter than this are refused by `braid token hash`: they could be guessed.
 pub const MIN_TOKEN_CHARS: usize = 16;
@@ -26,13 +33,10 @@ pub struct Caller {
     pub name: String,
     /// The principal searches run as.
     pub principal: Principal,
-    /// This caller's slot in the rate limiter.
-    pub slot: usize,
-    /// Requests this caller made that passed authentication (for an OAuth caller: all
-    /// callers of its issuer together).
-    pub requests: Arc<AtomicU64>,
-    /// Requests of this caller refused by the rate limiter.
-    pub throttled: Arc<AtomicU64>,
+    /// Whether this caller sees stage timings (an operator token or scope).
+    pub operator: bool,
+    /// This caller's rate limit and counters: its own, shared with no other principal.
+    pub quota: Arc<Quota>,
 }
 
 /// The configured tokens.
@@ -41,27 +45,23 @@ pub struct TokenMap {
 }
 
 impl TokenMap {
-    /// The token map of a validated configuration; slots follow the order of `config.tokens`.
+    /// The token map of a validated configuration, each token with its own quota.
     pub fn new(config: &Config) -> Result<TokenMap> {
         let mut entries = Vec::with_capacity(config.tokens.len());
-        for (slot, t) in config.tokens.iter().enumerate() {
+        let now = Instant::now();
+        for t in &config.tokens {
             let hash = decode_hex(&t.sha256);
             ensure!(hash.is_some(), "token {:?}: sha256 must be 64 hex digits", t.name);
+            let (rate, burst) = t.rate(&config.limits);
             let caller = Caller {
                 name: t.name.clone(),
                 principal: Principal::from_verified_tokens(t.acl_tokens()),
-                slot,
-                requests: Arc::default(),
-                throttled: Arc::default(),
+                operator: t.operator,
+                quota: Arc::new(Quota::new(rate, burst, now)),
             };
             entries.push((hash.unwrap_or_default(), Arc::new(caller)));
         }
         Ok(TokenMap { entries })
-    }
-
-    /// The number of tokens (their slots are `0..len`).
-    pub fn len(&self) -> usize {
-        self.entries.len()
     }
 
     /// The caller `token` stands for, if any. Every configured hash is compared, in constant
@@ -89,95 +89,89 @@ pub enum Refusal {
     InsufficientScope,
     /// The token's issuer keys cannot be loaded now (503).
     Unavailable,
+    /// Checking the token needs a key fetch the client may not pay for now (429).
+    Throttled,
 }
 
 /// Static tokens and, when configured, the OAuth resource server.
 pub struct Authenticator {
     tokens: TokenMap,
-    oauth: Option<(ResourceServer, Vec<IssuerCounters>)>,
+    oauth: Option<OAuth>,
 }
 
-/// The rate-limit slot and counters every caller of one issuer shares.
-struct IssuerCounters {
-    name: String,
-    slot: usize,
-    requests: Arc<AtomicU64>,
-    throttled: Arc<AtomicU64>,
+struct OAuth {
+    server: ResourceServer,
+    /// Per issuer: its name (for logs and `/v1/stats`) and its principals' rate limit.
+    issuers: Vec<(String, (f64, u32))>,
+    /// The quotas of the principals seen, all issuers together.
+    quotas: Quotas<String>,
 }
 
 impl Authenticator {
-    /// The authenticator of a validated configuration. Slots: one per static token (in order),
-    /// then the unauthenticated bucket, then one per OAuth issuer (in order).
+    /// The authenticator of a validated configuration.
     ///
     /// # Errors
     /// When the token map or the resource server cannot be built.
     pub fn new(config: &Config) -> Result<Authenticator> {
         let tokens = TokenMap::new(config)?;
+        let l = &config.limits;
         let oauth = match &config.oauth {
             None => None,
-            Some(section) => {
-                let server = ResourceServer::new(section)?;
-                let counters = section
+            Some(section) => Some(OAuth {
+                server: ResourceServer::new(section)?,
+                issuers: section
                     .issuers
                     .iter()
-                    .enumerate()
-                    .map(|(i, issuer)| IssuerCounters {
-                        name: issuer.name.clone(),
-                        slot: tokens.len() + 1 + i,
-                        requests: Arc::default(),
-                        throttled: Arc::default(),
+                    .map(|i| {
+                        (i.name.clone(), (i.rate_per_second.unwrap_or(l.rate_per_second), i.burst.unwrap_or(l.burst)))
                     })
-                    .collect();
-                Some((server, counters))
-            }
+                    .collect(),
+                quotas: Quotas::new(MAX_TRACKED_PRINCIPALS),
+            }),
         };
         Ok(Authenticator { tokens, oauth })
     }
 
-    /// The number of static tokens (their slots are `0..len`; slot `len` is the
-    /// unauthenticated bucket).
-    pub fn static_tokens(&self) -> usize {
-        self.tokens.len()
-    }
-
     /// The `[oauth]` section, when there is one.
     pub fn oauth(&self) -> Option<&oauth::OAuthConfig> {
-        self.oauth.as_ref().map(|(server, _)| server.config())
+        self.oauth.as_ref().map(|o| o.server.config())
+    }
+
+    /// Whether `authorization` carries a bearer token at all.
+    pub fn presents_token(authorization: Option<&str>) -> bool {
+        authorization.and_then(bearer).is_some()
     }
 
     /// The caller an `Authorization` header value stands for. A static token is looked up
-    /// first; anything else, with `[oauth]` configured, is verified as a JWT access token.
-    /// This may read an issuer's keys (file or network): call it off the async runtime.
+    /// first; anything else, with `[oauth]` configured, is verified as a JWT access token,
+    /// asking `may_fetch` before any key fetch (see [`ResourceServer::verify`]). This may read
+    /// an issuer's keys (file or network): call it off the async runtime.
     ///
     /// # Errors
     /// A [`Refusal`] saying why there is no caller.
-    pub fn verify(&self, authorization: Option<&str>) -> Result<Arc<Caller>, Refusal> {
+    pub fn verify(&self, authorization: Option<&str>, may_fetch: &dyn Fn() -> bool) -> Result<Arc<Caller>, Refusal> {
         let Some(token) = authorization.and_then(bearer) else { return Err(Refusal::Missing) };
         if let Some(caller) = self.tokens.verify(token) {
             return Ok(caller);
         }
-        let Some((server, counters)) = &self.oauth else {
+        let Some(o) = &self.oauth else {
             return Err(Refusal::Invalid("the bearer token is not valid".into()));
         };
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        match server.verify(token, now) {
+        match o.server.verify(token, now, may_fetch) {
             Ok(verified) => {
-                let c = &counters[verified.issuer];
+                let (issuer, rate) = &o.issuers[verified.issuer];
                 let name = match &verified.subject {
-                    Some(sub) => format!("{}:{sub}", c.name),
-                    None => c.name.clone(),
+                    Some(sub) => format!("{issuer}:{sub}"),
+                    None => issuer.clone(),
                 };
-                Ok(Arc::new(Caller {
-                    name,
-                    principal: verified.principal,
-                    slot: c.slot,
-                    requests: Arc::clone(&c.requests),
-                    throttled: Arc::clone(&c.throttled),
-                }))
+                let quota = o.quotas.get(&verified.quota_key(), *rate, Instant::now());
+                Ok(Arc::new(Caller { name, principal: verified.principal, operator: verified.operator, quota }))
             }
             Err(Rejection::InvalidToken(why)) => Err(Refusal::Invalid(why)),
             Err(Rejection::InsufficientScope) => Err(Refusal::InsufficientScope),
             Err(Rejection::KeysUnavailable) => Err(Refusal::Unavailable),
+            Err(Rejection::Throttled) => Err(Refusal::Throttled),
         }
     }
 
@@ -186,7 +180,7 @@ impl Authenticator {
     pub fn challenge(&self, refusal: &Refusal) -> String {
         let Some(section) = self.oauth() else { return "Bearer realm=\"braid\"".to_string() };
         match refusal {
-            Refusal::Missing | Refusal::Unavailable => oauth::challenge(section, None),
+            Refusal::Missing | Refusal::Unavailable | Refusal::Throttled => oauth::challenge(section, None),
             Refusal::Invalid(why) => oauth::challenge(section, Some(("invalid_token", why))),
             Refusal::InsufficientScope => oauth::challenge(
                 section,
@@ -266,9 +260,14 @@ mod tests {
         let map = TokenMap::new(&config(&[("a", "token-of-acme-0001", "acme"), ("g", "token-of-globex-01", "globex")]))
             .unwrap();
         let acme = map.verify("token-of-acme-0001").unwrap();
-        assert_eq!((acme.name.as_str(), acme.slot), ("a", 0));
+        assert_eq!(acme.name.as_str(), "a");
         assert!(acme.principal.has("tenant:acme") && !acme.principal.has("tenant:globex"));
-        assert_eq!(map.verify("token-of-globex-01").unwrap().slot, 1);
+        assert!(!acme.operator);
+        let globex = map.verify("token-of-globex-01").unwrap();
+        assert_eq!(globex.name.as_str(), "g");
+        // Each token has its own quota.
+        assert!(!Arc::ptr_eq(&acme.quota, &globex.quota));
+        assert!(Arc::ptr_eq(&acme.quota, &map.verify("token-of-acme-0001").unwrap().quota));
         for wrong in
             ["", "token-of-acme-000", "token-of-acme-00011", "TOKEN-OF-ACME-0001", &hash_token("token-of-acme-0001")]
         {

@@ -13,11 +13,12 @@
 //! timeout_ms = 10000                 # slower requests get 503 (and their search is cancelled)
 //! header_read_timeout_ms = 5000      # a connection must send its request head within this
 //! max_connections = 256              # open connections at once; more are closed unanswered
+//! max_connections_per_address = 32   # of which one client address may hold (below the above)
 //! max_k = 100                        # the most hits one search may ask for
 //! max_concurrent = 0                 # searches running at once (0: one per CPU core)
-//! rate_per_second = 20.0             # per-token token bucket: refill rate …
+//! rate_per_second = 20.0             # per-principal token bucket: refill rate …
 //! burst = 40                         # … and size; beyond it, 429 with Retry-After
-//! unauthenticated_per_second = 10.0  # one bucket shared by requests without a valid token …
+//! unauthenticated_per_second = 10.0  # per client address, requests with an invalid token …
 //! unauthenticated_burst = 20         # … beyond it they get 429 instead of 401
 //!
 //! [[token]]
@@ -26,6 +27,7 @@
 //! tenant = "acme"                    # adds `tenant:acme`
 //! principal = ["group:support"]      # further ACL tokens
 //! rate_per_second = 50.0             # optional per-token override (and `burst`)
+//! operator = false                   # true: search answers carry stage timings (`stats.micros`)
 //! ```
 
 use std::collections::HashSet;
@@ -83,19 +85,25 @@ pub struct Limits {
     /// Connections open at once, before any authentication; a connection past the cap is
     /// closed at once. By default, 256.
     pub max_connections: usize,
+    /// Connections one client address (an IPv6 /64) may hold open at once; must be below
+    /// `max_connections`, so that no one client can take every slot. By default, an eighth of
+    /// `max_connections` (32), at least 1.
+    pub max_connections_per_address: Option<usize>,
     /// The largest `k` a search may ask for. By default, 100.
     pub max_k: usize,
     /// Searches running at once; others wait (within their time budget). By default, 0: one per
     /// CPU core.
     pub max_concurrent: usize,
-    /// Requests per second each token may make on average. By default, 20.
+    /// Requests per second each principal (a static token; an OAuth issuer's subject in a
+    /// tenant) may make on average. By default, 20.
     pub rate_per_second: f64,
-    /// Requests a token may make in a burst. By default, 40.
+    /// Requests a principal may make in a burst. By default, 40.
     pub burst: u32,
-    /// Requests per second without a valid token, all callers together (token guessing and
-    /// floods pay here; requests with a valid token never do). By default, 10.
+    /// Requests per second with a token that is not valid, per client address (token guessing
+    /// and floods pay here; requests with a valid token never do, and a request with no token
+    /// at all is answered 401 for free). By default, 10.
     pub unauthenticated_per_second: f64,
-    /// Requests without a valid token in a burst; beyond it they get 429. By default, 20.
+    /// Such requests in a burst, per client address; beyond it they get 429. By default, 20.
     pub unauthenticated_burst: u32,
 }
 
@@ -106,6 +114,7 @@ impl Default for Limits {
             timeout_ms: 10_000,
             header_read_timeout_ms: 5_000,
             max_connections: 256,
+            max_connections_per_address: None,
             max_k: 100,
             max_concurrent: 0,
             rate_per_second: 20.0,
@@ -125,6 +134,11 @@ impl Limits {
     /// How long a connection may take to send a request head.
     pub fn header_read_timeout(&self) -> Duration {
         Duration::from_millis(self.header_read_timeout_ms)
+    }
+
+    /// Connections one client address may hold open at once.
+    pub fn per_address(&self) -> usize {
+        self.max_connections_per_address.unwrap_or((self.max_connections / 8).max(1))
     }
 
     /// Searches running at once.
@@ -156,6 +170,10 @@ pub struct TokenEntry {
     /// Overrides `limits.burst` for this token.
     #[serde(default)]
     pub burst: Option<u32>,
+    /// Whether this token's search answers carry the stage timings (`stats.micros`, the MCP
+    /// `steps`); for everyone else they are left out (docs/threat-model.md). By default, false.
+    #[serde(default)]
+    pub operator: bool,
 }
 
 impl TokenEntry {
@@ -180,7 +198,8 @@ pub const RANGES: &[(&str, f64, f64)] = &[
     ("limits.max_body_bytes", 1024.0, 64.0 * 1024.0 * 1024.0),
     ("limits.timeout_ms", 1.0, 600_000.0),
     ("limits.header_read_timeout_ms", 100.0, 600_000.0),
-    ("limits.max_connections", 1.0, 65_536.0),
+    ("limits.max_connections", 2.0, 65_536.0),
+    ("limits.max_connections_per_address", 1.0, 65_535.0),
     ("limits.max_concurrent", 0.0, 4096.0),
     ("limits.max_k", 1.0, braid::MAX_K as f64),
     ("limits.rate_per_second", 0.001, 1_000_000.0),
@@ -189,6 +208,10 @@ pub const RANGES: &[(&str, f64, f64)] = &[
     ("limits.unauthenticated_burst", 1.0, 1_000_000.0),
     ("token.rate_per_second", 0.001, 1_000_000.0),
     ("token.burst", 1.0, 1_000_000.0),
+    ("oauth.leeway_seconds", 0.0, 3_600.0),
+    ("oauth.jwks_refresh_seconds", 1.0, 604_800.0),
+    ("oauth.issuer.rate_per_second", 0.001, 1_000_000.0),
+    ("oauth.issuer.burst", 1.0, 1_000_000.0),
 ];
 
 /// A configuration value outside its range (see [`RANGES`]).
@@ -205,7 +228,8 @@ pub struct OutOfRange {
     pub max: f64,
 }
 
-fn in_range(key: &'static str, value: f64) -> Result<(), OutOfRange> {
+/// Checks `value` against the range [`RANGES`] gives `key`.
+pub(super) fn in_range(key: &'static str, value: f64) -> Result<(), OutOfRange> {
     let (key, min, max) = RANGES.iter().copied().find(|(k, _, _)| *k == key).unwrap_or((key, 0.0, 0.0));
     if value.is_finite() && (min..=max).contains(&value) {
         Ok(())
@@ -226,13 +250,6 @@ fn default_bind() -> SocketAddr {
 }
 
 impl Config {
-    /// The rate limits of the OAuth issuers, in order: (requests per second, burst).
-    pub fn issuer_rates(&self) -> Vec<(f64, u32)> {
-        let l = &self.limits;
-        let issuers = self.oauth.iter().flat_map(|o| o.issuers.iter());
-        issuers.map(|i| (i.rate_per_second.unwrap_or(l.rate_per_second), i.burst.unwrap_or(l.burst))).collect()
-    }
-
     /// How often to look for a new commit (`None`: never). Validation keeps the value in
     /// range, so the conversion cannot fail.
     pub fn reload_every(&self) -> Option<Duration> {
@@ -268,6 +285,14 @@ impl Config {
         in_range("limits.timeout_ms", l.timeout_ms as f64)?;
         in_range("limits.header_read_timeout_ms", l.header_read_timeout_ms as f64)?;
         in_range("limits.max_connections", l.max_connections as f64)?;
+        in_range("limits.max_connections_per_address", l.per_address() as f64)?;
+        ensure!(
+            l.per_address() < l.max_connections,
+            "limits.max_connections_per_address = {} must be below limits.max_connections = {}, \
+             so that one client cannot hold every connection",
+            l.per_address(),
+            l.max_connections
+        );
         in_range("limits.max_concurrent", l.max_concurrent as f64)?;
         in_range("limits.max_k", l.max_k as f64)?;
         in_range("limits.rate_per_second", l.rate_per_second)?;
@@ -293,6 +318,11 @@ impl Config {
             Principal::try_from_verified_tokens(t.acl_tokens()).with_context(|| format!("token {:?}", t.name))?;
             if let Some(tenant) = &t.tenant {
                 ensure!(!tenant.trim().is_empty(), "token {:?}: empty tenant", t.name);
+                // A tenant pins the token: its principal cannot add another tenant.
+                let pin = format!("tenant:{}", tenant.trim());
+                if let Some(other) = t.principal.iter().find(|p| p.trim().starts_with("tenant:") && p.trim() != pin) {
+                    bail!("token {:?}: tenant = {tenant:?} pins it, so principal cannot add {other:?}", t.name);
+                }
             }
             let (rate, burst) = t.rate(l);
             in_range("token.rate_per_second", rate).with_context(|| format!("token {:?}", t.name))?;
@@ -328,6 +358,9 @@ mod tests {
         assert_eq!(principal.tenants().collect::<Vec<_>>(), ["tenant:acme"]);
         assert_eq!(c.tokens[0].rate(&c.limits), (20.0, 3));
         assert_eq!(c.reload_every(), Some(Duration::from_secs(5)));
+        // One address may hold an eighth of the connections by default, always fewer than all.
+        assert_eq!(c.limits.per_address(), 32);
+        assert!(!c.tokens[0].operator);
         let off = parse(&format!("reload_seconds = 0\n[[token]]\nname = \"a\"\nsha256 = \"{HASH}\"\n")).unwrap();
         assert_eq!(off.reload_every(), None);
     }
@@ -347,6 +380,9 @@ mod tests {
             (format!("reload_seconds = -1.0\n{}", token("")), "reload_seconds"),
             (format!("[limits]\nunauthenticated_burst = 0\n{}", token("")), "unauthenticated"),
             (token("principal = [\" __braid:no-tenant\"]"), "reserved"),
+            // A token's tenant pins it: its principal cannot name another tenant.
+            (token("tenant = \"acme\"\nprincipal = [\"tenant:globex\"]"), "pins it"),
+            (format!("[limits]\nmax_connections = 8\nmax_connections_per_address = 8\n{}", token("")), "below"),
         ] {
             let err = format!("{:#}", parse(&text).unwrap_err());
             assert!(err.contains(needle), "{text:?}: {err}");
@@ -375,6 +411,9 @@ mod tests {
             ("", "rate_per_second = inf", "limits.rate_per_second"),
             ("", "burst = 0", "limits.burst"),
             ("", "unauthenticated_per_second = -1.0", "limits.unauthenticated_per_second"),
+            ("", "max_connections = 1", "limits.max_connections"),
+            ("", "max_connections_per_address = 0", "limits.max_connections_per_address"),
+            ("", "max_connections_per_address = 100000", "limits.max_connections_per_address"),
         ] {
             let text = format!("{top}\n[limits]\n{limits}\n{token}");
             let err = parse(&text).unwrap_err();

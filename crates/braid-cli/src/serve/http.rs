@@ -4,7 +4,6 @@
 //! transport on `/mcp`. The time budget is also the deadline of the request's search: past
 //! it the search stops at its next check and frees its concurrency slot.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -20,10 +19,11 @@ use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 
+use super::address::{ClientKey, Peer};
 use super::api::{self, Engine, Failure, SearchParams};
 use super::auth::{Authenticator, Caller, Refusal};
 use super::config::{Config, Limits};
-use super::limit::RateLimiter;
+use super::limit::Quotas;
 use super::mcp::{self, Mcp, Reply, Version};
 use super::oauth;
 use super::openapi;
@@ -33,9 +33,9 @@ pub struct AppState {
     engine: Arc<Engine>,
     mcp: Mcp,
     auth: Arc<Authenticator>,
-    /// One bucket per token slot, then one shared by requests without a valid token, then one
-    /// per OAuth issuer.
-    limiter: RateLimiter,
+    /// Per client address: the bucket of requests with a token that is not valid (and of the
+    /// key fetches tokens cause), bounded like every map of quotas.
+    unauthenticated: Quotas<ClientKey>,
     permits: Arc<Semaphore>,
     limits: Limits,
     origins: Vec<String>,
@@ -65,15 +65,7 @@ pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
     let state = Arc::new(AppState {
         mcp: Mcp::new(Arc::clone(&engine)),
         auth: Arc::new(Authenticator::new(config)?),
-        limiter: RateLimiter::new(
-            config
-                .tokens
-                .iter()
-                .map(|t| t.rate(&limits))
-                .chain([(limits.unauthenticated_per_second, limits.unauthenticated_burst)])
-                .chain(config.issuer_rates()),
-            Instant::now(),
-        ),
+        unauthenticated: Quotas::new(MAX_TRACKED_ADDRESSES),
         permits: Arc::new(Semaphore::new(limits.concurrency())),
         openapi: openapi::document(engine.max_k),
         origins: config.allowed_origins.iter().map(|o| o.trim_end_matches('/').to_ascii_lowercase()).collect(),
@@ -102,6 +94,10 @@ pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
 }
 
 type Shared = Arc<AppState>;
+
+/// The most client addresses whose unauthenticated buckets are kept at once (least recently
+/// used go first).
+pub const MAX_TRACKED_ADDRESSES: usize = 65_536;
 
 /// A JSON response.
 fn json_response(status: StatusCode, value: &Value) -> Response {
@@ -169,59 +165,83 @@ fn too_large(max: usize) -> Response {
 }
 
 /// Protected routes: the bearer token decides the caller (401 without a valid one), then the
-/// caller's token bucket (429 with `Retry-After` when empty). Requests without a valid token
-/// share one bucket of their own: past it they get 429 too, so guessing tokens is slow.
+/// caller's own token bucket (429 with `Retry-After` when empty).
+///
+/// A request with no token at all is answered 401 with the challenge at once: it costs nothing
+/// and a client needs that answer to find the authorization server. A token that is not valid,
+/// and each key fetch a token needs, are charged to the bucket of the client's address
+/// (`limits.unauthenticated_*`): past it such requests get 429 (with the challenge too), so
+/// guessing tokens and forging them to make the server fetch keys are slow, and one address's
+/// flood never stands in another's way.
 async fn authorize(State(s): State<Shared>, mut request: Request, next: Next) -> Response {
     let presented = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string);
-    let verified = if s.auth.oauth().is_some() {
+    let client = request.extensions().get::<Peer>().map_or_else(ClientKey::unknown, |p| p.0);
+    let verified = if !Authenticator::presents_token(presented.as_deref()) {
+        Err(Refusal::Missing)
+    } else if s.auth.oauth().is_some() {
         // A JWT may need its issuer's keys read or fetched: off the async workers.
-        let auth = Arc::clone(&s.auth);
-        tokio::task::spawn_blocking(move || auth.verify(presented.as_deref()))
-            .await
-            .unwrap_or(Err(Refusal::Unavailable))
+        let state = Arc::clone(&s);
+        tokio::task::spawn_blocking(move || {
+            let may_fetch = || unauthenticated_bucket(&state, client).is_ok();
+            state.auth.verify(presented.as_deref(), &may_fetch)
+        })
+        .await
+        .unwrap_or(Err(Refusal::Unavailable))
     } else {
-        s.auth.verify(presented.as_deref())
+        s.auth.verify(presented.as_deref(), &|| false)
     };
     let caller = match verified {
         Ok(caller) => caller,
-        Err(refusal) => {
-            if let Err(wait) = s.limiter.check(s.auth.static_tokens(), Instant::now()) {
-                let response =
-                    failure(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "too many requests without a valid token");
-                return retry_after(response, wait.as_secs_f64().ceil() as u64);
-            }
-            let (status, code, why) = match &refusal {
-                Refusal::Missing => {
-                    (StatusCode::UNAUTHORIZED, "unauthorized", "a bearer token is required".to_string())
-                }
-                Refusal::Invalid(why) => (StatusCode::UNAUTHORIZED, "unauthorized", why.clone()),
-                Refusal::InsufficientScope => (
-                    StatusCode::FORBIDDEN,
-                    "insufficient_scope",
-                    "the access token lacks a scope this server requires".to_string(),
-                ),
-                Refusal::Unavailable => (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "keys_unavailable",
-                    "the token's issuer keys cannot be loaded now; try again".to_string(),
-                ),
-            };
-            let mut response = failure(status, code, why);
-            if let Ok(challenge) = HeaderValue::from_str(&s.auth.challenge(&refusal)) {
-                response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
-            }
-            return response;
-        }
+        Err(refusal) => return refused(&s, client, &refusal),
     };
     tracing::Span::current().record("principal", caller.name.as_str());
-    caller.requests.fetch_add(1, Ordering::Relaxed);
-    if let Err(wait) = s.limiter.check(caller.slot, Instant::now()) {
-        caller.throttled.fetch_add(1, Ordering::Relaxed);
+    if let Err(wait) = caller.quota.admit(Instant::now()) {
         let response = failure(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "too many requests for this token");
         return retry_after(response, wait.as_secs_f64().ceil() as u64);
     }
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// Takes one request from `client`'s bucket of requests without a valid token.
+fn unauthenticated_bucket(s: &AppState, client: ClientKey) -> Result<(), std::time::Duration> {
+    let now = Instant::now();
+    let rate = (s.limits.unauthenticated_per_second, s.limits.unauthenticated_burst);
+    s.unauthenticated.get(&client, rate, now).check(now)
+}
+
+/// The answer to a request without a caller: 401/403/503 with the challenge, or 429 when a
+/// presented token that is not valid finds its address's bucket empty. A request without a
+/// token is never charged.
+fn refused(s: &AppState, client: ClientKey, refusal: &Refusal) -> Response {
+    let throttled = match refusal {
+        Refusal::Missing => None,
+        Refusal::Throttled => Some(std::time::Duration::from_secs(1)),
+        _ => unauthenticated_bucket(s, client).err(),
+    };
+    let mut response = match (throttled, refusal) {
+        (Some(wait), _) => retry_after(
+            failure(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "too many requests without a valid token"),
+            wait.as_secs_f64().ceil() as u64,
+        ),
+        (None, Refusal::Missing) => failure(StatusCode::UNAUTHORIZED, "unauthorized", "a bearer token is required"),
+        (None, Refusal::Invalid(why)) => failure(StatusCode::UNAUTHORIZED, "unauthorized", why.clone()),
+        (None, Refusal::InsufficientScope) => {
+            failure(StatusCode::FORBIDDEN, "insufficient_scope", "the access token lacks a scope this server requires")
+        }
+        (None, Refusal::Unavailable | Refusal::Throttled) => retry_after(
+            failure(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "keys_unavailable",
+                "the token's issuer keys cannot be loaded now; try again",
+            ),
+            1,
+        ),
+    };
+    if let Ok(challenge) = HeaderValue::from_str(&s.auth.challenge(refusal)) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
 }
 
 /// The answer to a request past its time budget.
@@ -235,10 +255,12 @@ fn timed_out(limits: &Limits) -> Response {
 /// Runs blocking work (a search, a read) on the blocking pool, at most `max_concurrent` at a
 /// time, with the request's deadline as the deadline of its searches (see
 /// [`api::with_deadline`]): work past it stops at the library's next check and gives its slot
-/// back. Work whose slot came only after the deadline does not start.
+/// back. Work whose slot came only after the deadline does not start. Its searches report
+/// stage timings only when `timings` (an operator's request; see [`api::with_timings`]).
 async fn blocking<T: Send + 'static>(
     s: &Shared,
     deadline: Deadline,
+    timings: bool,
     work: impl FnOnce(&AppState) -> T + Send + 'static,
 ) -> Result<T, Response> {
     let internal = || failure(StatusCode::INTERNAL_SERVER_ERROR, "internal", Failure::Internal.message());
@@ -249,7 +271,7 @@ async fn blocking<T: Send + 'static>(
     let state = Arc::clone(s);
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        api::with_deadline(deadline.0, || work(&state))
+        api::with_deadline(deadline.0, || api::with_timings(timings, || work(&state)))
     })
     .await
     .map_err(|e| {
@@ -310,7 +332,7 @@ async fn rest_search(
         Ok(p) => p,
         Err(e) => return failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid search request: {e}")),
     };
-    let searched = blocking(&s, deadline, move |st| {
+    let searched = blocking(&s, deadline, caller.operator, move |st| {
         st.engine.search(&caller.principal, &params).map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
     })
     .await;
@@ -333,7 +355,7 @@ async fn rest_stats(
     Extension(deadline): Extension<Deadline>,
 ) -> Response {
     let principal = caller.principal.clone();
-    let visible = match blocking(&s, deadline, move |st| st.engine.visible(&principal)).await {
+    let visible = match blocking(&s, deadline, false, move |st| st.engine.visible(&principal)).await {
         Ok(Ok(n)) => n,
         Ok(Err(Failure::Cancelled)) => return timed_out(&s.limits),
         Ok(Err(f)) => return failure(StatusCode::INTERNAL_SERVER_ERROR, "internal", f.message()),
@@ -346,8 +368,8 @@ async fn rest_stats(
             "caller": {
                 "name": caller.name,
                 "visible_records": visible,
-                "requests": caller.requests.load(Ordering::Relaxed),
-                "rate_limited": caller.throttled.load(Ordering::Relaxed)
+                "requests": caller.quota.requests(),
+                "rate_limited": caller.quota.throttled()
             },
             "index": { "legs": s.engine.legs(), "embedding_model": embedding, "max_k": s.engine.max_k },
             "server": {
@@ -432,8 +454,7 @@ async fn mcp_post(
     let calls = tool_calls(&payload);
     if calls > 1 {
         let extra = u32::try_from(calls - 1).unwrap_or(u32::MAX);
-        if let Err(refused) = s.limiter.take(caller.slot, extra, Instant::now()) {
-            caller.throttled.fetch_add(1, Ordering::Relaxed);
+        if let Err(refused) = caller.quota.take(extra, Instant::now()) {
             let message = if refused.can_ever {
                 format!("a batch of {calls} tool calls is more than this token's rate limit allows now")
             } else {
@@ -445,7 +466,7 @@ async fn mcp_post(
     }
     let header = |name: &str| headers.get(name).map(|v| v.as_bytes().to_vec());
     let (version, method, name) = (header("mcp-protocol-version"), header("mcp-method"), header("mcp-name"));
-    let outcome = match blocking(&s, deadline, move |st| {
+    let outcome = match blocking(&s, deadline, caller.operator, move |st| {
         let headers =
             mcp::HttpHeaders { protocol_version: version.as_deref(), method: method.as_deref(), name: name.as_deref() };
         st.mcp.handle_http(payload, &headers, &caller.principal)

@@ -1,16 +1,24 @@
 //! An issuer's signing keys (JWKS): where they come from — a local file, a URL, or the URL the
-//! issuer's metadata names — and a cache that keeps them current. Keys are fetched again when
-//! the refresh interval has passed, and early when a token names a key id the cache does not
-//! hold (the issuer rotated its keys) — such early fetches at most once per [`MIN_REFETCH`],
-//! so that tokens with made-up key ids cannot make the server hammer the issuer; after a
-//! failed fetch, the next waits as long.
+//! issuer's metadata names — and a cache that keeps them current.
+//!
+//! Fetching is what a forged token could make expensive, so it is guarded:
+//! - **single-flight**: at most one fetch per issuer is in flight; a request that needs keys
+//!   while one is under way waits for it (at most [`FETCH_WAIT`]) rather than starting another;
+//! - **stale while revalidating**: keys past the refresh interval keep verifying tokens while
+//!   one request fetches new ones;
+//! - **negative cache**: after a failed fetch, and after any fetch when a token names a key id
+//!   the cache does not hold (a rotation, or a made-up kid), no fetch happens for
+//!   [`MIN_REFETCH`];
+//! - **paid for**: a fetch is made only when the caller's `may_fetch` agrees (the server
+//!   charges the client's bucket of requests without a valid token there), so one address
+//!   cannot make the server fetch faster than that bucket refills.
 //!
 //! A failed fetch keeps the keys fetched before (logged as a warning): an identity provider's
 //! outage does not lock everyone out, and a key the issuer removed stops working at the next
 //! successful fetch. With no keys ever loaded, tokens of that issuer get 503.
 
 use std::path::PathBuf;
-use std::sync::RwLock;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
@@ -20,8 +28,12 @@ use serde_json::Value;
 
 use super::oauth::check_url;
 
-/// The shortest time between two fetches triggered by unknown key ids.
+/// The shortest time between a fetch and the next one, after a failed fetch or for a key id
+/// the keys did not hold.
 pub const MIN_REFETCH: Duration = Duration::from_secs(10);
+
+/// The longest a request waits for another request's fetch.
+pub const FETCH_WAIT: Duration = Duration::from_secs(6);
 
 /// The largest JWKS or metadata document read.
 const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
@@ -42,39 +54,65 @@ pub enum KeySource {
 pub enum Lookup {
     /// The key to verify with.
     Found(Box<Jwk>),
-    /// The issuer has no such key (even after a fetch).
+    /// The issuer has no such key (even after a fetch, or none may be made now).
     Missing,
     /// No keys could be loaded at all.
     Unavailable,
+    /// A fetch was needed and `may_fetch` said no.
+    Throttled,
 }
 
 /// The cached keys of one issuer.
 pub struct KeyCache {
     source: KeySource,
     refresh: Duration,
-    state: RwLock<State>,
+    state: Mutex<State>,
+    /// Signalled when a fetch ends.
+    fetched: Condvar,
 }
 
 #[derive(Default)]
 struct State {
     keys: Option<Vec<Jwk>>,
     loaded: Option<Instant>,
+    /// When the last fetch started.
     attempted: Option<Instant>,
-    /// The last fetch a token with an unknown key id caused.
-    early: Option<Instant>,
-    /// Whether the last attempt failed.
+    /// Whether the last fetch failed.
     failed: bool,
+    /// When the last fetch for a key id the loaded keys did not hold started.
+    early: Option<Instant>,
+    /// Whether a fetch is under way.
+    fetching: bool,
+    /// Fetches made (for the tests).
+    fetches: u64,
+}
+
+impl State {
+    /// Whether a fetch may start at `now` for a lookup that found `found` (a key or none).
+    fn may_start(&self, now: Instant, refresh: Duration, found: bool) -> bool {
+        let long_ago = |t: Option<Instant>| t.is_none_or(|t| now.duration_since(t) >= MIN_REFETCH);
+        if self.fetching || (self.failed && !long_ago(self.attempted)) {
+            return false;
+        }
+        let stale = self.loaded.is_none_or(|t| now.duration_since(t) >= refresh);
+        // Current keys are fetched again only for a key id they lack, once per MIN_REFETCH.
+        stale || (!found && long_ago(self.early))
+    }
 }
 
 impl KeyCache {
     /// An empty cache over `source`; keys count as current for `refresh`.
     pub fn new(source: KeySource, refresh: Duration) -> KeyCache {
-        KeyCache { source, refresh, state: RwLock::new(State::default()) }
+        KeyCache { source, refresh, state: Mutex::new(State::default()), fetched: Condvar::new() }
     }
 
     /// Where the keys come from.
     pub fn source(&self) -> &KeySource {
         &self.source
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Loads the keys now.
@@ -84,7 +122,7 @@ impl KeyCache {
     pub fn load_now(&self) -> Result<usize> {
         let keys = load(&self.source)?;
         let n = keys.len();
-        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.lock();
         let now = Instant::now();
         state.keys = Some(keys);
         state.loaded = Some(now);
@@ -92,56 +130,67 @@ impl KeyCache {
         Ok(n)
     }
 
-    /// The key for a token with key id `kid` signed with `alg`: from the cache when it is
-    /// current and holds it, else after one fetch (rate-limited as the module says).
-    pub fn find(&self, kid: Option<&str>, alg: Algorithm) -> Lookup {
-        let now = Instant::now();
-        let waited = |t: Option<Instant>| t.is_none_or(|t| now.duration_since(t) >= MIN_REFETCH);
-        let (fetch, early) = {
-            let state = self.state.read().unwrap_or_else(|e| e.into_inner());
-            let found = state.keys.as_deref().and_then(|keys| pick(keys, kid, alg));
-            let stale = state.loaded.is_none_or(|t| now.duration_since(t) >= self.refresh);
-            let backed_off = !state.failed || waited(state.attempted);
-            match (stale, found) {
-                (false, Some(jwk)) => return Lookup::Found(Box::new(jwk)),
-                (true, _) => (backed_off, false),
-                (false, None) => (backed_off && waited(state.early), true),
-            }
-        };
-        if fetch {
-            self.fetch(now, early);
-        }
-        let state = self.state.read().unwrap_or_else(|e| e.into_inner());
-        match state.keys.as_deref() {
-            None => Lookup::Unavailable,
-            Some(keys) => pick(keys, kid, alg).map_or(Lookup::Missing, |k| Lookup::Found(Box::new(k))),
-        }
+    /// How many fetches were started.
+    #[cfg(test)]
+    pub fn fetches(&self) -> u64 {
+        self.lock().fetches
     }
 
-    fn fetch(&self, now: Instant, early: bool) {
-        {
-            let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
-            // Another request may have fetched while this one waited for the lock.
-            if state.attempted.is_some_and(|t| t > now) {
-                return;
+    /// The key for a token with key id `kid` signed with `alg`: from the cache when it holds
+    /// it, fetching first when the module's rules allow and `may_fetch` agrees.
+    pub fn find(&self, kid: Option<&str>, alg: Algorithm, may_fetch: &dyn Fn() -> bool) -> Lookup {
+        let mut state = self.lock();
+        let mut fetched_here = false;
+        let waited_since = Instant::now();
+        loop {
+            let now = Instant::now();
+            let found = state.keys.as_deref().and_then(|keys| pick(keys, kid, alg));
+            if !fetched_here && state.may_start(now, self.refresh, found.is_some()) {
+                if !may_fetch() {
+                    // A current-enough key still verifies; only a fetch is refused.
+                    return found.map_or(Lookup::Throttled, |k| Lookup::Found(Box::new(k)));
+                }
+                state.fetching = true;
+                state.fetches += 1;
+                state.attempted = Some(now);
+                if found.is_none() && state.keys.is_some() {
+                    state.early = Some(now);
+                }
+                drop(state);
+                let loaded = load(&self.source);
+                state = self.lock();
+                state.fetching = false;
+                match loaded {
+                    Ok(keys) => {
+                        tracing::info!(target: "braid::serve::oauth", keys = keys.len(), "issuer keys loaded");
+                        // Still no such key: a made-up kid, which buys no fetch for a while.
+                        if pick(&keys, kid, alg).is_none() {
+                            state.early = Some(now);
+                        }
+                        state.keys = Some(keys);
+                        state.loaded = Some(Instant::now());
+                        state.failed = false;
+                    }
+                    Err(e) => {
+                        state.failed = true;
+                        tracing::warn!(target: "braid::serve::oauth", error = %format!("{e:#}"), "issuer keys could not be loaded; keeping the keys loaded before, if any");
+                    }
+                }
+                self.fetched.notify_all();
+                fetched_here = true;
+                continue;
             }
-            state.attempted = Some(Instant::now());
-            if early {
-                state.early = state.attempted;
+            if let Some(k) = found {
+                return Lookup::Found(Box::new(k));
             }
-        }
-        match load(&self.source) {
-            Ok(keys) => {
-                tracing::info!(target: "braid::serve::oauth", keys = keys.len(), "issuer keys loaded");
-                let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
-                state.keys = Some(keys);
-                state.loaded = Some(Instant::now());
-                state.failed = false;
+            let left = FETCH_WAIT.saturating_sub(waited_since.elapsed());
+            if state.fetching && !left.is_zero() {
+                // Another request's fetch may bring the key: wait for it, then look again.
+                state = self.fetched.wait_timeout(state, left).unwrap_or_else(|e| e.into_inner()).0;
+                fetched_here = true;
+                continue;
             }
-            Err(e) => {
-                self.state.write().unwrap_or_else(|e| e.into_inner()).failed = true;
-                tracing::warn!(target: "braid::serve::oauth", error = %format!("{e:#}"), "issuer keys could not be loaded; keeping the keys loaded before, if any");
-            }
+            return if state.keys.is_some() { Lookup::Missing } else { Lookup::Unavailable };
         }
     }
 }
@@ -295,5 +344,82 @@ mod tests {
         assert!(pick(&keys, None, Algorithm::EdDSA).is_some());
         assert!(parse_jwks(r#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#).is_err());
         assert!(parse_jwks("[]").is_err());
+    }
+
+    /// A JWKS server on loopback answering after `delay` (500 when `failing`); its fetch count.
+    fn slow_jwks(
+        doc: String,
+        delay: Duration,
+        failing: bool,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{BufRead, BufReader, Write};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+        let count = std::sync::Arc::new(AtomicUsize::new(0));
+        let seen = std::sync::Arc::clone(&count);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let (doc, seen) = (doc.clone(), std::sync::Arc::clone(&seen));
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        line.clear();
+                    }
+                    seen.fetch_add(1, Ordering::SeqCst);
+                    std::thread::sleep(delay);
+                    let status = if failing { "500 Internal Server Error" } else { "200 OK" };
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{doc}",
+                        doc.len()
+                    );
+                });
+            }
+        });
+        (url, count)
+    }
+
+    #[test]
+    fn concurrent_lookups_make_one_fetch_and_failures_are_remembered() {
+        use std::sync::atomic::Ordering;
+        let doc = format!(r#"{{"keys":[{}]}}"#, ED.replace('}', r#","kid":"a"}"#));
+        let (url, count) = slow_jwks(doc, Duration::from_millis(500), false);
+        let cache = KeyCache::new(KeySource::Url(url), Duration::from_secs(300));
+        let results: Vec<bool> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let cache = &cache;
+                    // Half look for the real key, half for made-up ones.
+                    let kid = if i % 2 == 0 { "a".to_string() } else { format!("made-up-{i}") };
+                    scope.spawn(move || matches!(cache.find(Some(&kid), Algorithm::EdDSA, &|| true), Lookup::Found(_)))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(results, [true, false, true, false, true, false, true, false]);
+        assert_eq!(count.load(Ordering::SeqCst), 1);
+        // Made-up kids after that cost at most one early fetch, then nothing for a while.
+        assert!(matches!(cache.find(Some("another"), Algorithm::EdDSA, &|| true), Lookup::Missing));
+        let fetched = cache.fetches();
+        assert!(fetched <= 2, "{fetched}");
+        for i in 0..5 {
+            assert!(matches!(cache.find(Some(&format!("more-{i}")), Algorithm::EdDSA, &|| true), Lookup::Missing));
+        }
+        assert_eq!(cache.fetches(), fetched);
+
+        let (url, count) = slow_jwks("{}".into(), Duration::ZERO, true);
+        let down = KeyCache::new(KeySource::Url(url), Duration::from_secs(300));
+        for _ in 0..5 {
+            assert!(matches!(down.find(Some("a"), Algorithm::EdDSA, &|| true), Lookup::Unavailable));
+        }
+        assert_eq!(count.load(Ordering::SeqCst), 1);
+        // A fetch the caller may not pay for is not made.
+        let (url, count) = slow_jwks("{}".into(), Duration::ZERO, false);
+        let unpaid = KeyCache::new(KeySource::Url(url), Duration::from_secs(300));
+        assert!(matches!(unpaid.find(Some("a"), Algorithm::EdDSA, &|| false), Lookup::Throttled));
+        assert_eq!(count.load(Ordering::SeqCst), 0);
     }
 }

@@ -6,13 +6,15 @@
 //! comes only from its bearer token (HTTP) or the operator's command line (stdio).
 //!
 //! - `config`: the TOML file (bind address, limits, origins, token hashes → principals);
-//! - `auth`: token hashing, constant-time lookup; `limit`: per-token rate limit;
+//! - `auth`: token hashing, constant-time lookup; `limit`: per-principal rate limits and
+//!   counters (bounded maps); `address`: client addresses and per-address connection caps;
 //! - `oauth` and `jwks`: JWT access tokens of configured issuers → principals, and the
 //!   protected-resource metadata (`braid serve` as an OAuth 2.1 resource server);
 //! - `api`: the shared search parameters and engine; `schema`: their JSON Schemas;
 //! - `mcp`: the protocol and the tools; `http` and `stdio`: its transports (and REST);
 //! - `openapi`: the description served at `/v1/openapi.json`.
 
+mod address;
 mod api;
 mod auth;
 mod config;
@@ -113,21 +115,24 @@ pub fn serve(dir: &Path, config_file: &Path, bind: Option<SocketAddr>, model: Op
 
 /// Accepts connections until SIGINT or SIGTERM, then lets open ones finish (for at most the
 /// request time budget). Before any byte is read, a connection needs one of
-/// `limits.max_connections` slots (past the cap it is closed at once), and each request head
+/// `limits.max_connections` slots and one of its client address's
+/// `limits.max_connections_per_address` (past either cap it is closed at once: one client
+/// cannot hold every slot), and each request head
 /// must arrive within `limits.header_read_timeout_ms` of the connection's start or of the
 /// previous answer (hyper's header-read timeout; slower connections are closed). The body is
 /// bounded by the request's time budget (see `http`).
 async fn serve_connections(listener: tokio::net::TcpListener, router: axum::Router, limits: &config::Limits) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let per_address = address::ConnectionCounts::new(limits.per_address());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout());
     let mut stop = std::pin::pin!(shutdown());
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: wait a little rather than spin.
                     tracing::warn!(target: "braid::serve", error = %e, "accept failed");
@@ -137,15 +142,24 @@ async fn serve_connections(listener: tokio::net::TcpListener, router: axum::Rout
             },
             _ = &mut stop => break,
         };
+        let client = address::ClientKey::of(peer.ip());
+        let Some(held) = per_address.hold(client) else {
+            tracing::debug!(target: "braid::serve", "per-address connection cap reached; closing a new connection");
+            drop(stream);
+            continue;
+        };
         let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
             tracing::debug!(target: "braid::serve", "connection cap reached; closing a new connection");
             drop(stream);
             continue;
         };
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let service = WithPeer {
+            inner: hyper_util::service::TowerToHyperService::new(router.clone()),
+            peer: address::Peer(client),
+        };
         let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
-            let _slot = slot;
+            let _slot = (slot, held);
             if let Err(e) = connection.await {
                 tracing::debug!(target: "braid::serve", error = %e, "connection closed");
             }
@@ -153,6 +167,27 @@ async fn serve_connections(listener: tokio::net::TcpListener, router: axum::Rout
     }
     if tokio::time::timeout(limits.timeout(), graceful.shutdown()).await.is_err() {
         tracing::warn!(target: "braid::serve", "connections still open at shutdown; closing them");
+    }
+}
+
+/// A connection's service: puts the client's address into each request's extensions (the
+/// unauthenticated bucket keys on it), then hands the request to the router.
+struct WithPeer<S> {
+    inner: S,
+    peer: address::Peer,
+}
+
+impl<S, B> hyper::service::Service<hyper::Request<B>> for WithPeer<S>
+where
+    S: hyper::service::Service<hyper::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn call(&self, mut request: hyper::Request<B>) -> Self::Future {
+        request.extensions_mut().insert(self.peer);
+        self.inner.call(request)
     }
 }
 
@@ -184,7 +219,8 @@ pub fn mcp_stdio(dir: &Path, principal: &[String], model: Option<&str>) -> Resul
     let server = mcp::Mcp::new(engine);
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::try_from_verified_tokens(principal).context("--principal")?;
-    stdio::run(&server, &principal, std::io::stdin().lock(), std::io::stdout().lock())
+    // The operator's own session: stage timings are shown.
+    api::with_timings(true, || stdio::run(&server, &principal, std::io::stdin().lock(), std::io::stdout().lock()))
 }
 
 /// `braid token new`: a fresh token on stderr (shown once, stored nowhere) and, on stdout, the

@@ -7,6 +7,14 @@
 //! the groups claim, the scopes and the subject, as the operator's `[oauth]` section maps them
 //! to ACL tokens — never from anything a request body or a tool argument says.
 //!
+//! Issuers do not share a namespace. The user and group tokens a claim yields carry the
+//! issuer's `namespace` (`user:corp/alice`, `group:corp/support`; the namespace is the issuer's
+//! `name` unless set, and holds no `/`), so one issuer's "alice" is never another's. Tenants
+//! are one namespace on purpose (a record is ACL'd `tenant:acme` however its readers log in), so
+//! the configuration is checked instead: a tenant in an issuer's `principal` *pins* it — a
+//! token claiming another tenant is refused (401), never given it — and two issuers whose
+//! tenants could be the same, where one takes them from a claim, are refused at load.
+//!
 //! ```toml
 //! [oauth]
 //! resource = "https://search.example.com/mcp"  # this server's canonical URI: the audience
@@ -22,10 +30,17 @@
 //! algorithms = ["RS256", "ES256"]              # asymmetric only; by default RS256, ES256, EdDSA
 //! tenant_claim = "tenant"                      # its string value v becomes `tenant:v`
 //! groups_claim = "groups"                      # each string g becomes `group:g`
-//! user_claim = "sub"                           # its value u becomes `user:u` (optional)
-//! principal = []                               # ACL tokens every token of this issuer gets
+//! user_claim = "sub"                           # its value u becomes `user:corp-idp/u` (optional)
+//! namespace = "corp-idp"                       # of user and group tokens; by default, `name`
+//! principal = []                               # ACL tokens every token of this issuer gets;
+//!                                              # a `tenant:…` here pins the tenant claim to it
 //! scope_tokens = { "kb.internal" = ["group:internal"] }  # scope → further ACL tokens
+//! rate_per_second = 20.0                       # per principal (issuer, subject, tenant): the
+//! burst = 40                                   # `[limits]` values by default
 //! ```
+//!
+//! `[oauth] operator_scope = "braid.operator"` (optional) names a scope whose tokens see the
+//! stage timings of their searches, as a static token with `operator = true` does.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -38,6 +53,7 @@ use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::config::in_range;
 use super::jwks::{KeyCache, KeySource, Lookup};
 
 /// The `[oauth]` section.
@@ -58,6 +74,10 @@ pub struct OAuthConfig {
     /// unknown `kid` triggers an earlier fetch (at most one per ten seconds). By default, 300.
     #[serde(default = "default_refresh")]
     pub jwks_refresh_seconds: u64,
+    /// A scope whose tokens see the stage timings of their searches (`stats.micros`); by
+    /// default, none: OAuth callers never see them.
+    #[serde(default)]
+    pub operator_scope: Option<String>,
     /// The trusted issuers.
     #[serde(rename = "issuer")]
     pub issuers: Vec<IssuerConfig>,
@@ -95,20 +115,26 @@ pub struct IssuerConfig {
     /// The claim holding the caller's groups (each string `g` becomes `group:g`).
     #[serde(default)]
     pub groups_claim: Option<String>,
-    /// The claim identifying the user (a string `u` becomes `user:u`).
+    /// The claim identifying the user (a string `u` becomes `user:<namespace>/u`).
     #[serde(default)]
     pub user_claim: Option<String>,
-    /// ACL tokens every token of this issuer gets.
+    /// The namespace of the user and group tokens this issuer's claims yield
+    /// (`user:<namespace>/u`, `group:<namespace>/g`): letters, digits, `.`, `_`, `-`, unique
+    /// among issuers. By default, `name`.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// ACL tokens every token of this issuer gets. A tenant token here pins the issuer: a
+    /// token whose tenant claim names another tenant is refused.
     #[serde(default)]
     pub principal: Vec<String>,
     /// Scope → further ACL tokens, for a token that carries the scope.
     #[serde(default)]
     pub scope_tokens: BTreeMap<String, Vec<String>>,
-    /// Requests per second all tokens of this issuer may make together (`limits.rate_per_second`
-    /// by default).
+    /// Requests per second each principal of this issuer (its subject in its tenant) may make
+    /// (`limits.rate_per_second` by default). Never shared between principals.
     #[serde(default)]
     pub rate_per_second: Option<f64>,
-    /// Their burst (`limits.burst` by default).
+    /// Each principal's burst (`limits.burst` by default).
     #[serde(default)]
     pub burst: Option<u32>,
 }
@@ -117,7 +143,40 @@ fn default_algorithms() -> Vec<String> {
     ["RS256", "ES256", "EdDSA"].map(String::from).to_vec()
 }
 
+/// The tenants an issuer's tokens can hold.
+#[derive(Debug, PartialEq)]
+enum Tenants {
+    /// Any tenant a claim names (a tenant claim, no pin).
+    Any,
+    /// These (the pinned ones and those its scopes add).
+    Only(HashSet<String>),
+}
+
 impl IssuerConfig {
+    /// The namespace of the user and group tokens its claims yield.
+    pub fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or(&self.name).trim()
+    }
+
+    /// Whether its claims yield user or group tokens (which carry its namespace).
+    fn derives_names(&self) -> bool {
+        self.user_claim.is_some() || self.groups_claim.is_some()
+    }
+
+    /// The tenant tokens (`tenant:…`) of its `principal`: its pin, when not empty.
+    fn pinned(&self) -> HashSet<&str> {
+        self.principal.iter().map(|t| t.trim()).filter(|t| t.starts_with("tenant:")).collect()
+    }
+
+    fn tenants(&self) -> Tenants {
+        let pinned = self.pinned();
+        if self.tenant_claim.is_some() && pinned.is_empty() {
+            return Tenants::Any;
+        }
+        let scoped = self.scope_tokens.values().flatten().map(|t| t.trim()).filter(|t| t.starts_with("tenant:"));
+        Tenants::Only(pinned.into_iter().chain(scoped).map(str::to_string).collect())
+    }
+
     fn parsed_algorithms(&self) -> Result<Vec<Algorithm>> {
         let mut out = Vec::new();
         for name in &self.algorithms {
@@ -137,19 +196,44 @@ impl IssuerConfig {
 
 impl OAuthConfig {
     /// Checks the section: an absolute `https` resource (plain `http` only on loopback), at
-    /// least one issuer, unique names and issuers, one key source each, asymmetric algorithms,
-    /// no reserved ACL tokens.
+    /// least one issuer, unique names, issuers and namespaces, one key source each, asymmetric
+    /// algorithms, no reserved ACL tokens, numbers in range; scopes that add no tenant outside
+    /// an issuer's pin; and no two issuers that could give the same derived token — the same
+    /// tenant where one of them takes it from a claim, or a fixed token in another issuer's
+    /// namespace.
     ///
     /// # Errors
     /// Naming the first problem found.
     pub fn validate(&self) -> Result<()> {
+        in_range("oauth.leeway_seconds", self.leeway_seconds as f64)?;
+        in_range("oauth.jwks_refresh_seconds", self.jwks_refresh_seconds as f64)?;
+        if let Some(scope) = &self.operator_scope {
+            ensure!(
+                !scope.trim().is_empty() && !scope.contains(char::is_whitespace),
+                "oauth.operator_scope must be one scope name"
+            );
+            ensure!(
+                !self.required_scopes.contains(scope),
+                "oauth.operator_scope {scope:?} is also required of every token: it would make every caller an operator"
+            );
+        }
         check_url("oauth.resource", &self.resource)?;
         ensure!(!self.resource.contains('#'), "oauth.resource must not have a fragment (RFC 8707)");
         ensure!(!self.issuers.is_empty(), "[oauth] needs at least one [[oauth.issuer]]");
-        let (mut names, mut issuers) = (HashSet::new(), HashSet::new());
+        let (mut names, mut issuers, mut namespaces) = (HashSet::new(), HashSet::new(), HashSet::new());
         for i in &self.issuers {
             ensure!(!i.name.trim().is_empty(), "an [[oauth.issuer]] has an empty name");
             ensure!(names.insert(i.name.as_str()), "issuer name {:?} appears twice", i.name);
+            if i.derives_names() {
+                let ns = i.namespace();
+                let ns_ok = !ns.is_empty() && ns.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+                ensure!(
+                    ns_ok,
+                    "issuer {:?}: namespace {ns:?} must be letters, digits, '.', '_' or '-' (set `namespace` when the name has others)",
+                    i.name
+                );
+                ensure!(namespaces.insert(ns), "issuer {:?}: namespace {ns:?} is another issuer's too", i.name);
+            }
             ensure!(issuers.insert(i.issuer.as_str()), "issuer {:?} appears twice", i.issuer);
             check_url(&format!("issuer {:?}", i.name), &i.issuer)?;
             if let Some(uri) = &i.jwks_uri {
@@ -166,9 +250,59 @@ impl OAuthConfig {
                 ensure!(!reserved(acl), "issuer {:?}: {acl:?} is reserved for Braid's own index terms", i.name);
             }
             if let Some(rate) = i.rate_per_second {
-                ensure!(rate.is_finite() && rate > 0.0, "issuer {:?}: rate_per_second must be positive", i.name);
+                in_range("oauth.issuer.rate_per_second", rate).with_context(|| format!("issuer {:?}", i.name))?;
             }
-            ensure!(i.burst != Some(0), "issuer {:?}: burst must be at least 1", i.name);
+            if let Some(burst) = i.burst {
+                in_range("oauth.issuer.burst", f64::from(burst)).with_context(|| format!("issuer {:?}", i.name))?;
+            }
+            let pinned = i.pinned();
+            if !pinned.is_empty() {
+                for (scope, acl) in &i.scope_tokens {
+                    if let Some(t) =
+                        acl.iter().map(|t| t.trim()).find(|t| t.starts_with("tenant:") && !pinned.contains(t))
+                    {
+                        bail!("issuer {:?}: scope {scope:?} adds {t:?}, outside the tenant its principal pins", i.name);
+                    }
+                }
+            }
+        }
+        self.check_disjoint()
+    }
+
+    /// No two issuers can give the same derived token (see [`OAuthConfig::validate`]).
+    fn check_disjoint(&self) -> Result<()> {
+        for (n, a) in self.issuers.iter().enumerate() {
+            for b in &self.issuers[n + 1..] {
+                let overlap = match (a.tenants(), b.tenants()) {
+                    (Tenants::Any, Tenants::Any) => Some("any tenant".to_string()),
+                    (Tenants::Any, Tenants::Only(t)) | (Tenants::Only(t), Tenants::Any) => {
+                        let mut t: Vec<String> = t.into_iter().collect();
+                        t.sort();
+                        t.first().cloned()
+                    }
+                    (Tenants::Only(_), Tenants::Only(_)) => None,
+                };
+                if let Some(t) = overlap {
+                    bail!(
+                        "issuers {:?} and {:?} could both give {t}: pin the tenant of each issuer that has a \
+                         tenant_claim with a `tenant:…` in its principal, to tenants no other issuer gives",
+                        a.name,
+                        b.name
+                    );
+                }
+            }
+            // A fixed token inside another issuer's namespace would let this issuer's callers
+            // pass as that issuer's users or groups.
+            for b in &self.issuers {
+                if std::ptr::eq(a, b) || !b.derives_names() {
+                    continue;
+                }
+                let theirs = [format!("user:{}/", b.namespace()), format!("group:{}/", b.namespace())];
+                let fixed = a.principal.iter().chain(a.scope_tokens.values().flatten());
+                if let Some(t) = fixed.map(|t| t.trim()).find(|t| theirs.iter().any(|p| t.starts_with(p.as_str()))) {
+                    bail!("issuer {:?}: {t:?} is in the namespace of issuer {:?}", a.name, b.name);
+                }
+            }
         }
         Ok(())
     }
@@ -255,6 +389,9 @@ pub enum Rejection {
     InsufficientScope,
     /// 503: the issuer's keys could not be loaded, so the token cannot be checked now.
     KeysUnavailable,
+    /// 429: checking the token needs a key fetch its client may not pay for now (see
+    /// [`ResourceServer::verify`]).
+    Throttled,
 }
 
 /// A verified access token.
@@ -266,6 +403,17 @@ pub struct Verified {
     pub subject: Option<String>,
     /// The principal built from the verified claims.
     pub principal: Principal,
+    /// Whether the token carries the operator scope.
+    pub operator: bool,
+}
+
+impl Verified {
+    /// What the token's rate limit and counters are kept under: its issuer, its subject and
+    /// its principal's tokens (tenant included) — one per principal, never one per issuer.
+    pub fn quota_key(&self) -> String {
+        let tokens: Vec<&str> = self.principal.tokens().collect();
+        serde_json::to_string(&json!([self.issuer, self.subject, tokens])).unwrap_or_default()
+    }
 }
 
 /// The configured issuers with their key caches.
@@ -279,10 +427,14 @@ struct Issuer {
     keys: KeyCache,
 }
 
-/// The claims read before verification, only to pick the issuer whose keys check the token.
+/// The claims read before verification: to pick the issuer whose keys check the token, and to
+/// refuse, before any key is looked up, a token that is expired or for another audience
+/// whatever its signature (such a token is never accepted on these unverified values).
 #[derive(Deserialize)]
 struct Peek {
     iss: Option<String>,
+    exp: Option<Value>,
+    aud: Option<Value>,
 }
 
 impl ResourceServer {
@@ -314,11 +466,15 @@ impl ResourceServer {
         &self.config
     }
 
-    /// Verifies `token` at `now` (seconds since the epoch) and builds its principal.
+    /// Verifies `token` at `now` (seconds since the epoch) and builds its principal. Keys are
+    /// taken from the issuer's cache; when checking the token needs a fetch, `may_fetch` is
+    /// asked first (it charges the client's bucket of requests without a valid token) and a
+    /// `false` is [`Rejection::Throttled`]. Fetches are single-flight and negatively cached
+    /// (see [`super::jwks`]).
     ///
     /// # Errors
     /// A [`Rejection`] saying why the token is not accepted.
-    pub fn verify(&self, token: &str, now: u64) -> Result<Verified, Rejection> {
+    pub fn verify(&self, token: &str, now: u64, may_fetch: &dyn Fn() -> bool) -> Result<Verified, Rejection> {
         let invalid = |why: &str| Rejection::InvalidToken(why.to_string());
         // `alg: none` (and any name outside the JOSE list) fails here: there is no such
         // `Algorithm`.
@@ -336,10 +492,27 @@ impl ResourceServer {
         if !issuer.algorithms.contains(&header.alg) {
             return Err(invalid("the token's signature algorithm is not accepted"));
         }
-        let jwk = match issuer.keys.find(header.kid.as_deref(), header.alg) {
+        let expired = match peek.exp.as_ref().map(|v| v.as_f64()) {
+            None => return Err(invalid("the token lacks exp, iss or aud")),
+            Some(None) => return Err(invalid("the token's exp is not a time")),
+            Some(Some(exp)) => exp + self.config.leeway_seconds as f64 <= now as f64,
+        };
+        if expired {
+            return Err(invalid("the token has expired"));
+        }
+        let for_us = match &peek.aud {
+            Some(Value::String(a)) => *a == self.config.resource,
+            Some(Value::Array(items)) => items.iter().any(|a| a.as_str() == Some(self.config.resource.as_str())),
+            _ => false,
+        };
+        if !for_us {
+            return Err(invalid("the token was not issued for this server (audience)"));
+        }
+        let jwk = match issuer.keys.find(header.kid.as_deref(), header.alg, may_fetch) {
             Lookup::Found(jwk) => jwk,
             Lookup::Missing => return Err(invalid("the token was not signed by a key of its issuer")),
             Lookup::Unavailable => return Err(Rejection::KeysUnavailable),
+            Lookup::Throttled => return Err(Rejection::Throttled),
         };
         let key = DecodingKey::from_jwk(&jwk).map_err(|_| invalid("the issuer's key is unusable"))?;
         if key.family() != header.alg.family() {
@@ -358,7 +531,8 @@ impl ResourceServer {
         }
         let principal = principal(config, &claims, &scopes)?;
         let subject = claims.get("sub").and_then(Value::as_str).map(str::to_string);
-        Ok(Verified { issuer: index, subject, principal })
+        let operator = self.config.operator_scope.as_ref().is_some_and(|s| scopes.contains(s));
+        Ok(Verified { issuer: index, subject, principal, operator })
     }
 }
 
@@ -421,9 +595,11 @@ fn scopes(claims: &Value) -> HashSet<String> {
     out
 }
 
-/// The ACL tokens the verified claims map to, as the issuer's configuration says.
+/// The ACL tokens the verified claims map to, as the issuer's configuration says: user and
+/// group tokens in the issuer's namespace; a claimed tenant only within the issuer's pin.
 fn principal(config: &IssuerConfig, claims: &Value, scopes: &HashSet<String>) -> Result<Principal, Rejection> {
     let mut tokens: Vec<String> = config.principal.clone();
+    let ns = config.namespace();
     let string_claim = |name: &Option<String>| -> Result<Option<String>, Rejection> {
         let Some(name) = name else { return Ok(None) };
         match claims.get(name) {
@@ -433,10 +609,15 @@ fn principal(config: &IssuerConfig, claims: &Value, scopes: &HashSet<String>) ->
         }
     };
     if let Some(tenant) = string_claim(&config.tenant_claim)? {
-        tokens.push(format!("tenant:{tenant}"));
+        let tenant = format!("tenant:{tenant}");
+        let pinned = config.pinned();
+        if !pinned.is_empty() && !pinned.contains(tenant.as_str()) {
+            return Err(Rejection::InvalidToken("the token's tenant is not the one its issuer is pinned to".into()));
+        }
+        tokens.push(tenant);
     }
     if let Some(user) = string_claim(&config.user_claim)? {
-        tokens.push(format!("user:{user}"));
+        tokens.push(format!("user:{ns}/{user}"));
     }
     if let Some(name) = &config.groups_claim {
         match claims.get(name) {
@@ -444,14 +625,14 @@ fn principal(config: &IssuerConfig, claims: &Value, scopes: &HashSet<String>) ->
             Some(Value::Array(items)) => {
                 for item in items {
                     match item.as_str().map(str::trim) {
-                        Some(g) if !g.is_empty() => tokens.push(format!("group:{g}")),
+                        Some(g) if !g.is_empty() => tokens.push(format!("group:{ns}/{g}")),
                         _ => {
                             return Err(Rejection::InvalidToken(format!("the token's {name} claim holds a non-string")))
                         }
                     }
                 }
             }
-            Some(Value::String(g)) if !g.trim().is_empty() => tokens.push(format!("group:{}", g.trim())),
+            Some(Value::String(g)) if !g.trim().is_empty() => tokens.push(format!("group:{ns}/{}", g.trim())),
             Some(_) => return Err(Rejection::InvalidToken(format!("the token's {name} claim is not a list"))),
         }
     }
@@ -541,9 +722,11 @@ mod tests {
         let claims =
             json!({"tid": "acme", "groups": ["support", "billing"], "sub": "u1", "scope": "braid.search kb.internal"});
         let p = principal(&issuer, &claims, &scopes(&claims)).unwrap();
-        for t in ["tenant:acme", "group:support", "group:billing", "user:u1", "group:internal", "public"] {
+        for t in ["tenant:acme", "group:idp/support", "group:idp/billing", "user:idp/u1", "group:internal", "public"] {
             assert!(p.has(t), "{t}");
         }
+        // Claim values land in the issuer's namespace only.
+        assert!(!p.has("user:u1") && !p.has("group:support"));
         assert!(!p.has("tenant:globex"));
         let no_scope = json!({"tid": "acme"});
         assert!(!principal(&issuer, &no_scope, &scopes(&no_scope)).unwrap().has("group:internal"));
@@ -553,8 +736,101 @@ mod tests {
         // A claim value is always prefixed, so it can never name one of Braid's own terms.
         let sneaky = json!({"groups": ["__braid:x"]});
         let p = principal(&issuer, &sneaky, &scopes(&sneaky)).unwrap();
-        assert!(p.has("group:__braid:x") && !p.has("__braid:x"));
+        assert!(p.has("group:idp/__braid:x") && !p.has("__braid:x"));
         let scp = json!({"scp": ["a", "b"]});
         assert_eq!(scopes(&scp), HashSet::from(["a".to_string(), "b".to_string()]));
+    }
+
+    fn two_issuers(a: &str, b: &str) -> OAuthConfig {
+        toml::from_str(&format!(
+            "resource = \"https://search.example.com/mcp\"\n\
+             [[issuer]]\nname = \"a\"\nissuer = \"https://a.example\"\n{a}\n\
+             [[issuer]]\nname = \"b\"\nissuer = \"https://b.example\"\n{b}\n"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_tenant_pin_refuses_another_claimed_tenant() {
+        let mut issuer = config("https://a.example/mcp").issuers.remove(0);
+        issuer.tenant_claim = Some("tid".into());
+        issuer.principal = vec!["tenant:acme".into()];
+        let own = json!({"tid": "acme"});
+        let p = principal(&issuer, &own, &scopes(&own)).unwrap();
+        assert!(p.has("tenant:acme"));
+        // A token claiming globex is refused, never given globex (nor acme).
+        let other = json!({"tid": "globex"});
+        assert!(matches!(principal(&issuer, &other, &scopes(&other)), Err(Rejection::InvalidToken(_))));
+        // Without a tenant claim, the pin is the tenant.
+        let none = json!({});
+        assert_eq!(principal(&issuer, &none, &scopes(&none)).unwrap().tenants().collect::<Vec<_>>(), ["tenant:acme"]);
+    }
+
+    #[test]
+    fn configurations_where_issuers_could_give_the_same_token_are_refused() {
+        for (a, b, needle) in [
+            // Both take the tenant from a claim: b's "acme" would be a's.
+            ("tenant_claim = \"tid\"", "tenant_claim = \"tid\"", "could both give"),
+            // One takes it from a claim, the other pins acme.
+            ("tenant_claim = \"tid\"", "principal = [\"tenant:acme\"]", "tenant:acme"),
+            // A scope adds a tenant outside the pin.
+            (
+                "tenant_claim = \"tid\"\nprincipal = [\"tenant:acme\"]\nscope_tokens = { \"x\" = [\"tenant:globex\"] }",
+                "",
+                "outside the tenant",
+            ),
+            // Same namespace.
+            (
+                "namespace = \"corp\"\nuser_claim = \"sub\"",
+                "namespace = \"corp\"\ngroups_claim = \"g\"",
+                "namespace \"corp\"",
+            ),
+            // A name that cannot be a namespace.
+            ("namespace = \"a/b\"\nuser_claim = \"sub\"", "", "letters, digits"),
+            // A fixed token inside another issuer's namespace.
+            ("user_claim = \"sub\"", "principal = [\"user:a/alice\"]", "namespace of issuer"),
+            ("leeway_seconds_is_top_level = 1", "", "unknown field"),
+        ] {
+            let text = format!(
+                "resource = \"https://search.example.com/mcp\"\n\
+                 [[issuer]]\nname = \"a\"\nissuer = \"https://a.example\"\n{a}\n\
+                 [[issuer]]\nname = \"b\"\nissuer = \"https://b.example\"\n{b}\n"
+            );
+            let err = match toml::from_str::<OAuthConfig>(&text) {
+                Ok(c) => format!("{:#}", c.validate().unwrap_err()),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.contains(needle), "{a} / {b}: {err}");
+        }
+        // Pinned to different tenants, each with its tenant claim and users: accepted.
+        let ok = two_issuers(
+            "tenant_claim = \"tid\"\nuser_claim = \"sub\"\nprincipal = [\"tenant:acme\"]",
+            "tenant_claim = \"tid\"\nuser_claim = \"sub\"\nprincipal = [\"tenant:globex\"]",
+        );
+        ok.validate().unwrap();
+        // And the same subject of each is a different user token.
+        let claims = json!({"sub": "alice"});
+        let (pa, pb) = (
+            principal(&ok.issuers[0], &claims, &scopes(&claims)).unwrap(),
+            principal(&ok.issuers[1], &claims, &scopes(&claims)).unwrap(),
+        );
+        assert!(pa.has("user:a/alice") && pb.has("user:b/alice") && !pb.has("user:a/alice"));
+        // One issuer with a free tenant claim beside one without tenants at all: accepted.
+        two_issuers("tenant_claim = \"tid\"", "groups_claim = \"groups\"").validate().unwrap();
+        // Two pins of the same tenant without claims (two logins of one company): accepted.
+        two_issuers("principal = [\"tenant:acme\"]", "principal = [\"tenant:acme\"]").validate().unwrap();
+    }
+
+    #[test]
+    fn oauth_numbers_are_range_checked() {
+        let mut c = config("https://a.example/mcp");
+        c.jwks_refresh_seconds = 0;
+        assert!(format!("{:#}", c.validate().unwrap_err()).contains("oauth.jwks_refresh_seconds"));
+        let mut c = config("https://a.example/mcp");
+        c.issuers[0].burst = Some(0);
+        assert!(format!("{:#}", c.validate().unwrap_err()).contains("oauth.issuer.burst"));
+        let mut c = config("https://a.example/mcp");
+        c.operator_scope = Some("braid.search".into());
+        assert!(format!("{:#}", c.validate().unwrap_err()).contains("every caller an operator"));
     }
 }

@@ -257,7 +257,7 @@ pub fn search_output() -> Value {
             "suggestions": suggestions(),
             "steps": {
                 "type": "object", "additionalProperties": { "type": "number" },
-                "description": "Milliseconds per stage (visibility, lexical, fuzzy, semantic, fusion, hits, total, …)."
+                "description": "Milliseconds per stage (visibility, lexical, fuzzy, semantic, fusion, hits, total, …); empty unless the caller is an operator."
             },
             "legs": { "type": "array", "items": { "type": "string" }, "description": "The recall legs that ran." },
             "facets": facets_output(),
@@ -400,7 +400,8 @@ pub fn error() -> Value {
                     "code": {
                         "type": "string",
                         "enum": ["bad_request", "unauthorized", "forbidden_origin", "not_acceptable", "payload_too_large",
-                                 "unsupported_media_type", "rate_limited", "timeout", "internal"]
+                                 "unsupported_media_type", "rate_limited", "timeout", "internal", "insufficient_scope",
+                                 "keys_unavailable"]
                     },
                     "message": { "type": "string" }
                 },
@@ -414,5 +415,8 @@ pub fn error() -> Value {
 /// The description of `stats.micros`, from the stages the library names.
 fn micros_description() -> String {
     let names: Vec<&str> = braid::Stage::ALL.iter().map(|s| s.name()).collect();
-    format!("Microseconds per stage that ran: {}.", names.join(", "))
+    format!(
+        "Microseconds per stage that ran: {}. Empty unless the caller is an operator (an operator token or scope).",
+        names.join(", ")
+    )
 }

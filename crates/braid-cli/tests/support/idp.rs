@@ -1,13 +1,14 @@
 //! A test identity provider on loopback: Ed25519 and P-256 keys generated here (random bytes
 //! from the operating system, wrapped as PKCS#8), a JWKS and RFC 8414 metadata served over real
-//! HTTP (std `TcpListener`), and access tokens signed with `jsonwebtoken`. It counts JWKS
-//! fetches, so tests can see caching and rotation.
+//! HTTP (std `TcpListener`, a thread per connection), and access tokens signed with
+//! `jsonwebtoken`. It counts JWKS fetches, so tests can see caching and rotation, and can be
+//! made slow or failing, so tests can see how fetches are deduplicated.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
@@ -99,6 +100,12 @@ pub struct Idp {
 impl Idp {
     /// Starts the provider on an ephemeral loopback port with this JWKS.
     pub fn start(jwks: String) -> Idp {
+        Self::start_with(jwks, Duration::ZERO, false)
+    }
+
+    /// As [`Idp::start`], answering each JWKS request after `delay` — with a 500 when
+    /// `failing`. Fetches are counted when they arrive.
+    pub fn start_with(jwks: String, delay: Duration, failing: bool) -> Idp {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let issuer = format!("http://{}", listener.local_addr().unwrap());
         let jwks = Arc::new(Mutex::new(jwks));
@@ -107,31 +114,39 @@ impl Idp {
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut request_line = String::new();
-                if reader.read_line(&mut request_line).is_err() {
-                    continue;
-                }
-                let mut line = String::new();
-                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                    line.clear();
-                }
-                let path = request_line.split_whitespace().nth(1).unwrap_or("");
-                let (status, body) = match path {
-                    "/.well-known/oauth-authorization-server" => {
-                        ("200 OK", json!({"issuer": iss, "jwks_uri": format!("{iss}/jwks.json")}).to_string())
+                let (doc, count, iss) = (Arc::clone(&doc), Arc::clone(&count), iss.clone());
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut request_line = String::new();
+                    if reader.read_line(&mut request_line).is_err() {
+                        return;
                     }
-                    "/jwks.json" => {
-                        count.fetch_add(1, Ordering::SeqCst);
-                        ("200 OK", doc.lock().unwrap().clone())
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        line.clear();
                     }
-                    _ => ("404 Not Found", "{}".to_string()),
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
+                    let path = request_line.split_whitespace().nth(1).unwrap_or("");
+                    let (status, body) = match path {
+                        "/.well-known/oauth-authorization-server" => {
+                            ("200 OK", json!({"issuer": iss, "jwks_uri": format!("{iss}/jwks.json")}).to_string())
+                        }
+                        "/jwks.json" => {
+                            count.fetch_add(1, Ordering::SeqCst);
+                            std::thread::sleep(delay);
+                            if failing {
+                                ("500 Internal Server Error", "{}".to_string())
+                            } else {
+                                ("200 OK", doc.lock().unwrap().clone())
+                            }
+                        }
+                        _ => ("404 Not Found", "{}".to_string()),
+                    };
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                });
             }
         });
         Idp { issuer, jwks, fetches }

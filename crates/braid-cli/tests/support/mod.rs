@@ -242,6 +242,57 @@ impl Drop for Server {
     }
 }
 
+/// A TCP connection to the server at `url` (`http://host:port`) from the loopback address
+/// `source` (any of 127.0.0.0/8 on Linux): another client, as the server's per-address limits
+/// see it.
+pub fn connect_from(source: [u8; 4], url: &str) -> std::net::TcpStream {
+    let addr: std::net::SocketAddr = url.trim_start_matches("http://").parse().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap();
+    runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(std::net::SocketAddr::from((source, 0))).unwrap();
+        let stream = socket.connect(addr).await.unwrap();
+        let stream = stream.into_std().unwrap();
+        stream.set_nonblocking(false).unwrap();
+        stream
+    })
+}
+
+/// One HTTP/1.1 request over a fresh connection from `source` (see [`connect_from`]); the
+/// answer, read until the server closes.
+pub fn request_from(
+    source: [u8; 4],
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Reply {
+    use std::io::Read;
+    let mut stream = connect_from(source, url);
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let body = body.unwrap_or("");
+    let mut head =
+        format!("{method} {path} HTTP/1.1\r\nHost: braid\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, text) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no answer: {raw:?}"));
+    let mut lines = head.lines();
+    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Reply { status, headers, text: text.to_string() }
+}
+
 /// An HTTP answer.
 #[derive(Debug)]
 pub struct Reply {
