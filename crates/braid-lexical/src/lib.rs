@@ -28,12 +28,14 @@
 //! ```
 #![deny(missing_docs)]
 
+mod allowed_cache;
 mod analysis;
 mod bm25;
 mod cjk;
 mod clitics;
 mod context;
 mod deletions;
+mod error;
 mod feedback;
 mod ids;
 mod index;
@@ -44,6 +46,7 @@ mod plan;
 mod reweight;
 mod schema;
 mod simple;
+mod snapshot;
 mod snippets;
 mod stem_gate;
 mod stored;
@@ -51,18 +54,21 @@ mod synonyms;
 mod typo_walk;
 mod view;
 mod visibility;
+mod visible_counts;
 mod vocabulary;
 mod writer;
 
 pub use analysis::Analyzer;
 pub use feedback::Feedback;
-pub use index::{LegOutput, LexicalIndex, QueryWord, Snapshot, Snippets, ALLOWED_CACHE_BYTES, DEFAULT_WRITER_HEAP};
+pub use allowed_cache::ALLOWED_CACHE_BYTES;
+pub use index::{LexicalIndex, DEFAULT_WRITER_HEAP};
 pub use legs::{max_edits, MAX_QUERY_TERMS};
 pub use matches::Located;
 pub use schema::SchemaConfig;
 pub use simple::MAX_PHRASE_CHECKS;
-pub use snippets::HIGHLIGHT_STOP_WORDS;
+pub use snapshot::Snapshot;
+pub use snippets::{Snippets, HIGHLIGHT_STOP_WORDS};
 pub use stored::StoredRecord;
 pub use synonyms::{SynonymUse, Synonyms, MAX_SYNONYMS_BYTES};
-pub use view::View;
+pub use view::{LegOutput, QueryWord, View};
 pub use writer::{ContentDigest, LexicalWriter, Merges};

@@ -16,8 +16,8 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, DocId, Score, SegmentReader};
 
 use crate::visibility::AllowedSegment;
-use crate::writer::lexical;
-use crate::Snapshot;
+use crate::error::lexical;
+use crate::snapshot::Snapshot;
 
 /// Matched documents as one bitset per segment (by segment ordinal), filled by the legs.
 #[derive(Debug, Default)]

@@ -5,12 +5,12 @@
 //! threat model). The vocabulary and the pinyin tables are index-wide, so they only ever
 //! propose *candidates*; whether a candidate counts, how it ranks among the others and where a
 //! list is cut is decided by its document frequency among the allowed records
-//! ([`View::word_df`]), so a word that only hidden records hold changes nothing — neither
+//! ([`VisibleCounts::word_df`]), so a word that only hidden records hold changes nothing — neither
 //! directly nor by pushing a visible word out of a list. BM25 uses the same visible
 //! statistics ([`Statistics`]).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use braid_core::{AllowedSet, Error, Ordinal, QuerySyntax, Result, Suggestion};
@@ -19,25 +19,53 @@ use tantivy::columnar::Column;
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader, Term};
+use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader, TantivyError, Term};
 
 use crate::analysis;
 use crate::context;
+use crate::error::lexical;
 use crate::feedback::{expanded, relevance_model, Feedback};
-use crate::index::{LegOutput, QueryWord, Snapshot};
-use crate::legs::{fuzzy_query, lexical_query, max_edits, scored_term, BuiltQuery, Scoring, MAX_QUERY_TERMS};
+use crate::snapshot::Snapshot;
+use crate::legs::{
+    fuzzy_query, lexical_query, max_edits, parsed_query, scored_term, BuiltQuery, Scoring, MAX_QUERY_TERMS,
+};
 use crate::matches::Matches;
 use crate::plan::{self, Plan, Statistics, TopK};
 use crate::reweight::{reweight, FieldWeights};
 use crate::simple::{self, Constraints, SimpleQuery, Verdict, MAX_PHRASE_CHECKS};
 use crate::stored::FeedbackRead;
-use crate::synonyms::Compiled;
+use crate::synonyms::{Compiled, SynonymUse};
 use crate::visibility::{restrict, AllowedDocs};
+use crate::visible_counts::VisibleCounts;
 use crate::vocabulary::{Lookups, Neighbour};
 
 /// Records the lexical leg's feedback reads, at most, for each document it wants (sections of
 /// documents already read are skipped).
 const READ_PER_DOCUMENT: usize = 4;
+
+/// The ranked output of one leg.
+#[derive(Debug, Clone, Default)]
+pub struct LegOutput {
+    /// `(ordinal, raw score)`, best first; only ordinals of the allowed set.
+    pub candidates: Vec<(Ordinal, f32)>,
+    /// Analysed terms that matched or were expanded, with weights, for highlighting.
+    pub highlight: BTreeMap<String, f32>,
+    /// The synonyms the query was expanded with (see [`Snapshot::synonyms_held`]).
+    pub synonyms: Vec<SynonymUse>,
+}
+
+/// A query word and how often it occurs in records the caller may see.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryWord {
+    /// The word, lowercased and folded, unstemmed.
+    pub word: String,
+    /// Records of the allowed set that contain it.
+    pub visible_df: usize,
+    /// Whether the analyzer drops it as a stop word.
+    pub stop_word: bool,
+    /// For a content word no allowed record holds: the closest word one does hold.
+    pub suggestion: Option<Suggestion>,
+}
 
 /// A request's view of one snapshot, confined to its allowed set (see the module docs).
 /// Made by [`Snapshot::view`]; lives for one request.
@@ -50,14 +78,26 @@ pub struct View<'a> {
     exact: bool,
     /// The request's walks of the vocabulary.
     walks: Lookups,
-    /// The first index error met while counting (see [`View::word_df`]).
-    failure: Mutex<Option<Error>>,
+    /// The first index error met while counting (see [`VisibleCounts`]).
+    failure: Mutex<Option<TantivyError>>,
     /// The index's synonyms, as they were when the request started.
     synonyms: Arc<Compiled>,
     /// The request's own field weights, when it has any ([`View::set_field_weights`]).
     weights: Option<FieldWeights>,
     /// Every document the legs match, when the request counts facets ([`View::collect_matches`]).
     matches: Option<Matches>,
+}
+
+impl Snapshot {
+    /// A request's view of this snapshot, confined to `allowed`: the legs and the query's
+    /// words run on it, with statistics from the allowed records only.
+    ///
+    /// # Errors
+    /// [`Error::UnknownField`] when the rule's filter names a field the schema lacks.
+    pub fn view<'a>(&'a self, allowed: &'a AllowedSet) -> Result<View<'a>> {
+        let docs = self.allowed_docs(allowed.visibility())?;
+        Ok(View::new(self, allowed, docs))
+    }
 }
 
 impl<'a> View<'a> {
@@ -160,7 +200,7 @@ impl<'a> View<'a> {
         };
         // The first search already counted its matches for facets; the expansion ranks, it
         // does not widen what the query matches.
-        let top = self.top_of_plan(plan, depth, None).map_err(|e| Error::Lexical(e.to_string()))?;
+        let top = self.top_of_plan(plan, depth, None).map_err(lexical)?;
         first.candidates = top.into_iter().filter(|(ord, _)| self.allowed.contains(*ord)).collect();
         Ok(first)
     }
@@ -199,7 +239,7 @@ impl<'a> View<'a> {
         let s = self.snapshot;
         match syntax {
             QuerySyntax::Plain => lexical_query(&s.fields, &s.config, s.analyzers(text).0, text, &self.synonyms),
-            QuerySyntax::Tantivy => s.parsed_query(text),
+            QuerySyntax::Tantivy => parsed_query(&s.searcher, &s.fields, &s.config, &s.analyzer, text),
             QuerySyntax::Simple => {
                 let (words, constraints) = self.simple(text);
                 let mut built = lexical_query(&s.fields, &s.config, s.analyzers(&words).0, &words, &self.synonyms);
@@ -268,7 +308,7 @@ impl<'a> View<'a> {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
                     let segment = s.searcher.segment_reader(address.segment_ord);
-                    e.insert(constraints.masks(segment).map_err(|e| Error::Lexical(e.to_string()))?)
+                    e.insert(constraints.masks(segment).map_err(lexical)?)
                 }
             };
             let m = &*m;
@@ -277,7 +317,7 @@ impl<'a> View<'a> {
                 Verdict::Reject => false,
                 Verdict::Read if reads < MAX_PHRASE_CHECKS => {
                     reads += 1;
-                    constraints.holds(&s.searcher, address, m).map_err(|e| Error::Lexical(e.to_string()))?
+                    constraints.holds(&s.searcher, address, m).map_err(lexical)?
                 }
                 Verdict::Read => false,
             };
@@ -343,91 +383,16 @@ impl<'a> View<'a> {
         Ok(out)
     }
 
-    /// Allowed records holding `word` (unstemmed). An index error is remembered and returned
-    /// by the leg that asked, so the word lists can be built with plain counts.
-    pub(crate) fn word_df(&self, word: &str) -> u64 {
-        if self.exact {
-            return self.snapshot.vocabulary.df(word);
-        }
-        if self.snapshot.vocabulary.df(word) == 0 {
-            return 0;
-        }
-        let term = Term::from_field_text(self.snapshot.fields.words, word);
-        match self.doc_freq(&term) {
-            Ok(n) => n,
-            Err(e) => {
-                self.remember(Error::Lexical(e.to_string()));
-                0
-            }
-        }
-    }
-
-    /// Allowed records holding the analysed `term` in title or body (an index error is
-    /// remembered, as in [`View::word_df`]).
-    pub(crate) fn text_df(&self, term: &str) -> u64 {
-        let term = Term::from_field_text(self.snapshot.fields.text, term);
-        match self.doc_freq(&term) {
-            Ok(n) => n,
-            Err(e) => {
-                self.remember(Error::Lexical(e.to_string()));
-                0
-            }
-        }
-    }
-
     /// Keeps the first index error met, for the leg that asked to return ([`View::check`]).
-    fn remember(&self, e: Error) {
+    fn remember(&self, e: TantivyError) {
         self.failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
     }
 
     fn check(&self) -> Result<()> {
         match self.failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            Some(e) => Err(e),
+            Some(e) => Err(lexical(e)),
             None => Ok(()),
         }
-    }
-
-    /// Known words within `edits` of `word` that more than `min_df` allowed records hold:
-    /// closest first, then most frequent among allowed records, then alphabetical; at most
-    /// `limit`, cut only after visibility.
-    pub(crate) fn expansions(&self, word: &str, edits: usize, min_df: u64, limit: usize) -> Vec<Neighbour> {
-        // Visible counts never exceed the index's, so the index-wide walk holds every word
-        // that can qualify.
-        let mut found = self.snapshot.vocabulary.neighbours_above(word, edits, min_df, &self.walks);
-        if !self.exact {
-            for n in &mut found {
-                n.df = self.word_df(&n.word);
-            }
-            found.retain(|n| n.df > min_df);
-            found.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then_with(|| a.word.cmp(&b.word)));
-        }
-        found.truncate(limit);
-        found
-    }
-
-    /// Known words starting with `prefix` (itself excluded) that allowed records hold, most
-    /// frequent among them first (then alphabetical), at most `limit`.
-    pub(crate) fn completions(&self, prefix: &str, limit: usize) -> Vec<(String, u64)> {
-        let all = self.snapshot.vocabulary.completions(prefix, if self.exact { limit } else { usize::MAX });
-        if self.exact {
-            return all;
-        }
-        let mut best: Vec<(String, u64)> = Vec::with_capacity(limit + 1);
-        for (word, df) in all {
-            // By index-wide count, descending: once that is below the worst kept visible
-            // count, no later word can enter.
-            if best.len() == limit && best.last().is_some_and(|w| df < w.1) {
-                break;
-            }
-            let visible = self.word_df(&word);
-            if visible == 0 {
-                continue;
-            }
-            best.push((word, visible));
-            best.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            best.truncate(limit);
-        }
-        best
     }
 
     /// The closest word allowed records hold, for a word none holds: fewest edits, then the
@@ -469,18 +434,6 @@ impl<'a> View<'a> {
         })
     }
 
-    /// Calls `found` with each allowed record holding `word` (unstemmed), by segment ordinal
-    /// and document id (an index error is remembered, as in [`View::word_df`]).
-    pub(crate) fn each_allowed_with_word(&self, word: &str, mut found: impl FnMut(SegmentOrdinal, DocId)) {
-        let term = Term::from_field_text(self.snapshot.fields.words, word);
-        for (ordinal, segment) in self.snapshot.searcher.segment_readers().iter().enumerate() {
-            if let Err(e) = self.each_allowed(segment, &term, |doc| found(ordinal as SegmentOrdinal, doc)) {
-                self.remember(Error::Lexical(e.to_string()));
-                return;
-            }
-        }
-    }
-
     /// Calls `found` with each allowed document of `segment` holding `term`.
     fn each_allowed(&self, segment: &SegmentReader, term: &Term, mut found: impl FnMut(DocId)) -> tantivy::Result<()> {
         let allowed = self.docs.of_segment(segment);
@@ -518,12 +471,12 @@ impl<'a> View<'a> {
                 let query = restrict(&self.docs, query);
                 if let Some(matches) = matches {
                     let all = s.searcher.search(&*query, &tantivy::collector::DocSetCollector);
-                    matches.add_addresses(s, all.map_err(|e| Error::Lexical(e.to_string()))?);
+                    matches.add_addresses(s, all.map_err(lexical)?);
                 }
                 s.searcher.search_with_statistics_provider(&*query, &OrdTop { k: depth }, self)
             }
         }
-        .map_err(|e| Error::Lexical(e.to_string()))?;
+        .map_err(lexical)?;
         // Defence in depth: the plan only offered allowed documents; the set must agree.
         let candidates = top.into_iter().filter(|(ord, _)| self.allowed.contains(*ord)).collect();
         Ok(LegOutput { candidates, highlight: built.highlight, synonyms: built.synonyms })
@@ -568,6 +521,86 @@ impl<'a> View<'a> {
             self.each_allowed(segment, term, |_| count += 1)?;
         }
         Ok(count)
+    }
+}
+
+/// Every count over the allowed records (see the module docs); an index error is kept for
+/// the leg that asked ([`View::check`]).
+impl VisibleCounts for View<'_> {
+    fn word_df(&self, word: &str) -> u64 {
+        if self.exact {
+            return self.snapshot.vocabulary.df(word);
+        }
+        if self.snapshot.vocabulary.df(word) == 0 {
+            return 0;
+        }
+        let term = Term::from_field_text(self.snapshot.fields.words, word);
+        match self.doc_freq(&term) {
+            Ok(n) => n,
+            Err(e) => {
+                self.remember(e);
+                0
+            }
+        }
+    }
+
+    fn text_df(&self, term: &str) -> u64 {
+        let term = Term::from_field_text(self.snapshot.fields.text, term);
+        match self.doc_freq(&term) {
+            Ok(n) => n,
+            Err(e) => {
+                self.remember(e);
+                0
+            }
+        }
+    }
+
+    fn expansions(&self, word: &str, edits: usize, min_df: u64, limit: usize) -> Vec<Neighbour> {
+        // Visible counts never exceed the index's, so the index-wide walk holds every word
+        // that can qualify.
+        let mut found = self.snapshot.vocabulary.neighbours_above(word, edits, min_df, &self.walks);
+        if !self.exact {
+            for n in &mut found {
+                n.df = self.word_df(&n.word);
+            }
+            found.retain(|n| n.df > min_df);
+            found.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then_with(|| a.word.cmp(&b.word)));
+        }
+        found.truncate(limit);
+        found
+    }
+
+    fn completions(&self, prefix: &str, limit: usize) -> Vec<(String, u64)> {
+        let all = self.snapshot.vocabulary.completions(prefix, if self.exact { limit } else { usize::MAX });
+        if self.exact {
+            return all;
+        }
+        let mut best: Vec<(String, u64)> = Vec::with_capacity(limit + 1);
+        for (word, df) in all {
+            // By index-wide count, descending: once that is below the worst kept visible
+            // count, no later word can enter.
+            if best.len() == limit && best.last().is_some_and(|w| df < w.1) {
+                break;
+            }
+            let visible = self.word_df(&word);
+            if visible == 0 {
+                continue;
+            }
+            best.push((word, visible));
+            best.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            best.truncate(limit);
+        }
+        best
+    }
+
+    fn each_allowed_with_word(&self, word: &str, mut found: impl FnMut(SegmentOrdinal, DocId)) {
+        let term = Term::from_field_text(self.snapshot.fields.words, word);
+        for (ordinal, segment) in self.snapshot.searcher.segment_readers().iter().enumerate() {
+            if let Err(e) = self.each_allowed(segment, &term, |doc| found(ordinal as SegmentOrdinal, doc)) {
+                self.remember(e);
+                return;
+            }
+        }
     }
 }
 
