@@ -1,7 +1,7 @@
 //! Per-request field weights: a plan's title and body terms reweighted before it runs.
 //!
 //! Both legs score an analysed term as BM25 over the flat title+body field times the term's
-//! weight `w`, plus BM25 over the title times `w × title_boost` (`legs::scored_term`). A
+//! weight `w`, plus BM25 over the title times `w × title_boost` (`query_builder::scored_term`). A
 //! request's weights replace the two factors: `w × body` and `w × title`. With the schema's
 //! own values (body 1, title `title_boost`) the plan is the one the leg built, term for term.
 

@@ -26,7 +26,7 @@ use crate::context;
 use crate::error::lexical;
 use crate::feedback::{expanded, relevance_model, Feedback};
 use crate::snapshot::Snapshot;
-use crate::legs::{
+use crate::query_builder::{
     fuzzy_query, lexical_query, max_edits, parsed_query, scored_term, BuiltQuery, Scoring, MAX_QUERY_TERMS,
 };
 use crate::matches::Matches;

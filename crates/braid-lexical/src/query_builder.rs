@@ -1,8 +1,9 @@
-//! The lexical and fuzzy legs: how query text becomes a scoring plan.
+//! How query text becomes what the lexical and fuzzy legs score: the query builders.
 //!
 //! Query text is never parsed as query syntax (unless the caller opts in): it is analysed
 //! like the documents and turned into weighted terms ([`crate::plan`]), so quotes, colons, brackets and
-//! `AND`/`OR`/`-` are ordinary characters.
+//! `AND`/`OR`/`-` are ordinary characters. The legs themselves (running a built query over the
+//! allowed records) are the view's ([`crate::View::lexical`], [`crate::View::fuzzy`]).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
