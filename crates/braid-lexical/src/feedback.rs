@@ -26,7 +26,7 @@
 use rustc_hash::FxHashMap;
 use tantivy::Score;
 
-use crate::plan::{Alternative, Group, Plan};
+use crate::scorer::{Alternative, Group, Plan};
 
 /// How the lexical leg feeds its first top records back into its query.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -114,7 +114,7 @@ pub(crate) fn expanded(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::WeightedTerm;
+    use crate::scorer::WeightedTerm;
     use tantivy::schema::{Schema, TEXT};
 
     fn words(s: &str) -> Vec<String> {

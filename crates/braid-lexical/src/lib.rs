@@ -41,10 +41,11 @@ mod ids;
 mod index;
 mod matches;
 mod phonetic;
-mod plan;
+
 mod query_builder;
 mod reweight;
 mod schema;
+mod scorer;
 mod simple;
 mod snapshot;
 mod snippets;

@@ -1,7 +1,7 @@
 //! How query text becomes what the lexical and fuzzy legs score: the query builders.
 //!
 //! Query text is never parsed as query syntax (unless the caller opts in): it is analysed
-//! like the documents and turned into weighted terms ([`crate::plan`]), so quotes, colons, brackets and
+//! like the documents and turned into weighted terms ([`crate::scorer`]), so quotes, colons, brackets and
 //! `AND`/`OR`/`-` are ordinary characters. The legs themselves (running a built query over the
 //! allowed records) are the view's ([`crate::View::lexical`], [`crate::View::fuzzy`]).
 
@@ -15,7 +15,7 @@ use tantivy::Searcher;
 use crate::analysis::{terms, word_trigrams, Analyzer};
 use crate::clitics::without_clitics;
 use crate::phonetic::Phonetic;
-use crate::plan::{Alternative, Group, Plan, WeightedTerm};
+use crate::scorer::{Alternative, Group, Plan, WeightedTerm};
 use crate::schema::{Fields, SchemaConfig};
 use crate::synonyms::{Compiled, Span, SynonymUse};
 use crate::visible_counts::VisibleCounts;

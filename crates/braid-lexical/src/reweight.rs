@@ -7,7 +7,7 @@
 
 use tantivy::Term;
 
-use crate::plan::{Alternative, Plan, WeightedTerm};
+use crate::scorer::{Alternative, Plan, WeightedTerm};
 use crate::schema::Fields;
 
 /// Weights of the flat title+body field and of the title field, for one request.

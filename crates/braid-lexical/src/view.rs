@@ -30,7 +30,7 @@ use crate::query_builder::{
     fuzzy_query, lexical_query, max_edits, parsed_query, scored_term, BuiltQuery, Scoring, MAX_QUERY_TERMS,
 };
 use crate::matches::Matches;
-use crate::plan::{self, Plan, Statistics, TopK};
+use crate::scorer::{self, Plan, Statistics, TopK};
 use crate::reweight::{reweight, FieldWeights};
 use crate::simple::{self, Constraints, SimpleQuery, Verdict, MAX_PHRASE_CHECKS};
 use crate::stored::FeedbackRead;
@@ -494,7 +494,7 @@ impl<'a> View<'a> {
         if let Some(weights) = self.weights {
             reweight(&mut plan, &s.fields, weights);
         }
-        plan::top_k(&s.searcher, &s.ord_columns, &plan, self, &self.docs, depth, matches)
+        scorer::top_k(&s.searcher, &s.ord_columns, &plan, self, &self.docs, depth, matches)
     }
 
     /// Allowed records holding `term` (any field), counted once per allowed set and kept with
@@ -803,8 +803,8 @@ mod tests {
                         .iter()
                         .flat_map(|g| g.alternatives.iter())
                         .flat_map(|a| match a {
-                            crate::plan::Alternative::Terms(t) => t.clone(),
-                            crate::plan::Alternative::Grams { .. } | crate::plan::Alternative::All { .. } => Vec::new(),
+                            crate::scorer::Alternative::Terms(t) => t.clone(),
+                            crate::scorer::Alternative::Grams { .. } | crate::scorer::Alternative::All { .. } => Vec::new(),
                         })
                         .map(|t| {
                             let q: Box<dyn Query> = Box::new(TermQuery::new(t.term, IndexRecordOption::WithFreqs));
