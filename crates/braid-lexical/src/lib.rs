@@ -41,7 +41,6 @@ mod ids;
 mod index;
 mod matches;
 mod phonetic;
-
 mod query_builder;
 mod reweight;
 mod schema;
@@ -52,11 +51,13 @@ mod snippets;
 mod stem_gate;
 mod stored;
 mod synonyms;
+mod top_k;
 mod typo_walk;
 mod view;
 mod visibility;
 mod visible_counts;
 mod vocabulary;
+mod weighted_query;
 mod writer;
 
 pub use analysis::Analyzer;

@@ -1,7 +1,7 @@
 //! The records a request matches, and the facets counted over them.
 //!
 //! A leg's top k is only the head of what it matches; facets count the whole match set. When a
-//! request asks for facets, the lexical and fuzzy legs record every allowed document their plan
+//! request asks for facets, the lexical and fuzzy legs record every allowed document their weighted query
 //! scores above zero (the same accumulators that rank, so no second pass), the semantic leg's
 //! candidates join, and the counts are read from the keyword fields' postings and the numeric
 //! fields' columns for those documents only. Every document in the set is allowed, so every

@@ -15,7 +15,7 @@ use tantivy::Searcher;
 use crate::analysis::{terms, word_trigrams, Analyzer};
 use crate::clitics::without_clitics;
 use crate::phonetic::Phonetic;
-use crate::scorer::{Alternative, Group, Plan, WeightedTerm};
+use crate::weighted_query::{Alternative, Group, WeightedQuery, WeightedTerm};
 use crate::schema::{Fields, SchemaConfig};
 use crate::synonyms::{Compiled, Span, SynonymUse};
 use crate::visible_counts::VisibleCounts;
@@ -52,10 +52,10 @@ pub fn max_edits(word: &str) -> usize {
     }
 }
 
-/// How a leg scores: a plan Braid evaluates over the allowed records, or (for the opt-in
+/// How a leg scores: a weighted query Braid evaluates over the allowed records, or (for the opt-in
 /// query syntax) a tantivy query.
 pub(crate) enum Scoring {
-    Plan(Plan),
+    Weighted(WeightedQuery),
     Tantivy(Box<dyn Query>),
 }
 
@@ -128,7 +128,7 @@ pub(crate) fn scored_term(fields: &Fields, config: &SchemaConfig, term: &str, we
 ///
 /// A span of terms a synonym entry matches becomes one group: the best of the span's own
 /// terms (summed, as without synonyms; absent for a one-way entry) and each synonym. Without
-/// a match the plan is the one built without synonyms.
+/// a match the query is the one built without synonyms.
 pub(crate) fn lexical_query(
     fields: &Fields,
     config: &SchemaConfig,
@@ -171,7 +171,7 @@ pub(crate) fn lexical_query(
             }
         }
     }
-    BuiltQuery { scoring: Scoring::Plan(Plan { groups, constraints: None }), highlight, synonyms: uses }
+    BuiltQuery { scoring: Scoring::Weighted(WeightedQuery { groups, constraints: None }), highlight, synonyms: uses }
 }
 
 /// The fuzzy leg: for each query word, the best of its exact match, its fuzzy expansions
@@ -325,7 +325,7 @@ pub(crate) fn fuzzy_query(
         let h = highlight.entry(t).or_insert(0.0f32);
         *h = h.max(w);
     }
-    BuiltQuery { scoring: Scoring::Plan(Plan { groups, constraints: None }), highlight, synonyms: uses }
+    BuiltQuery { scoring: Scoring::Weighted(WeightedQuery { groups, constraints: None }), highlight, synonyms: uses }
 }
 
 /// The opt-in query syntax: `text` parsed by tantivy's query parser over title and body (the

@@ -30,7 +30,9 @@ use crate::query_builder::{
     fuzzy_query, lexical_query, max_edits, parsed_query, scored_term, BuiltQuery, Scoring, MAX_QUERY_TERMS,
 };
 use crate::matches::Matches;
-use crate::scorer::{self, Plan, Statistics, TopK};
+use crate::scorer::{self, Statistics};
+use crate::top_k::OrdTop;
+use crate::weighted_query::WeightedQuery;
 use crate::reweight::{reweight, FieldWeights};
 use crate::simple::{self, Constraints, SimpleQuery, Verdict, MAX_PHRASE_CHECKS};
 use crate::stored::FeedbackRead;
@@ -164,7 +166,7 @@ impl<'a> View<'a> {
     /// The lexical leg with pseudo-relevance feedback ([`Feedback`], RM3): BM25 of the query,
     /// then BM25 of the query and the terms its first top documents agree on. Those records are the
     /// leg's own hits (allowed records), and both searches count over the allowed records
-    /// only. Without a plan of Braid's own (the tantivy syntax) or with a `feedback` that
+    /// only. Without a weighted query of Braid's own (the tantivy syntax) or with a `feedback` that
     /// keeps the whole query, it is [`View::lexical`].
     ///
     /// # Errors
@@ -177,9 +179,9 @@ impl<'a> View<'a> {
         feedback: Feedback,
     ) -> Result<LegOutput> {
         let built = self.lexical_built(text, syntax);
-        let plan = match &built.scoring {
-            Scoring::Plan(plan) if feedback.docs > 0 && feedback.terms > 0 && feedback.keep < 1.0 && depth > 0 => {
-                plan.clone()
+        let query = match &built.scoring {
+            Scoring::Weighted(query) if feedback.docs > 0 && feedback.terms > 0 && feedback.keep < 1.0 && depth > 0 => {
+                query.clone()
             }
             _ => return self.run(built, depth),
         };
@@ -187,20 +189,20 @@ impl<'a> View<'a> {
         let read = depth.max(feedback.docs).min(feedback.docs.saturating_mul(READ_PER_DOCUMENT));
         let mut first = self.run(built, read)?;
         let model = self.model_of_top(&first.candidates, feedback)?;
-        let plan = if model.is_empty() {
+        let query = if model.is_empty() {
             if first.candidates.len() < read || depth <= read {
                 first.candidates.truncate(depth);
                 return Ok(first);
             }
             // Nothing to feed back: the query's own ranking, as deep as the leg goes.
-            plan
+            query
         } else {
             let s = self.snapshot;
-            expanded(plan, &model, feedback.keep, |term, weight| scored_term(&s.fields, &s.config, term, weight))
+            expanded(query, &model, feedback.keep, |term, weight| scored_term(&s.fields, &s.config, term, weight))
         };
         // The first search already counted its matches for facets; the expansion ranks, it
         // does not widen what the query matches.
-        let top = self.top_of_plan(plan, depth, None).map_err(lexical)?;
+        let top = self.top_of(query, depth, None).map_err(lexical)?;
         first.candidates = top.into_iter().filter(|(ord, _)| self.allowed.contains(*ord)).collect();
         Ok(first)
     }
@@ -457,7 +459,7 @@ impl<'a> View<'a> {
 
     fn run(&self, built: BuiltQuery, depth: usize) -> Result<LegOutput> {
         let empty = match &built.scoring {
-            Scoring::Plan(p) => p.is_empty(),
+            Scoring::Weighted(p) => p.is_empty(),
             Scoring::Tantivy(_) => false,
         };
         if empty || (depth == 0 && self.matches.is_none()) || self.allowed.is_empty() {
@@ -466,7 +468,7 @@ impl<'a> View<'a> {
         let s = self.snapshot;
         let matches = self.matches.as_ref();
         let top = match built.scoring {
-            Scoring::Plan(plan) => self.top_of_plan(plan, depth, matches),
+            Scoring::Weighted(query) => self.top_of(query, depth, matches),
             Scoring::Tantivy(query) => {
                 let query = restrict(&self.docs, query);
                 if let Some(matches) = matches {
@@ -477,24 +479,24 @@ impl<'a> View<'a> {
             }
         }
         .map_err(lexical)?;
-        // Defence in depth: the plan only offered allowed documents; the set must agree.
+        // Defence in depth: the scorer only offered allowed documents; the set must agree.
         let candidates = top.into_iter().filter(|(ord, _)| self.allowed.contains(*ord)).collect();
         Ok(LegOutput { candidates, highlight: built.highlight, synonyms: built.synonyms })
     }
 
-    /// The `depth` best allowed records under `plan`, with the request's field weights; the
+    /// The `depth` best allowed records under `query`, with the request's field weights; the
     /// matches counted into `matches` when given.
-    fn top_of_plan(
+    fn top_of(
         &self,
-        mut plan: Plan,
+        mut query: WeightedQuery,
         depth: usize,
         matches: Option<&Matches>,
     ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
         let s = self.snapshot;
         if let Some(weights) = self.weights {
-            reweight(&mut plan, &s.fields, weights);
+            reweight(&mut query, &s.fields, weights);
         }
-        scorer::top_k(&s.searcher, &s.ord_columns, &plan, self, &self.docs, depth, matches)
+        scorer::top_k(&s.searcher, &s.ord_columns, &query, self, &self.docs, depth, matches)
     }
 
     /// Allowed records holding `term` (any field), counted once per allowed set and kept with
@@ -618,10 +620,10 @@ impl Statistics for View<'_> {
     }
 }
 
-/// Adds `constraints` to a built plan.
+/// Adds `constraints` to a built weighted query.
 fn constrain(built: &mut BuiltQuery, constraints: Option<Constraints>) {
-    if let Scoring::Plan(plan) = &mut built.scoring {
-        plan.constraints = constraints;
+    if let Scoring::Weighted(query) = &mut built.scoring {
+        query.constraints = constraints;
     }
 }
 
@@ -637,53 +639,6 @@ impl Bm25StatisticsProvider for View<'_> {
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
         View::doc_freq(self, term)
-    }
-}
-
-/// The `k` best `(ordinal, score)` of a tantivy query, ties by ordinal.
-struct OrdTop {
-    k: usize,
-}
-
-struct OrdTopSegment {
-    ords: Column<u64>,
-    top: TopK,
-}
-
-impl Collector for OrdTop {
-    type Fruit = Vec<(braid_core::Ordinal, Score)>;
-    type Child = OrdTopSegment;
-
-    fn for_segment(&self, _: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<OrdTopSegment> {
-        Ok(OrdTopSegment { ords: segment.fast_fields().u64("ord")?, top: TopK::new(self.k) })
-    }
-
-    fn requires_scoring(&self) -> bool {
-        true
-    }
-
-    fn merge_fruits(&self, fruits: Vec<Self::Fruit>) -> tantivy::Result<Self::Fruit> {
-        let mut top = TopK::new(self.k);
-        for (ord, score) in fruits.into_iter().flatten() {
-            top.offer(score, ord);
-        }
-        Ok(top.into_sorted())
-    }
-}
-
-impl SegmentCollector for OrdTopSegment {
-    type Fruit = Vec<(braid_core::Ordinal, Score)>;
-
-    fn collect(&mut self, doc: DocId, score: Score) {
-        if self.top.admits(score) {
-            if let Some(ord) = self.ords.first(doc) {
-                self.top.offer(score, ord);
-            }
-        }
-    }
-
-    fn harvest(self) -> Self::Fruit {
-        self.top.into_sorted()
     }
 }
 
@@ -756,11 +711,11 @@ mod tests {
         "node",
     ];
 
-    /// The plan's term-at-a-time scores are tantivy's own BM25 under the same (visible)
+    /// The scorer's term-at-a-time scores are tantivy's own BM25 under the same (visible)
     /// statistics: over several segments, with deleted records, for a restricted principal
     /// and at any depth.
     #[test]
-    fn plan_scores_like_tantivy_with_visible_statistics() {
+    fn scorer_scores_like_tantivy_with_visible_statistics() {
         let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
         let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
         let mut mix = Mix(7);
@@ -797,14 +752,14 @@ mod tests {
                         &text,
                         &Compiled::default(),
                     );
-                    let Scoring::Plan(plan) = built.scoring else { panic!("a plan") };
-                    let clauses: Vec<(Occur, Box<dyn Query>)> = plan
+                    let Scoring::Weighted(query) = built.scoring else { panic!("a weighted query") };
+                    let clauses: Vec<(Occur, Box<dyn Query>)> = query
                         .groups
                         .iter()
                         .flat_map(|g| g.alternatives.iter())
                         .flat_map(|a| match a {
-                            crate::scorer::Alternative::Terms(t) => t.clone(),
-                            crate::scorer::Alternative::Grams { .. } | crate::scorer::Alternative::All { .. } => Vec::new(),
+                            crate::weighted_query::Alternative::Terms(t) => t.clone(),
+                            crate::weighted_query::Alternative::Grams { .. } | crate::weighted_query::Alternative::All { .. } => Vec::new(),
                         })
                         .map(|t| {
                             let q: Box<dyn Query> = Box::new(TermQuery::new(t.term, IndexRecordOption::WithFreqs));

@@ -22,7 +22,7 @@ const MAX_FUZZY_CHARS: usize = typo_walk::MAX_CHARS;
 
 /// Words at least this frequent are also indexed by their deletion variants
 /// ([`Deletions`]). A known query word is only expanded toward words more frequent than it by
-/// a ratio (8, see `legs.rs`), so toward words in at least 9 records: those lookups never walk
+/// a ratio (8, see `query_builder.rs`), so toward words in at least 9 records: those lookups never walk
 /// the long tail of rare words, which is most of a vocabulary.
 const FREQUENT: u64 = 9;
 
