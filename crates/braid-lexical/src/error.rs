@@ -7,6 +7,7 @@
 //! the cause's text is all that crosses it.
 
 use braid_core::Error;
+use tantivy::directory::error::OpenDirectoryError;
 use tantivy::TantivyError;
 
 /// A failure inside the lexical engine, with its cause.
@@ -15,6 +16,9 @@ pub(crate) enum LexicalError {
     /// Tantivy could not read, search or write the index.
     #[error(transparent)]
     Tantivy(#[from] TantivyError),
+    /// The index's directory could not be opened.
+    #[error(transparent)]
+    Directory(#[from] OpenDirectoryError),
     /// A column of the index could not be read.
     #[error(transparent)]
     Io(#[from] std::io::Error),

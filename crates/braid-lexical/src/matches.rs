@@ -15,9 +15,9 @@ use braid_core::{Facet, Facets, Ordinal, RangeCount, Result, ValueCount};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, DocId, Score, SegmentReader};
 
-use crate::visibility::AllowedSegment;
 use crate::error::lexical;
 use crate::snapshot::Snapshot;
+use crate::visibility::AllowedSegment;
 
 /// Matched documents as one bitset per segment (by segment ordinal), filled by the legs.
 #[derive(Debug, Default)]

@@ -15,10 +15,10 @@ use tantivy::Searcher;
 use crate::analysis::{terms, word_trigrams, Analyzer};
 use crate::clitics::without_clitics;
 use crate::phonetic::Phonetic;
-use crate::weighted_query::{Alternative, Group, WeightedQuery, WeightedTerm};
 use crate::schema::{Fields, SchemaConfig};
 use crate::synonyms::{Compiled, Span, SynonymUse};
 use crate::visible_counts::VisibleCounts;
+use crate::weighted_query::{Alternative, Group, WeightedQuery, WeightedTerm};
 
 /// At most this many query terms are used; the rest of a very long query is ignored.
 pub const MAX_QUERY_TERMS: usize = 64;

@@ -7,8 +7,8 @@
 
 use tantivy::Term;
 
-use crate::weighted_query::{Alternative, WeightedQuery, WeightedTerm};
 use crate::schema::Fields;
+use crate::weighted_query::{Alternative, WeightedQuery, WeightedTerm};
 
 /// Weights of the flat title+body field and of the title field, for one request.
 #[derive(Debug, Clone, Copy, PartialEq)]

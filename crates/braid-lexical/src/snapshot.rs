@@ -57,7 +57,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub(crate) fn new(searcher: Searcher, fields: Fields, config: SchemaConfig, synonyms: SynonymsHandle) -> Result<Self> {
+    pub(crate) fn new(
+        searcher: Searcher,
+        fields: Fields,
+        config: SchemaConfig,
+        synonyms: SynonymsHandle,
+    ) -> Result<Self> {
         let vocabulary = Vocabulary::build(&searcher, fields.words)?;
         let phonetic = Phonetic::build(&vocabulary);
         let analyzer = config.analyzer.build();
@@ -374,6 +379,13 @@ mod tests {
     use super::*;
     use crate::index::LexicalIndex;
 
+    /// `ids()` and `ords()` read the columns, and agree with the records written, across
+    /// segments and deletes.
+    #[test]
+    fn ids_and_ords_come_from_the_columns() {
+        let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+        let mut writer = index.writer(crate::DEFAULT_WRITER_HEAP).unwrap();
+        for (ord, id) in [(3, "c"), (1, "a"), (7, "g")] {
             writer.upsert(ord, &Record::new(id).body("text"), 0).unwrap();
         }
         writer.commit().unwrap();
