@@ -45,7 +45,7 @@
 //! | `snapshot` | What one commit holds: allowed sets, stored records, ids, chunks ([`Snapshot`]). |
 //! | `allowed_cache` | Which allowed sets a snapshot keeps, within [`ALLOWED_CACHE_BYTES`]. |
 //! | `visibility` | Which documents a visibility rule admits, per segment (ACL, tenant, filter). |
-//! | `stored` | What a stored document reads back as ([`StoredRecord`], feedback heads). |
+//! | `stored` | What a stored document reads back as ([`IndexedRecord`], feedback heads). |
 //! | `ids` | A segment's external ids, from its `id` column. |
 //! | `view` | One request: the lexical and fuzzy legs over the allowed records ([`View`]). |
 //! | `view::counts` | Document frequencies and BM25 statistics over the allowed records only. |
@@ -115,7 +115,7 @@ pub use schema::SchemaConfig;
 pub use simple::MAX_PHRASE_CHECKS;
 pub use snapshot::Snapshot;
 pub use snippets::{Snippets, HIGHLIGHT_STOP_WORDS};
-pub use stored::StoredRecord;
+pub use stored::IndexedRecord;
 pub use synonyms::{SynonymUse, Synonyms, MAX_SYNONYMS_BYTES};
 pub use view::{LegOutput, QueryWord, View};
 pub use writer::{ContentDigest, LexicalWriter, Merges};

@@ -25,7 +25,7 @@ use crate::ids::SegmentIds;
 use crate::phonetic::Phonetic;
 use crate::schema::{Fields, SchemaConfig};
 use crate::snippets::{SnippetMaker, Snippets};
-use crate::stored::{feedback_read, from_doc, FeedbackRead, Head, StoredRecord};
+use crate::stored::{feedback_read, from_doc, FeedbackRead, Head, IndexedRecord};
 use crate::synonyms::{SynonymUse, SynonymsHandle};
 use crate::visibility::{visibility_query, AllowedCollector, AllowedDocs, OrdCollector};
 use crate::vocabulary::Vocabulary;
@@ -173,7 +173,7 @@ impl Snapshot {
     ///
     /// # Errors
     /// [`Error::Lexical`] when the document store cannot be read.
-    pub fn records(&self, ords: &[Ordinal]) -> Result<Vec<StoredRecord>> {
+    pub fn records(&self, ords: &[Ordinal]) -> Result<Vec<IndexedRecord>> {
         self.read_docs(ords, |doc| from_doc(&self.fields, doc))
     }
 
@@ -243,13 +243,13 @@ impl Snapshot {
     ///
     /// # Errors
     /// [`Error::Lexical`] when the document store cannot be read.
-    pub fn children(&self, parent: &str, allowed: &AllowedSet) -> Result<Vec<StoredRecord>> {
+    pub fn children(&self, parent: &str, allowed: &AllowedSet) -> Result<Vec<IndexedRecord>> {
         let query = TermQuery::new(Term::from_field_text(self.fields.parent, parent), IndexRecordOption::Basic);
         let ords: OrdSet = self.searcher.search(&query, &OrdCollector).map_err(lexical)?;
         let visible: Vec<Ordinal> = ords.iter().filter(|o| allowed.contains(*o)).collect();
         let mut records = self.records(&visible)?;
         records.sort_by(|a, b| {
-            let key = |r: &StoredRecord| r.lines.map_or((u32::MAX, u32::MAX), |l| l);
+            let key = |r: &IndexedRecord| r.lines.map_or((u32::MAX, u32::MAX), |l| l);
             key(a).cmp(&key(b)).then_with(|| a.id.cmp(&b.id))
         });
         Ok(records)
@@ -259,7 +259,7 @@ impl Snapshot {
     ///
     /// # Errors
     /// [`Error::Lexical`] when the document store cannot be read.
-    pub fn record_by_id(&self, id: &str) -> Result<Option<StoredRecord>> {
+    pub fn record_by_id(&self, id: &str) -> Result<Option<IndexedRecord>> {
         let query = TermQuery::new(Term::from_field_text(self.fields.id, id), IndexRecordOption::Basic);
         let top = self.searcher.search(&query, &TopDocs::with_limit(1)).map_err(lexical)?;
         match top.first() {

@@ -47,7 +47,7 @@ pub enum ContentDigest {
     /// A SHA-256: what Braid writes.
     Sha256([u8; 32]),
     /// A 64-bit hash, as Braid wrote before the digest became SHA-256: such records read back
-    /// with no [`crate::StoredRecord::digest`], so the writer rewrites them. Kept for tests of
+    /// with no [`crate::IndexedRecord::digest`], so the writer rewrites them. Kept for tests of
     /// that upgrade path and of the lexical layer alone.
     Legacy(u64),
 }
