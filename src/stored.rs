@@ -36,8 +36,8 @@ impl StoredRecord {
     }
 }
 
-impl From<braid_lexical::StoredRecord> for StoredRecord {
-    fn from(r: braid_lexical::StoredRecord) -> StoredRecord {
+impl From<braid_lexical::IndexedRecord> for StoredRecord {
+    fn from(r: braid_lexical::IndexedRecord) -> StoredRecord {
         StoredRecord {
             id: r.id,
             title: r.title,

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use braid_core::{BoostExplain, Explain, Hit, LegExplain, Result, SynonymMatch};
 use braid_fusion::Fused;
-use braid_lexical::{Snapshot, StoredRecord, SynonymUse};
+use braid_lexical::{IndexedRecord, Snapshot, SynonymUse};
 
 use crate::scoring::{self, Boosted};
 
@@ -47,7 +47,7 @@ pub(super) fn hits(snapshot: &Snapshot, found: &Found<'_>, ids_only: bool, skip:
         .filter_map(|(i, (f, id))| id.map(|id| (bare_hit(i, f, id), String::new())))
         .collect();
     let records = snapshot.records(&ords[skip..])?;
-    let mut by_ord: BTreeMap<u64, StoredRecord> = records.into_iter().map(|r| (r.ord, r)).collect();
+    let mut by_ord: BTreeMap<u64, IndexedRecord> = records.into_iter().map(|r| (r.ord, r)).collect();
     for (i, f) in fused.iter().enumerate().skip(skip) {
         let Some(record) = by_ord.remove(&f.ord) else { continue };
         let hit = Hit {

@@ -1,9 +1,9 @@
-//! BM25 as tantivy scores it, with the length normalisation computed once per field and plan.
+//! BM25 as tantivy scores it, with the length normalisation computed once per field and query.
 //!
 //! tantivy's [`Bm25Weight`](tantivy::query::Bm25Weight) carries a 256-entry table of
 //! `k1 · (1 − b + b · length / average)`, one entry per encoded field length, computed anew
 //! for every term (256 divisions) and copied with it (a kilobyte) each time the weight is
-//! boosted or collected. The table depends only on the field's average length, which a plan
+//! boosted or collected. The table depends only on the field's average length, which a query
 //! shares between all its terms of a field: [`Lengths`] computes it once, and a [`TermWeight`]
 //! is the term's factor alone. The formula, its constants and the order of every float
 //! operation are tantivy's, so each score is bit for bit what `Bm25Weight::score` returns

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use tantivy::{DocId, SegmentOrdinal};
 
-use crate::view::View;
+use crate::visible_counts::VisibleCounts;
 
 /// Tied corrections compared at most (the most frequent among allowed records).
 pub(crate) const MAX_TIED: usize = 8;
@@ -29,7 +29,7 @@ pub(crate) const MAX_POSTINGS: u64 = 200_000;
 /// The correction to keep among `tied` (word, visible document frequency; most frequent first,
 /// then alphabetical, at least one), given the query's other known words `context` with their
 /// visible document frequencies.
-pub(crate) fn choose(view: &View<'_>, tied: &[(String, u64)], context: &[(&str, u64)]) -> usize {
+pub(crate) fn choose(counts: &impl VisibleCounts, tied: &[(String, u64)], context: &[(&str, u64)]) -> usize {
     if tied.len() < 2 || context.is_empty() {
         return 0;
     }
@@ -40,7 +40,7 @@ pub(crate) fn choose(view: &View<'_>, tied: &[(String, u64)], context: &[(&str, 
     // Allowed records holding a context word, by segment.
     let mut near: HashMap<SegmentOrdinal, Vec<DocId>> = HashMap::new();
     for (word, _) in context {
-        view.each_allowed_with_word(word, |segment, doc| near.entry(segment).or_default().push(doc));
+        counts.each_allowed_with_word(word, |segment, doc| near.entry(segment).or_default().push(doc));
     }
     for docs in near.values_mut() {
         docs.sort_unstable();
@@ -48,7 +48,7 @@ pub(crate) fn choose(view: &View<'_>, tied: &[(String, u64)], context: &[(&str, 
     }
     let together = |word: &str| {
         let mut n = 0u64;
-        view.each_allowed_with_word(word, |segment, doc| {
+        counts.each_allowed_with_word(word, |segment, doc| {
             n += u64::from(near.get(&segment).is_some_and(|docs| docs.binary_search(&doc).is_ok()));
         });
         n

@@ -26,7 +26,7 @@
 use rustc_hash::FxHashMap;
 use tantivy::Score;
 
-use crate::plan::{Alternative, Group, Plan};
+use crate::weighted_query::{Alternative, Group, WeightedQuery};
 
 /// How the lexical leg feeds its first top records back into its query.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,31 +90,31 @@ pub(crate) fn relevance_model<T: AsRef<str>>(
     ranked.into_iter().map(|(t, p)| (t.to_owned(), (p / total) as f32)).collect()
 }
 
-/// `plan` with its own groups at `keep` (shared evenly among them, as the query's terms share
+/// `query` with its own groups at `keep` (shared evenly among them, as the query's terms share
 /// its weight) and one group per expansion term at `1 − keep` times its probability, built by
 /// `term_group`. The constraints stay.
 pub(crate) fn expanded(
-    mut plan: Plan,
+    mut query: WeightedQuery,
     model: &[(String, f32)],
     keep: f32,
     term_group: impl Fn(&str, f32) -> Alternative,
-) -> Plan {
+) -> WeightedQuery {
     let keep = keep.clamp(0.0, 1.0);
-    let own = keep / plan.groups.len().max(1) as f32;
-    for alternative in plan.groups.iter_mut().flat_map(|g| g.alternatives.iter_mut()) {
+    let own = keep / query.groups.len().max(1) as f32;
+    for alternative in query.groups.iter_mut().flat_map(|g| g.alternatives.iter_mut()) {
         match alternative {
             Alternative::Terms(terms) | Alternative::All { terms, .. } => terms.iter_mut().for_each(|t| t.boost *= own),
             Alternative::Grams { boost, .. } => *boost *= own,
         }
     }
-    plan.groups.extend(model.iter().map(|(term, p)| Group { alternatives: vec![term_group(term, (1.0 - keep) * p)] }));
-    plan
+    query.groups.extend(model.iter().map(|(term, p)| Group { alternatives: vec![term_group(term, (1.0 - keep) * p)] }));
+    query
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::WeightedTerm;
+    use crate::weighted_query::WeightedTerm;
     use tantivy::schema::{Schema, TEXT};
 
     fn words(s: &str) -> Vec<String> {
@@ -159,9 +159,9 @@ mod tests {
         let text = schema.add_text_field("text", TEXT);
         let group =
             |t: &str, w: f32| Group { alternatives: vec![Alternative::Terms(vec![WeightedTerm::new(text, t, w)])] };
-        let plan = Plan { groups: vec![group("salt", 1.0), group("intake", 1.0)], constraints: None };
+        let query = WeightedQuery { groups: vec![group("salt", 1.0), group("intake", 1.0)], constraints: None };
         let model = vec![("sodium".to_string(), 0.75), ("salt".to_string(), 0.25)];
-        let out = expanded(plan, &model, 0.5, |t, w| Alternative::Terms(vec![WeightedTerm::new(text, t, w)]));
+        let out = expanded(query, &model, 0.5, |t, w| Alternative::Terms(vec![WeightedTerm::new(text, t, w)]));
         let boosts: Vec<(String, f32)> = out
             .groups
             .iter()

@@ -1,7 +1,7 @@
 //! The records a request matches, and the facets counted over them.
 //!
 //! A leg's top k is only the head of what it matches; facets count the whole match set. When a
-//! request asks for facets, the lexical and fuzzy legs record every allowed document their plan
+//! request asks for facets, the lexical and fuzzy legs record every allowed document their weighted query
 //! scores above zero (the same accumulators that rank, so no second pass), the semantic leg's
 //! candidates join, and the counts are read from the keyword fields' postings and the numeric
 //! fields' columns for those documents only. Every document in the set is allowed, so every
@@ -15,9 +15,9 @@ use braid_core::{Facet, Facets, Ordinal, RangeCount, Result, ValueCount};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, DocId, Score, SegmentReader};
 
+use crate::error::lexical;
+use crate::snapshot::Snapshot;
 use crate::visibility::AllowedSegment;
-use crate::writer::lexical;
-use crate::Snapshot;
 
 /// Matched documents as one bitset per segment (by segment ordinal), filled by the legs.
 #[derive(Debug, Default)]

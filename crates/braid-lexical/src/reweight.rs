@@ -1,14 +1,14 @@
-//! Per-request field weights: a plan's title and body terms reweighted before it runs.
+//! Per-request field weights: a weighted query's title and body terms reweighted before it runs.
 //!
 //! Both legs score an analysed term as BM25 over the flat title+body field times the term's
-//! weight `w`, plus BM25 over the title times `w × title_boost` (`legs::scored_term`). A
+//! weight `w`, plus BM25 over the title times `w × title_boost` (`query_builder::scored_term`). A
 //! request's weights replace the two factors: `w × body` and `w × title`. With the schema's
-//! own values (body 1, title `title_boost`) the plan is the one the leg built, term for term.
+//! own values (body 1, title `title_boost`) the query is the one the leg built, term for term.
 
 use tantivy::Term;
 
-use crate::plan::{Alternative, Plan, WeightedTerm};
 use crate::schema::Fields;
+use crate::weighted_query::{Alternative, WeightedQuery, WeightedTerm};
 
 /// Weights of the flat title+body field and of the title field, for one request.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -17,9 +17,9 @@ pub(crate) struct FieldWeights {
     pub body: f32,
 }
 
-/// Rewrites every scored term of `plan` to `weights` (trigram alternatives are left alone).
-pub(crate) fn reweight(plan: &mut Plan, fields: &Fields, weights: FieldWeights) {
-    for alternative in plan.groups.iter_mut().flat_map(|g| g.alternatives.iter_mut()) {
+/// Rewrites every scored term of `query` to `weights` (trigram alternatives are left alone).
+pub(crate) fn reweight(query: &mut WeightedQuery, fields: &Fields, weights: FieldWeights) {
+    for alternative in query.groups.iter_mut().flat_map(|g| g.alternatives.iter_mut()) {
         let Alternative::Terms(terms) = alternative else { continue };
         let mut out = Vec::with_capacity(terms.len() + 1);
         for t in terms.drain(..) {

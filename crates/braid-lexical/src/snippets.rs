@@ -20,6 +20,28 @@ use tantivy::tokenizer::{TextAnalyzer, TokenStream};
 
 use crate::analysis::terms;
 
+/// The snippets of one search (see [`crate::Snapshot::snippets`]).
+pub struct Snippets {
+    maker: Option<SnippetMaker>,
+}
+
+impl Snippets {
+    /// The snippets `maker` makes; none (empty snippets) without one.
+    pub(crate) fn new(maker: Option<SnippetMaker>) -> Self {
+        Snippets { maker }
+    }
+
+    /// The passage of `body` with the most distinct query terms, their byte ranges highlighted
+    /// (function words never, identifiers whole: see [`crate::HIGHLIGHT_STOP_WORDS`]); the
+    /// beginning of `body` when it holds none.
+    pub fn of(&self, body: &str) -> Snippet {
+        match &self.maker {
+            Some(maker) => maker.of(body),
+            None => Snippet::default(),
+        }
+    }
+}
+
 /// Words never marked in snippets (nor counted in choosing the passage): English function
 /// words beyond the analyzer's own stop list (a subset of Snowball's English stop words).
 pub const HIGHLIGHT_STOP_WORDS: &[&str] = &[

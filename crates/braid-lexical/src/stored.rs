@@ -8,9 +8,11 @@ use tantivy::TantivyDocument;
 
 use crate::schema::Fields;
 
-/// A record read back from the index (everything but the ACL, which never leaves the engine).
+/// A record read back from the index with the engine's bookkeeping (ordinal, content hash):
+/// everything but the ACL, which never leaves the engine. The facade's `braid::StoredRecord`
+/// is what a caller reads back: this without the bookkeeping.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StoredRecord {
+pub struct IndexedRecord {
     /// Internal ordinal.
     pub ord: Ordinal,
     /// External id.
@@ -103,7 +105,7 @@ pub(crate) fn digest_words(digest: &[u8; 32]) -> [u64; 4] {
     words
 }
 
-pub(crate) fn from_doc(fields: &Fields, doc: &TantivyDocument) -> StoredRecord {
+pub(crate) fn from_doc(fields: &Fields, doc: &TantivyDocument) -> IndexedRecord {
     let u64s = |field| doc.get_all(field).filter_map(|v| v.as_u64()).collect::<Vec<u64>>();
     let lines = u64s(fields.lines);
     let keywords = fields
@@ -119,7 +121,7 @@ pub(crate) fn from_doc(fields: &Fields, doc: &TantivyDocument) -> StoredRecord {
         .iter()
         .filter_map(|(name, f)| doc.get_first(*f).and_then(|v| v.as_f64()).map(|v| (name.clone(), v)))
         .collect();
-    StoredRecord {
+    IndexedRecord {
         ord: u64s(fields.ord).first().copied().unwrap_or(0),
         id: text(doc, fields.id).unwrap_or_default(),
         title: text(doc, fields.title).unwrap_or_default(),

@@ -17,7 +17,7 @@
 //! Entries are matched on analysed terms (the index's analyzer: lowercased, folded, stemmed,
 //! stop words dropped), so `Refunds` in a query matches the entry `refund`. A multi-word
 //! alternative matches a record that holds all its terms. The set is compiled once per
-//! analyzer ([`Compiled`]); an empty set changes nothing in any plan.
+//! analyzer ([`Compiled`]); an empty set changes nothing in any query.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};

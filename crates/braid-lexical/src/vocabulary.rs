@@ -7,13 +7,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use braid_core::{Error, Result};
+use braid_core::Result;
 use fst::automaton::Str;
 use fst::{Automaton, IntoStreamer, Map, Streamer};
 use tantivy::schema::Field;
 use tantivy::Searcher;
 
 use crate::deletions::Deletions;
+use crate::error::{lexical, LexicalError};
 use crate::typo_walk;
 
 /// Words longer than this are not expanded (no one types them with typos worth fixing).
@@ -21,7 +22,7 @@ const MAX_FUZZY_CHARS: usize = typo_walk::MAX_CHARS;
 
 /// Words at least this frequent are also indexed by their deletion variants
 /// ([`Deletions`]). A known query word is only expanded toward words more frequent than it by
-/// a ratio (8, see `legs.rs`), so toward words in at least 9 records: those lookups never walk
+/// a ratio (8, see `query_builder.rs`), so toward words in at least 9 records: those lookups never walk
 /// the long tail of rare words, which is most of a vocabulary.
 const FREQUENT: u64 = 9;
 
@@ -69,7 +70,7 @@ impl Vocabulary {
     }
 
     fn from_sorted(words: BTreeMap<Vec<u8>, u64>) -> Result<Self> {
-        let error = |e: fst::Error| Error::Lexical(format!("vocabulary: {e}"));
+        let error = |e: fst::Error| lexical(LexicalError::Vocabulary(e));
         let frequent = Deletions::build(
             words.iter().filter(|(_, &df)| df >= FREQUENT).map(|(w, &df)| (w.as_slice(), df)),
             MAX_FUZZY_CHARS,
@@ -170,10 +171,6 @@ impl Vocabulary {
 /// Closest first, then most frequent, then alphabetical.
 fn sort_neighbours(out: &mut [Neighbour]) {
     out.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then_with(|| a.word.cmp(&b.word)));
-}
-
-fn lexical(e: impl std::fmt::Display) -> Error {
-    Error::Lexical(e.to_string())
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use tantivy::{IndexWriter, TantivyDocument, Term};
 
 use crate::analysis::{for_mode, head_terms, tokens, Analyzer, ModeAnalyzers, HEAD_WORDS};
 use crate::cjk::HanMode;
+use crate::error::lexical;
 use crate::schema::Fields;
 use crate::visibility::section_key;
 
@@ -46,7 +47,7 @@ pub enum ContentDigest {
     /// A SHA-256: what Braid writes.
     Sha256([u8; 32]),
     /// A 64-bit hash, as Braid wrote before the digest became SHA-256: such records read back
-    /// with no [`crate::StoredRecord::digest`], so the writer rewrites them. Kept for tests of
+    /// with no [`crate::IndexedRecord::digest`], so the writer rewrites them. Kept for tests of
     /// that upgrade path and of the lexical layer alone.
     Legacy(u64),
 }
@@ -248,10 +249,6 @@ impl LexicalWriter {
 
 fn add_tokenized(doc: &mut TantivyDocument, field: Field, analyzer: &TextAnalyzer, text: &str) {
     doc.add_pre_tokenized_text(field, PreTokenizedString { text: text.to_string(), tokens: tokens(analyzer, text) });
-}
-
-pub(crate) fn lexical(e: impl std::fmt::Display) -> Error {
-    Error::Lexical(e.to_string())
 }
 
 /// How long opening tantivy's writer waits for a busy lock before calling it busy. The lock is

@@ -1,20 +1,14 @@
-//! Scoring plans: what the lexical and fuzzy legs score, evaluated term at a time over the
-//! records the caller may see, with statistics taken from those records only.
-//!
-//! A [`Plan`] is a sum of [`Group`]s; a group scores a document by the best of its
-//! [`Alternative`]s (a query word, its typo expansions, its completions, its trigrams); an
-//! alternative is a sum of weighted BM25 terms. The lexical leg is a plan of one-alternative
-//! groups (each analysed term in the body, and boosted in the title); the fuzzy leg has one
-//! group per query word.
+//! The scorer: a [`WeightedQuery`]'s best `k` allowed records, evaluated term at a time with
+//! statistics taken from the records the caller may see only.
 //!
 //! Evaluation walks each term's postings once, block by block, into dense per-document
 //! accumulators (as Lucene's `BooleanScorer` does for disjunctions), then takes the top k of
-//! the allowed documents. Three properties make a response a function of the visible records
-//! alone (ARCHITECTURE.md, threat model):
+//! the allowed documents ([`TopK`]). Three properties make a response a function of the
+//! visible records alone (ARCHITECTURE.md, threat model):
 //! - **Statistics**: each term's BM25 weight uses [`Statistics`] over the allowed set — its
 //!   document frequency among allowed records, their number and their average field length —
 //!   never the index's.
-//! - **Arithmetic**: a document's score is summed in plan order from its own postings, so it
+//! - **Arithmetic**: a document's score is summed in query order from its own postings, so it
 //!   does not depend on segment layout or on other documents.
 //! - **Ties** are broken by ordinal (lower first), never by internal document address.
 
@@ -29,68 +23,9 @@ use tantivy::{DocId, InvertedIndexReader, Score, Searcher, SegmentReader, Term};
 use crate::bm25::{Lengths, TermWeight};
 use crate::matches::Matches;
 use crate::simple::{Constraints, Verdict, MAX_PHRASE_CHECKS};
+use crate::top_k::TopK;
 use crate::visibility::{AllowedDocs, AllowedSegment};
-
-/// One term and the factor its BM25 is multiplied by.
-#[derive(Debug, Clone)]
-pub(crate) struct WeightedTerm {
-    pub term: Term,
-    pub boost: Score,
-}
-
-impl WeightedTerm {
-    pub fn new(field: Field, text: &str, boost: Score) -> Self {
-        WeightedTerm { term: Term::from_field_text(field, text), boost }
-    }
-}
-
-/// A sum of groups, over the records that meet the constraints (none: every record).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Plan {
-    pub groups: Vec<Group>,
-    /// What a record must and must not hold (the simple query syntax's operators).
-    pub constraints: Option<Constraints>,
-}
-
-/// The best of its alternatives (dis-max without tie breaker).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Group {
-    pub alternatives: Vec<Alternative>,
-}
-
-/// One way a query word can match.
-#[derive(Debug, Clone)]
-pub(crate) enum Alternative {
-    /// The sum of these terms' BM25.
-    Terms(Vec<WeightedTerm>),
-    /// Trigram recall: `boost` × the sum of the grams' BM25, for documents holding at least
-    /// `needed` of them.
-    Grams { grams: Vec<WeightedTerm>, needed: usize, boost: Score },
-    /// A multi-word synonym: the sum of the terms' BM25, for documents holding every one of
-    /// the first `counted` terms (the body terms; the title's follow them, uncounted).
-    All { terms: Vec<WeightedTerm>, counted: usize },
-}
-
-impl Alternative {
-    pub(crate) fn terms(&self) -> &[WeightedTerm] {
-        match self {
-            Alternative::Terms(t) => t,
-            Alternative::Grams { grams, .. } => grams,
-            Alternative::All { terms, .. } => terms,
-        }
-    }
-}
-
-impl Plan {
-    /// Whether the plan scores nothing.
-    pub fn is_empty(&self) -> bool {
-        self.groups.iter().all(|g| g.alternatives.iter().all(|a| a.terms().is_empty()))
-    }
-
-    fn terms(&self) -> impl Iterator<Item = &WeightedTerm> {
-        self.groups.iter().flat_map(|g| g.alternatives.iter()).flat_map(Alternative::terms)
-    }
-}
+use crate::weighted_query::{Alternative, WeightedQuery};
 
 /// BM25's collection statistics over the records a request may see.
 pub(crate) trait Statistics {
@@ -102,7 +37,7 @@ pub(crate) trait Statistics {
     fn total_length(&self, field: Field) -> tantivy::Result<u64>;
 }
 
-/// Each term of a plan weighed under the caller's statistics, in plan order, with the length
+/// Each term of a query weighed under the caller's statistics, in query order, with the length
 /// tables of the fields they are in (one a field, not one a term).
 pub(crate) struct Weights {
     lengths: Vec<(Field, Lengths)>,
@@ -118,12 +53,12 @@ struct Weight {
 }
 
 impl Weights {
-    /// The weights of `plan`'s terms under `stats`, as tantivy's BM25 computes them.
-    fn of(stats: &dyn Statistics, plan: &Plan) -> tantivy::Result<Self> {
+    /// The weights of `query`'s terms under `stats`, as tantivy's BM25 computes them.
+    fn of(stats: &dyn Statistics, query: &WeightedQuery) -> tantivy::Result<Self> {
         let docs = stats.num_docs();
         let mut lengths: Vec<(Field, Lengths)> = Vec::new();
         let mut terms = Vec::new();
-        for t in plan.terms() {
+        for t in query.terms() {
             let doc_freq = stats.doc_freq(&t.term)?;
             if doc_freq == 0 {
                 terms.push(None);
@@ -143,27 +78,27 @@ impl Weights {
         Ok(Weights { lengths, terms })
     }
 
-    /// The weight of the plan's `i`-th term, with its field's length table.
+    /// The weight of the query's `i`-th term, with its field's length table.
     fn get(&self, i: usize) -> Option<(TermWeight, &Lengths)> {
         self.terms[i].map(|w| (w.factor, &self.lengths[w.lengths].1))
     }
 }
 
-/// The `k` best `(ordinal, score)` of `plan` over the allowed documents, best first, ties by
+/// The `k` best `(ordinal, score)` of `query` over the allowed documents, best first, ties by
 /// ordinal.
 pub(crate) fn top_k(
     searcher: &Searcher,
     ord_columns: &[Column<u64>],
-    plan: &Plan,
+    query: &WeightedQuery,
     stats: &dyn Statistics,
     allowed: &AllowedDocs,
     k: usize,
     matches: Option<&Matches>,
 ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
-    // Weights first, in plan order: one per term.
-    let weights = Weights::of(stats, plan)?;
-    if let Some(constraints) = &plan.constraints {
-        return constrained_top_k(searcher, ord_columns, plan, &weights, constraints, allowed, k);
+    // Weights first, in query order: one per term.
+    let weights = Weights::of(stats, query)?;
+    if let Some(constraints) = &query.constraints {
+        return constrained_top_k(searcher, ord_columns, query, &weights, constraints, allowed, k);
     }
     let mut top = TopK::new(k);
     for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
@@ -172,7 +107,7 @@ pub(crate) fn top_k(
             continue;
         }
         let Some(ords) = ord_columns.get(segment_ord) else { continue };
-        let scores = score_segment(segment, plan, &weights)?;
+        let scores = score_segment(segment, query, &weights)?;
         if let Some(matches) = matches {
             matches.add_scored(segment_ord, segment, &scores, allowed_docs);
         }
@@ -187,7 +122,7 @@ pub(crate) fn top_k(
 fn constrained_top_k(
     searcher: &Searcher,
     ord_columns: &[Column<u64>],
-    plan: &Plan,
+    query: &WeightedQuery,
     weights: &Weights,
     constraints: &Constraints,
     allowed: &AllowedDocs,
@@ -201,7 +136,7 @@ fn constrained_top_k(
         let allowed_docs = allowed.of_segment(segment);
         if let Some(ords) = ord_columns.get(segment_ord) {
             if !allowed_docs.is_some_and(|a| a.docs.is_empty()) {
-                let scores = score_segment(segment, plan, weights)?;
+                let scores = score_segment(segment, query, weights)?;
                 let alive = segment.alive_bitset();
                 let mut consider = |doc: DocId| {
                     let Some(&score) = scores.get(doc as usize) else { return };
@@ -246,14 +181,14 @@ fn constrained_top_k(
     Ok(out)
 }
 
-/// Dense per-document scores of `plan` on one segment.
-fn score_segment(segment: &SegmentReader, plan: &Plan, weights: &Weights) -> tantivy::Result<Vec<Score>> {
+/// Dense per-document scores of `query` on one segment.
+fn score_segment(segment: &SegmentReader, query: &WeightedQuery, weights: &Weights) -> tantivy::Result<Vec<Score>> {
     let max_doc = segment.max_doc() as usize;
     let mut total = vec![0.0 as Score; max_doc];
     let mut scratch = Scratch::default();
     let mut postings = Postings::new(segment);
     let mut w = 0;
-    for group in &plan.groups {
+    for group in &query.groups {
         let first = w;
         w += group.alternatives.iter().map(|a| a.terms().len()).sum::<usize>();
         match group.alternatives.as_slice() {
@@ -301,7 +236,7 @@ impl Scratch {
         self.group_docs.clear();
     }
 
-    /// Scores `alternative`, whose first term is the plan's `first`-th, into the group's best.
+    /// Scores `alternative`, whose first term is the query's `first`-th, into the group's best.
     fn alternative(
         &mut self,
         postings: &mut Postings<'_>,
@@ -361,7 +296,7 @@ impl Scratch {
 }
 
 /// A segment's postings, read term by term, with each field's inverted index and length
-/// reader opened once (a plan asks for dozens of terms in two or three fields).
+/// reader opened once (a query asks for dozens of terms in two or three fields).
 struct Postings<'s> {
     segment: &'s SegmentReader,
     fields: Vec<(Field, Arc<InvertedIndexReader>, FieldNormReader)>,
@@ -438,190 +373,6 @@ fn offer_segment(
                         offer(top, doc, score);
                     }
                 }
-            }
-        }
-    }
-}
-
-/// A candidate, ordered best first: higher score, then (on equal scores) lower ordinal.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Candidate(Score, Ordinal);
-
-impl Eq for Candidate {}
-
-impl PartialOrd for Candidate {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl std::cmp::Ord for Candidate {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        other.0.total_cmp(&self.0).then(self.1.cmp(&other.1))
-    }
-}
-
-/// The `k` best candidates by score, then lower ordinal.
-///
-/// Admitted candidates are appended unordered and cut back to the best `k` (a selection, not
-/// a sort) whenever `2k` have gathered, which then raises the floor: a scan that admits a few
-/// hundred of its documents pays a few linear selections instead of a heap's sift for each.
-pub(crate) struct TopK {
-    k: usize,
-    /// The candidates still in the running, best `k` among them, in no order.
-    kept: Vec<Candidate>,
-    /// The least score that can still be kept: the `k`-th best one's as of the last cut (an
-    /// equal score may win on its ordinal), 0 before (infinite when `k` is 0). Every candidate
-    /// of the final top `k` reaches it, so the scan of every document's score asks it alone.
-    floor: Score,
-}
-
-impl TopK {
-    pub fn new(k: usize) -> Self {
-        // Nothing is kept when `k` is 0.
-        let floor = if k == 0 { Score::INFINITY } else { 0.0 };
-        TopK { k, kept: Vec::with_capacity(2 * k.min(4096)), floor }
-    }
-
-    /// Whether a match scoring `score` might be kept (an equal score may still win on its
-    /// ordinal; only positive scores are kept).
-    #[inline]
-    pub fn admits(&self, score: Score) -> bool {
-        score > 0.0 && score >= self.floor
-    }
-
-    /// Bit `i` set where `scores[i]` is admitted now (at most 64 scores): [`TopK::admits`]
-    /// for a block, in one pass that compiles to vector compares.
-    pub fn admitted(&self, scores: &[Score]) -> u64 {
-        debug_assert!(scores.len() <= 64);
-        // `score > 0 && score >= floor` as one comparison: a positive floor implies the first;
-        // a zero one asks for the least positive float (scores are never NaN, and NaN fails
-        // both forms anyway).
-        let least = if self.floor > 0.0 { self.floor } else { Score::from_bits(1) };
-        let mut mask = 0u64;
-        for (i, lanes) in scores.chunks(8).enumerate() {
-            let mut bits = 0u64;
-            for (j, &score) in lanes.iter().enumerate() {
-                bits |= u64::from(score >= least) << j;
-            }
-            mask |= bits << (8 * i);
-        }
-        mask
-    }
-
-    pub fn offer(&mut self, score: Score, ord: Ordinal) {
-        if !self.admits(score) {
-            return;
-        }
-        self.kept.push(Candidate(score, ord));
-        if self.kept.len() >= self.k.saturating_mul(2) {
-            self.cut();
-        }
-    }
-
-    /// Keeps the best `k` and raises the floor to the `k`-th best score.
-    fn cut(&mut self) {
-        if self.k == 0 || self.kept.len() < self.k {
-            return;
-        }
-        // Candidates order best first; the `k`-th best lands at `k - 1`, the better before it.
-        let (_, kth, _) = self.kept.select_nth_unstable(self.k - 1);
-        self.floor = kth.0;
-        self.kept.truncate(self.k);
-    }
-
-    /// Best first.
-    pub fn into_sorted(mut self) -> Vec<(Ordinal, Score)> {
-        if self.kept.len() > self.k {
-            self.cut();
-        }
-        self.kept.sort_unstable();
-        self.kept.into_iter().map(|Candidate(s, o)| (o, s)).collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The floor never refuses a candidate that belongs in the top `k` of what was offered
-    /// so far, and once `2k` were admitted it is the `k`-th best score.
-    #[test]
-    fn admits_every_candidate_of_the_top_k() {
-        let scores = [3.0, 1.0, 0.0, 2.5, 1.0, 4.0, 0.5, 2.5, 1.5, 0.25, 2.5, 5.0, 0.75];
-        for k in 0..=scores.len() {
-            let mut top = TopK::new(k);
-            for (ord, &score) in scores.iter().enumerate() {
-                top.offer(score, ord as Ordinal);
-                let mut so_far: Vec<Score> = scores[..=ord].iter().copied().filter(|&s| s > 0.0).collect();
-                so_far.sort_by(|a, b| b.total_cmp(a));
-                let kth = if k == 0 { Score::INFINITY } else { so_far.get(k - 1).copied().unwrap_or(0.0) };
-                for probe in [0.0, 0.1, 0.25, 0.5, 1.0, 1.5, 2.5, 3.0, 4.0, 5.0, 6.0] {
-                    if probe > 0.0 && probe >= kth {
-                        assert!(top.admits(probe), "k {k}, after {ord}, probe {probe}");
-                    }
-                    assert!(!top.admits(probe) || probe > 0.0);
-                    assert_eq!(top.admitted(&[probe]) == 1, top.admits(probe));
-                }
-                assert!(
-                    top.floor <= kth || k == 0,
-                    "k {k}, after {ord}: floor {} above the k-th best {kth}",
-                    top.floor
-                );
-            }
-        }
-        // Ten offers, k = 2: the cuts leave the floor at the second best.
-        let mut top = TopK::new(2);
-        for (ord, score) in [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0].into_iter().enumerate() {
-            top.offer(score, ord as Ordinal);
-        }
-        assert_eq!(top.floor, 7.0);
-        assert_eq!(top.into_sorted(), vec![(7, 8.0), (6, 7.0)]);
-        // Any k, however large, keeps what it is offered.
-        let mut top = TopK::new(usize::MAX);
-        top.offer(1.0, 1);
-        top.offer(2.0, 0);
-        assert_eq!(top.into_sorted(), vec![(0, 2.0), (1, 1.0)]);
-    }
-
-    /// A block's bits are [`TopK::admits`] of each score, for blocks of any length up to 64,
-    /// before and after the top k fills.
-    #[test]
-    fn admitted_bits_are_admits_per_score() {
-        let block: Vec<Score> = (0..64u32)
-            .map(|i| [0.0, 1.5, -1.0, 0.25, 3.0, 1e-40, 2.0][i as usize % 7] * (1.0 + i as Score / 64.0))
-            .collect();
-        for k in [0, 1, 3, 100] {
-            let mut top = TopK::new(k);
-            for round in 0..3 {
-                for len in [0, 1, 7, 8, 9, 31, 64] {
-                    let bits = top.admitted(&block[..len]);
-                    for (i, &score) in block[..len].iter().enumerate() {
-                        assert_eq!(bits >> i & 1 == 1, top.admits(score), "k {k}, round {round}, score {score}");
-                    }
-                    assert_eq!(bits >> len.min(63), u64::from(len == 64 && top.admits(block[63])));
-                }
-                top.offer(1.0 + round as Score, round);
-            }
-        }
-    }
-
-    #[test]
-    fn top_k_breaks_ties_by_ordinal_whatever_the_offer_order() {
-        let offers = [(1.0, 9), (2.0, 5), (1.0, 3), (1.0, 7), (0.5, 1), (2.0, 4), (0.0, 0)];
-        let mut expected: Vec<(Ordinal, Score)> = offers.iter().filter(|o| o.0 > 0.0).map(|&(s, o)| (o, s)).collect();
-        expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for rotation in 0..offers.len() {
-            let mut shuffled = offers.to_vec();
-            shuffled.rotate_left(rotation);
-            shuffled.swap(0, rotation % 3);
-            for k in 0..=offers.len() {
-                let mut top = TopK::new(k);
-                for &(s, o) in &shuffled {
-                    top.offer(s, o);
-                }
-                let want: Vec<_> = expected.iter().take(k).copied().collect();
-                assert_eq!(top.into_sorted(), want, "k {k}, rotation {rotation}");
             }
         }
     }

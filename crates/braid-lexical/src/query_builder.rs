@@ -1,22 +1,24 @@
-//! The lexical and fuzzy legs: how query text becomes a scoring plan.
+//! How query text becomes what the lexical and fuzzy legs score: the query builders.
 //!
 //! Query text is never parsed as query syntax (unless the caller opts in): it is analysed
-//! like the documents and turned into weighted terms ([`crate::plan`]), so quotes, colons, brackets and
-//! `AND`/`OR`/`-` are ordinary characters.
+//! like the documents and turned into weighted terms ([`crate::scorer`]), so quotes, colons, brackets and
+//! `AND`/`OR`/`-` are ordinary characters. The legs themselves (running a built query over the
+//! allowed records) are the view's ([`crate::View::lexical`], [`crate::View::fuzzy`]).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use tantivy::query::Query;
+use tantivy::query::{Query, QueryParser};
 use tantivy::tokenizer::TextAnalyzer;
+use tantivy::Searcher;
 
 use crate::analysis::{terms, word_trigrams, Analyzer};
 use crate::clitics::without_clitics;
 use crate::phonetic::Phonetic;
-use crate::plan::{Alternative, Group, Plan, WeightedTerm};
 use crate::schema::{Fields, SchemaConfig};
 use crate::synonyms::{Compiled, Span, SynonymUse};
-use crate::view::View;
+use crate::visible_counts::VisibleCounts;
+use crate::weighted_query::{Alternative, Group, WeightedQuery, WeightedTerm};
 
 /// At most this many query terms are used; the rest of a very long query is ignored.
 pub const MAX_QUERY_TERMS: usize = 64;
@@ -50,10 +52,10 @@ pub fn max_edits(word: &str) -> usize {
     }
 }
 
-/// How a leg scores: a plan Braid evaluates over the allowed records, or (for the opt-in
+/// How a leg scores: a weighted query Braid evaluates over the allowed records, or (for the opt-in
 /// query syntax) a tantivy query.
 pub(crate) enum Scoring {
-    Plan(Plan),
+    Weighted(WeightedQuery),
     Tantivy(Box<dyn Query>),
 }
 
@@ -126,7 +128,7 @@ pub(crate) fn scored_term(fields: &Fields, config: &SchemaConfig, term: &str, we
 ///
 /// A span of terms a synonym entry matches becomes one group: the best of the span's own
 /// terms (summed, as without synonyms; absent for a one-way entry) and each synonym. Without
-/// a match the plan is the one built without synonyms.
+/// a match the query is the one built without synonyms.
 pub(crate) fn lexical_query(
     fields: &Fields,
     config: &SchemaConfig,
@@ -169,7 +171,7 @@ pub(crate) fn lexical_query(
             }
         }
     }
-    BuiltQuery { scoring: Scoring::Plan(Plan { groups, constraints: None }), highlight, synonyms: uses }
+    BuiltQuery { scoring: Scoring::Weighted(WeightedQuery { groups, constraints: None }), highlight, synonyms: uses }
 }
 
 /// The fuzzy leg: for each query word, the best of its exact match, its fuzzy expansions
@@ -178,12 +180,12 @@ pub(crate) fn lexical_query(
 /// matches weigh most, so they outrank fuzzy ones. Chinese words typed in pinyin or with
 /// homophone typos are read through `phonetic` and join the query as words of their own.
 /// Every decision — which word is unknown, which expansions and completions are kept — is
-/// taken on counts over the allowed records (`view`).
+/// taken on counts over the allowed records (`counts`).
 pub(crate) fn fuzzy_query(
     fields: &Fields,
     config: &SchemaConfig,
     (analyzer, words_analyzer): (&TextAnalyzer, &TextAnalyzer),
-    view: &View<'_>,
+    counts: &impl VisibleCounts,
     phonetic: &Phonetic,
     text: &str,
     synonyms: &Compiled,
@@ -210,8 +212,8 @@ pub(crate) fn fuzzy_query(
             let mut own = terms(analyzer, w);
             let mut weight = 1.0;
             let edits = max_edits(w);
-            if edits > 0 && !own.is_empty() && view.word_df(w) == 0 && own.iter().all(|t| view.text_df(t) == 0) {
-                let near = view.expansions(w, edits, 0, 2);
+            if edits > 0 && !own.is_empty() && counts.word_df(w) == 0 && own.iter().all(|t| counts.text_df(t) == 0) {
+                let near = counts.expansions(w, edits, 0, 2);
                 if let Some(first) = near.first() {
                     own = terms(analyzer, &first.word);
                     let sure = near.get(1).is_none_or(|second| second.distance > first.distance);
@@ -260,7 +262,7 @@ pub(crate) fn fuzzy_query(
         }
         alternatives.iter().map(|(t, &w)| scored_term(fields, config, t, w)).collect::<Vec<_>>()
     };
-    let df = |w: &str| view.word_df(w);
+    let df = |w: &str| counts.word_df(w);
     let (pinyin_words, mut readings) = phonetic.latin(&words, &df);
     readings.extend(phonetic.homophones(text, &df));
     readings.truncate(MAX_QUERY_TERMS);
@@ -281,15 +283,15 @@ pub(crate) fn fuzzy_query(
         if stop_word && !(is_last && typing_last) {
             continue;
         }
-        let df = view.word_df(word);
+        let df = counts.word_df(word);
         let edits = max_edits(word);
         if edits > 0 {
-            for n in view.expansions(word, edits, df.saturating_mul(EXPAND_KNOWN_RATIO), MAX_EXPANSIONS) {
+            for n in counts.expansions(word, edits, df.saturating_mul(EXPAND_KNOWN_RATIO), MAX_EXPANSIONS) {
                 add(&mut alternatives, &n.word, if n.distance <= 1 { ONE_EDIT_WEIGHT } else { TWO_EDIT_WEIGHT });
             }
         }
         if is_last && typing_last && word.chars().count() >= 2 {
-            for (completion, _) in view.completions(word, MAX_COMPLETIONS) {
+            for (completion, _) in counts.completions(word, MAX_COMPLETIONS) {
                 add(&mut alternatives, &completion, PREFIX_WEIGHT);
             }
         }
@@ -323,7 +325,28 @@ pub(crate) fn fuzzy_query(
         let h = highlight.entry(t).or_insert(0.0f32);
         *h = h.max(w);
     }
-    BuiltQuery { scoring: Scoring::Plan(Plan { groups, constraints: None }), highlight, synonyms: uses }
+    BuiltQuery { scoring: Scoring::Weighted(WeightedQuery { groups, constraints: None }), highlight, synonyms: uses }
+}
+
+/// The opt-in query syntax: `text` parsed by tantivy's query parser over title and body (the
+/// title boosted), leniently (what it cannot parse it drops); the analysed words of `text`
+/// are highlighted.
+pub(crate) fn parsed_query(
+    searcher: &Searcher,
+    fields: &Fields,
+    config: &SchemaConfig,
+    analyzer: &TextAnalyzer,
+    text: &str,
+) -> BuiltQuery {
+    let mut parser = QueryParser::new(
+        searcher.schema().clone(),
+        vec![fields.text, fields.title],
+        searcher.index().tokenizers().clone(),
+    );
+    parser.set_field_boost(fields.title, config.title_boost);
+    let (query, _errors) = parser.parse_query_lenient(text);
+    let highlight = terms(analyzer, text).into_iter().take(MAX_QUERY_TERMS).map(|t| (t, 1.0)).collect();
+    BuiltQuery { scoring: Scoring::Tantivy(query), highlight, synonyms: Vec::new() }
 }
 
 #[cfg(test)]

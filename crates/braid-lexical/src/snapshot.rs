@@ -1,0 +1,404 @@
+//! A snapshot: one commit of the lexical index, immutable, shared by the requests that search
+//! it. It answers what a commit holds — the records a visibility rule admits (cached per
+//! rule), stored records by ordinal or id, chunks, ids — and makes the request [`View`]s
+//! (`crate::view`) that run the legs.
+//!
+//! [`View`]: crate::View
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use braid_core::{AllowedSet, Error, OrdSet, Ordinal, Result, Visibility};
+use tantivy::collector::TopDocs;
+use tantivy::columnar::Column;
+use tantivy::query::TermQuery;
+use tantivy::schema::IndexRecordOption;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{DocAddress, DocSet, Searcher, TantivyDocument, Term, TERMINATED};
+
+use crate::allowed_cache::{AllowedCache, ALLOWED_CACHE_BYTES};
+use crate::analysis::{self, for_mode, words_analyzer, ModeAnalyzers, HEAD_WORDS};
+use crate::cjk::HanMode;
+use crate::error::lexical;
+use crate::ids::SegmentIds;
+use crate::phonetic::Phonetic;
+use crate::schema::{Fields, SchemaConfig};
+use crate::snippets::{SnippetMaker, Snippets};
+use crate::stored::{feedback_read, from_doc, FeedbackRead, Head, IndexedRecord};
+use crate::synonyms::{SynonymUse, SynonymsHandle};
+use crate::visibility::{visibility_query, AllowedCollector, AllowedDocs, OrdCollector};
+use crate::vocabulary::Vocabulary;
+
+/// One commit of the index, immutable (see the module docs).
+pub struct Snapshot {
+    pub(crate) searcher: Searcher,
+    pub(crate) fields: Fields,
+    pub(crate) config: SchemaConfig,
+    pub(crate) analyzer: TextAnalyzer,
+    /// The analysed words snippets never mark ([`crate::snippets::stop_terms`]).
+    highlight_stop: HashSet<String>,
+    words: TextAnalyzer,
+    /// Analyzers for queries in a CJK language: Han cut as records in that language are.
+    by_mode: [ModeAnalyzers; 2],
+    pub(crate) vocabulary: Vocabulary,
+    /// The vocabulary's Chinese words by pinyin (empty without Chinese).
+    pub(crate) phonetic: Phonetic,
+    /// Each segment's `ord` column, by segment ordinal.
+    pub(crate) ord_columns: Vec<Column<u64>>,
+    /// Each segment's `id` column, where it has one (indexes written before it existed keep
+    /// ids in the document store only).
+    id_columns: Vec<Option<SegmentIds>>,
+    /// Allowed sets already computed on this snapshot, by visibility rule. A snapshot never
+    /// changes, so neither does the set a rule admits on it.
+    allowed_cache: Mutex<AllowedCache>,
+    /// The index's synonym set (read once per request by [`Snapshot::view`]).
+    pub(crate) synonyms: SynonymsHandle,
+}
+
+impl Snapshot {
+    pub(crate) fn new(
+        searcher: Searcher,
+        fields: Fields,
+        config: SchemaConfig,
+        synonyms: SynonymsHandle,
+    ) -> Result<Self> {
+        let vocabulary = Vocabulary::build(&searcher, fields.words)?;
+        let phonetic = Phonetic::build(&vocabulary);
+        let analyzer = config.analyzer.build();
+        let highlight_stop = crate::snippets::stop_terms(&analyzer);
+        let by_mode = ModeAnalyzers::both(config.analyzer);
+        let ord_columns =
+            searcher.segment_readers().iter().map(|s| s.fast_fields().u64("ord")).collect::<tantivy::Result<_>>();
+        let mut id_columns = Vec::with_capacity(searcher.segment_readers().len());
+        for segment in searcher.segment_readers() {
+            let column = segment.fast_fields().str("id").map_err(lexical)?;
+            id_columns.push(column.map(|c| SegmentIds::read(&c)).transpose().map_err(lexical)?);
+        }
+        Ok(Snapshot {
+            ord_columns: ord_columns.map_err(lexical)?,
+            id_columns,
+            searcher,
+            fields,
+            config,
+            analyzer,
+            highlight_stop,
+            words: words_analyzer(),
+            by_mode,
+            vocabulary,
+            phonetic,
+            allowed_cache: Mutex::new(AllowedCache::default()),
+            synonyms,
+        })
+    }
+
+    /// The number of live records.
+    pub fn num_records(&self) -> u64 {
+        self.searcher.num_docs()
+    }
+
+    /// The records `visibility` admits: the allowed set every leg is confined to.
+    ///
+    /// # Errors
+    /// [`Error::UnknownField`] when the filter names a field the schema lacks.
+    pub fn allowed_set(&self, visibility: Visibility) -> Result<AllowedSet> {
+        let docs = self.allowed_docs(&visibility)?;
+        Ok(AllowedSet::new(visibility, docs.ords.clone()))
+    }
+
+    /// What `visibility` admits on this snapshot, as ordinals and as document ids per segment;
+    /// computed once per rule (the key names the principal's tokens, the policy and the filter).
+    pub(crate) fn allowed_docs(&self, visibility: &Visibility) -> Result<Arc<AllowedDocs>> {
+        let key = format!("{:?}|{:?}|{:?}", visibility.acl_terms(), visibility.tenant_terms(), visibility.filter());
+        let cached = self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key);
+        if let Some(docs) = cached {
+            return Ok(docs);
+        }
+        let query = visibility_query(&self.fields, visibility)?;
+        let mut docs = self.searcher.search(&*query, &AllowedCollector).map_err(lexical)?;
+        docs.everything = docs.ords.len() as u64 == self.searcher.num_docs();
+        let docs = Arc::new(docs);
+        self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, docs.clone(), ALLOWED_CACHE_BYTES);
+        Ok(docs)
+    }
+
+    /// The highest ordinal in use, if any record exists.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] on a damaged index.
+    pub fn max_ord(&self) -> Result<Option<Ordinal>> {
+        let mut max = None;
+        for segment in self.searcher.segment_readers() {
+            let column = segment.fast_fields().u64("ord").map_err(lexical)?;
+            if segment.num_docs() > 0 {
+                max = max.max(Some(column.max_value()));
+            }
+        }
+        Ok(max)
+    }
+
+    /// The text and words analyzers for a query: those of its language when it is CJK (so
+    /// it is cut as records in that language are), else the index's.
+    pub(crate) fn analyzers(&self, text: &str) -> (&TextAnalyzer, &TextAnalyzer) {
+        match HanMode::of(braid_core::Language::detect(text)) {
+            Some(mode) => {
+                let a = for_mode(&self.by_mode, mode);
+                (&a.text, &a.words)
+            }
+            None => (&self.analyzer, &self.words),
+        }
+    }
+
+    /// The live document holding `ord`, read straight from the `ord` field's postings.
+    pub(crate) fn address_of_ord(&self, ord: Ordinal) -> Result<Option<DocAddress>> {
+        let term = Term::from_field_u64(self.fields.ord, ord);
+        for (segment_ord, segment) in self.searcher.segment_readers().iter().enumerate() {
+            let inverted = segment.inverted_index(self.fields.ord).map_err(lexical)?;
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(lexical)? else {
+                continue;
+            };
+            let alive = segment.alive_bitset();
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    return Ok(Some(DocAddress::new(segment_ord as u32, doc)));
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(None)
+    }
+
+    /// Reads back stored records by ordinal, in the given order; missing ordinals are skipped.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read.
+    pub fn records(&self, ords: &[Ordinal]) -> Result<Vec<IndexedRecord>> {
+        self.read_docs(ords, |doc| from_doc(&self.fields, doc))
+    }
+
+    /// `read` of each live record's stored document, by ordinal, in the given order; missing
+    /// ordinals are skipped.
+    fn read_docs<T>(&self, ords: &[Ordinal], read: impl Fn(&TantivyDocument) -> T) -> Result<Vec<T>> {
+        let mut out = Vec::with_capacity(ords.len());
+        for &ord in ords {
+            if let Some(address) = self.address_of_ord(ord)? {
+                let doc: TantivyDocument = self.searcher.doc(address).map_err(lexical)?;
+                out.push(read(&doc));
+            }
+        }
+        Ok(out)
+    }
+
+    /// What lexical feedback reads of records by ordinal ([`FeedbackRead`]), in the given
+    /// order; missing ordinals are skipped. Their stored heads are read when `words` is the
+    /// number they hold ([`HEAD_WORDS`]), their text otherwise.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read.
+    pub(crate) fn feedback_reads(&self, ords: &[Ordinal], words: usize) -> Result<Vec<FeedbackRead>> {
+        self.read_docs(ords, |doc| feedback_read(&self.fields, doc, words == HEAD_WORDS))
+    }
+
+    /// The analysed terms of a feedback read's first `words` words: the stored ones, or its
+    /// text analysed as the writer analyses heads ([`analysis::head_terms`]).
+    pub(crate) fn head_terms<'r>(&self, read: &'r FeedbackRead, words: usize) -> Vec<Cow<'r, str>> {
+        match &read.head {
+            Head::Terms(terms) => terms.split(' ').filter(|t| !t.is_empty()).map(Cow::Borrowed).collect(),
+            Head::Text(text) => {
+                analysis::head_terms(&self.analyzer, &self.by_mode, text, words).into_iter().map(Cow::Owned).collect()
+            }
+        }
+    }
+
+    /// The external ids of records by ordinal, in the given order (`None` for an ordinal no
+    /// live record holds), read from the id column without touching the document store.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the index cannot be read.
+    pub fn ids_of(&self, ords: &[Ordinal]) -> Result<Vec<Option<String>>> {
+        let mut out = Vec::with_capacity(ords.len());
+        for &ord in ords {
+            let Some(address) = self.address_of_ord(ord)? else {
+                out.push(None);
+                continue;
+            };
+            let id = match self.id_columns.get(address.segment_ord as usize).and_then(Option::as_ref) {
+                Some(ids) => ids
+                    .get(address.doc_id)
+                    .ok_or_else(|| Error::Lexical(format!("record without id at {address:?}")))?
+                    .to_string(),
+                None => {
+                    let doc: TantivyDocument = self.searcher.doc(address).map_err(lexical)?;
+                    from_doc(&self.fields, &doc).id
+                }
+            };
+            out.push(Some(id));
+        }
+        Ok(out)
+    }
+
+    /// The chunks of `parent` that the allowed set admits, in line order (chunks without a
+    /// line range last, by id).
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read.
+    pub fn children(&self, parent: &str, allowed: &AllowedSet) -> Result<Vec<IndexedRecord>> {
+        let query = TermQuery::new(Term::from_field_text(self.fields.parent, parent), IndexRecordOption::Basic);
+        let ords: OrdSet = self.searcher.search(&query, &OrdCollector).map_err(lexical)?;
+        let visible: Vec<Ordinal> = ords.iter().filter(|o| allowed.contains(*o)).collect();
+        let mut records = self.records(&visible)?;
+        records.sort_by(|a, b| {
+            let key = |r: &IndexedRecord| r.lines.map_or((u32::MAX, u32::MAX), |l| l);
+            key(a).cmp(&key(b)).then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(records)
+    }
+
+    /// The live record with external id `id`, if any (for upserts and `read`).
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read.
+    pub fn record_by_id(&self, id: &str) -> Result<Option<IndexedRecord>> {
+        let query = TermQuery::new(Term::from_field_text(self.fields.id, id), IndexRecordOption::Basic);
+        let top = self.searcher.search(&query, &TopDocs::with_limit(1)).map_err(lexical)?;
+        match top.first() {
+            Some((_, address)) => {
+                let doc: TantivyDocument = self.searcher.doc(*address).map_err(lexical)?;
+                Ok(Some(from_doc(&self.fields, &doc)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Every live record's ordinal, read from the `ord` column: no stored document is read.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] for a live document without an ordinal (a damaged index).
+    pub fn ords(&self) -> Result<Vec<Ordinal>> {
+        let mut out = Vec::with_capacity(self.searcher.num_docs() as usize);
+        for (segment, ords) in self.searcher.segment_readers().iter().zip(&self.ord_columns) {
+            for doc_id in segment.doc_ids_alive() {
+                out.push(
+                    ords.first(doc_id).ok_or_else(|| Error::Lexical(format!("document {doc_id} has no ordinal")))?,
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every live record's `(id, ordinal)`, read from the `id` and `ord` columns; only a
+    /// segment written before the id column existed reads its ids from the document store.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the document store cannot be read, or for a live document
+    /// without an id or an ordinal (a damaged index).
+    pub fn ids(&self) -> Result<Vec<(String, Ordinal)>> {
+        let mut out = Vec::with_capacity(self.searcher.num_docs() as usize);
+        let segments = self.searcher.segment_readers().iter().zip(&self.ord_columns).zip(&self.id_columns);
+        for ((segment, ords), ids) in segments {
+            let store = match ids {
+                Some(_) => None,
+                None => Some(segment.get_store_reader(64).map_err(lexical)?),
+            };
+            for doc_id in segment.doc_ids_alive() {
+                let ord =
+                    ords.first(doc_id).ok_or_else(|| Error::Lexical(format!("document {doc_id} has no ordinal")))?;
+                let id = match (ids, &store) {
+                    (Some(ids), _) => ids.get(doc_id).map(str::to_string),
+                    (None, Some(store)) => {
+                        let doc: TantivyDocument = store.get(doc_id).map_err(lexical)?;
+                        Some(from_doc(&self.fields, &doc).id)
+                    }
+                    (None, None) => None,
+                };
+                out.push((id.ok_or_else(|| Error::Lexical(format!("document {doc_id} has no id")))?, ord));
+            }
+        }
+        Ok(out)
+    }
+
+    /// For each ordinal, the synonyms among `uses` whose every term its record holds (title or
+    /// body): what explain reports. Ordinals no live record holds get none.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the index cannot be read.
+    pub fn synonyms_held(&self, uses: &[SynonymUse], ords: &[Ordinal]) -> Result<Vec<Vec<braid_core::SynonymMatch>>> {
+        let mut out = Vec::with_capacity(ords.len());
+        for &ord in ords {
+            let mut held = Vec::new();
+            if !uses.is_empty() {
+                if let Some(address) = self.address_of_ord(ord)? {
+                    let segment = self.searcher.segment_reader(address.segment_ord);
+                    let inverted = segment.inverted_index(self.fields.text).map_err(lexical)?;
+                    for u in uses {
+                        let mut all = true;
+                        for t in &u.terms {
+                            let term = Term::from_field_text(self.fields.text, t);
+                            let holds =
+                                match inverted.read_postings(&term, IndexRecordOption::Basic).map_err(lexical)? {
+                                    // `seek` wants a target at or after the current document.
+                                    Some(mut postings) => {
+                                        postings.doc() == address.doc_id
+                                            || (postings.doc() < address.doc_id
+                                                && postings.seek(address.doc_id) == address.doc_id)
+                                    }
+                                    None => false,
+                                };
+                            if !holds {
+                                all = false;
+                                break;
+                            }
+                        }
+                        if all {
+                            held.push(u.matched.clone());
+                        }
+                    }
+                }
+            }
+            out.push(held);
+        }
+        Ok(out)
+    }
+
+    /// Makes the snippets of one search: passages of hit bodies around the terms of
+    /// `highlight`, at most `max_chars` long (0 turns them off).
+    pub fn snippets(&self, highlight: &BTreeMap<String, f32>, max_chars: usize) -> Snippets {
+        let maker = (max_chars > 0).then(|| {
+            let finder = self.config.analyzer.build_finding(highlight.keys().map(String::as_str));
+            SnippetMaker::new(finder, &self.highlight_stop, highlight, max_chars)
+        });
+        Snippets::new(maker)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use braid_core::Record;
+
+    use super::*;
+    use crate::index::LexicalIndex;
+
+    /// `ids()` and `ords()` read the columns, and agree with the records written, across
+    /// segments and deletes.
+    #[test]
+    fn ids_and_ords_come_from_the_columns() {
+        let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+        let mut writer = index.writer(crate::DEFAULT_WRITER_HEAP).unwrap();
+        for (ord, id) in [(3, "c"), (1, "a"), (7, "g")] {
+            writer.upsert(ord, &Record::new(id).body("text"), 0).unwrap();
+        }
+        writer.commit().unwrap();
+        writer.upsert(9, &Record::new("i").body("more"), 0).unwrap();
+        writer.delete("a");
+        writer.commit().unwrap();
+        index.reload().unwrap();
+        let snapshot = index.snapshot();
+        let mut ids = snapshot.ids().unwrap();
+        ids.sort();
+        assert_eq!(ids, [("c".to_string(), 3), ("g".to_string(), 7), ("i".to_string(), 9)]);
+        let mut ords = snapshot.ords().unwrap();
+        ords.sort_unstable();
+        assert_eq!(ords, [3, 7, 9]);
+    }
+}

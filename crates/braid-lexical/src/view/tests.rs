@@ -1,0 +1,273 @@
+//! The view's tests: scores, visible counts and feedback against references.
+
+use braid_core::{AccessPolicy, Principal, Record, Visibility};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::Term;
+
+use super::*;
+use crate::feedback::Feedback;
+use crate::index::{LexicalIndex, DEFAULT_WRITER_HEAP};
+use crate::schema::SchemaConfig;
+use crate::visible_counts::VisibleCounts;
+
+/// A deterministic generator (SplitMix64) for records and queries.
+struct Mix(u64);
+impl Mix {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+    fn words(&mut self, vocabulary: &[&str], min: usize, max: usize) -> String {
+        let n = min + self.below(max - min + 1);
+        (0..n).map(|_| vocabulary[self.below(vocabulary.len())]).collect::<Vec<_>>().join(" ")
+    }
+}
+
+const WORDS: [&str; 40] = [
+    "refund",
+    "order",
+    "shipping",
+    "return",
+    "policy",
+    "account",
+    "password",
+    "reset",
+    "invoice",
+    "billing",
+    "cancel",
+    "subscription",
+    "delivery",
+    "tracking",
+    "parcel",
+    "warranty",
+    "repair",
+    "battery",
+    "screen",
+    "charger",
+    "login",
+    "error",
+    "payment",
+    "card",
+    "bank",
+    "transfer",
+    "address",
+    "change",
+    "email",
+    "phone",
+    "the",
+    "a",
+    "of",
+    "and",
+    "not",
+    "451",
+    "http",
+    "kubernetes",
+    "cluster",
+    "node",
+];
+
+/// The scorer's term-at-a-time scores are tantivy's own BM25 under the same (visible)
+/// statistics: over several segments, with deleted records, for a restricted principal
+/// and at any depth.
+#[test]
+fn scorer_scores_like_tantivy_with_visible_statistics() {
+    let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+    let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+    let mut mix = Mix(7);
+    for i in 0..400u64 {
+        let mut record = Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 5)).body(mix.words(&WORDS, 3, 60));
+        if i % 3 == 0 {
+            record = record.acl(["group:staff"]);
+        }
+        writer.upsert(i, &record, i).unwrap();
+        if i == 150 || i == 300 {
+            writer.commit().unwrap();
+        }
+    }
+    writer.commit().unwrap();
+    for i in (0..400).step_by(13) {
+        writer.delete(&format!("r{i}"));
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    let snapshot = index.snapshot();
+    assert!(snapshot.searcher.segment_readers().len() > 1, "the test needs several segments");
+
+    for principal in [Principal::public(), Principal::from_verified_tokens(["group:staff"])] {
+        let allowed = snapshot.allowed_set(Visibility::new(principal, AccessPolicy::Public, None)).unwrap();
+        let view = snapshot.view(&allowed).unwrap();
+        for q in 0..60 {
+            let text = mix.words(&WORDS, 1, 7);
+            for depth in [1, 10, 1000] {
+                let fast = view.lexical(&text, depth, QuerySyntax::Plain).unwrap().candidates;
+                let built =
+                    lexical_query(&snapshot.fields, &snapshot.config, &snapshot.analyzer, &text, &Compiled::default());
+                let Scoring::Weighted(query) = built.scoring else { panic!("a weighted query") };
+                let clauses: Vec<(Occur, Box<dyn Query>)> = query
+                    .groups
+                    .iter()
+                    .flat_map(|g| g.alternatives.iter())
+                    .flat_map(|a| match a {
+                        crate::weighted_query::Alternative::Terms(t) => t.clone(),
+                        crate::weighted_query::Alternative::Grams { .. }
+                        | crate::weighted_query::Alternative::All { .. } => Vec::new(),
+                    })
+                    .map(|t| {
+                        let q: Box<dyn Query> = Box::new(TermQuery::new(t.term, IndexRecordOption::WithFreqs));
+                        (Occur::Should, Box::new(BoostQuery::new(q, t.boost)) as Box<dyn Query>)
+                    })
+                    .collect();
+                let reference: Vec<(braid_core::Ordinal, f32)> = if clauses.is_empty() {
+                    Vec::new()
+                } else {
+                    let query = restrict(&view.docs, Box::new(BooleanQuery::new(clauses)));
+                    let top = snapshot
+                        .searcher
+                        .search_with_statistics_provider(&*query, &TopDocs::with_limit(depth), &view)
+                        .unwrap();
+                    top.into_iter()
+                        .map(|(s, a)| (snapshot.ord_columns[a.segment_ord as usize].first(a.doc_id).unwrap(), s))
+                        .collect()
+                };
+                assert_eq!(fast.len(), reference.len(), "query {q} {text:?} depth {depth}");
+                for (a, b) in fast.iter().zip(&reference) {
+                    assert!((a.1 - b.1).abs() <= 1e-4 * b.1.abs().max(1.0), "{text:?}: {fast:?} vs {reference:?}");
+                    let tied = reference.iter().filter(|w| (w.1 - b.1).abs() <= 1e-4).count() > 1;
+                    assert!(tied || a.0 == b.0, "{text:?}: {fast:?} vs {reference:?}");
+                }
+            }
+        }
+    }
+}
+
+/// A word's visible count is the same counted, kept with the allowed set, or counted again
+/// after the kept counts start over; each allowed set keeps its own.
+#[test]
+fn visible_counts_are_kept_per_allowed_set_and_stay_exact() {
+    let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+    let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+    let mut mix = Mix(11);
+    let mut records = Vec::new();
+    for i in 0..200u64 {
+        let acl: Vec<String> = if i % 3 == 0 { vec!["group:staff".into()] } else { Vec::new() };
+        let body = mix.words(&WORDS, 2, 12);
+        writer.upsert(i, &Record::new(format!("r{i}")).body(body.clone()).acl(acl.clone()), i).unwrap();
+        records.push((acl, body));
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    let snapshot = index.snapshot();
+    let principals = [Principal::public(), Principal::from_verified_tokens(["group:staff"])];
+    let check = |round: &str| {
+        for principal in &principals {
+            let visibility = Visibility::new(principal.clone(), AccessPolicy::Public, None);
+            let allowed = snapshot.allowed_set(visibility.clone()).unwrap();
+            let view = snapshot.view(&allowed).unwrap();
+            for word in WORDS {
+                let expected = records
+                    .iter()
+                    .filter(|(acl, body)| visibility.admits_acl(acl) && body.split(' ').any(|w| w == word))
+                    .count() as u64;
+                assert_eq!(view.word_df(word), expected, "{round}: {word} for {principal:?}");
+            }
+        }
+    };
+    check("counted");
+    check("kept");
+    let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None)).unwrap();
+    let view = snapshot.view(&allowed).unwrap();
+    for i in 0..=crate::visibility::MAX_CACHED_FREQS {
+        view.docs.remember_freq(&Term::from_field_text(snapshot.fields.words, &format!("filler{i}")), 0);
+    }
+    check("counted again");
+}
+
+/// Feedback reads the analysed heads written with each record; an index written before
+/// heads existed opens, analyses its records' text instead, and ranks exactly the same.
+#[test]
+fn feedback_ranks_the_same_from_stored_heads_and_from_text() {
+    let config = SchemaConfig::default();
+    let dir = tempfile::tempdir().unwrap();
+    tantivy::Index::create_in_dir(dir.path(), crate::schema::schema_with(&config, false).0).unwrap();
+    let old = LexicalIndex::open(dir.path(), config.clone()).unwrap();
+    let new = LexicalIndex::create(None, config).unwrap();
+    assert!(!old.stores_feedback_heads() && new.stores_feedback_heads());
+    let mut mix = Mix(5);
+    let records: Vec<Record> = (0..300u64)
+        .map(|i| {
+            let mut record =
+                Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 4)).body(mix.words(&WORDS, 5, 200));
+            if i % 4 == 0 {
+                record = record.parent(format!("doc{}", i / 8));
+            }
+            if i % 3 == 0 {
+                record = record.acl(["group:staff"]);
+            }
+            record
+        })
+        .collect();
+    for index in [&old, &new] {
+        let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+        for (i, record) in records.iter().enumerate() {
+            writer.upsert(i as u64, record, i as u64).unwrap();
+        }
+        writer.commit().unwrap();
+        index.reload().unwrap();
+    }
+    let (old, new) = (old.snapshot(), new.snapshot());
+    assert!(old.fields.head.is_none() && new.fields.head.is_some());
+    let words = Feedback::DEFAULT.words;
+    let ords: Vec<Ordinal> = (0..300).collect();
+    let (from_text, stored) = (old.feedback_reads(&ords, words).unwrap(), new.feedback_reads(&ords, words).unwrap());
+    for (a, b) in from_text.iter().zip(&stored) {
+        assert!(matches!(a.head, crate::stored::Head::Text(_)) && matches!(b.head, crate::stored::Head::Terms(_)));
+        assert_eq!(old.head_terms(a, words), new.head_terms(b, words), "{}", a.document);
+        assert!(old.head_terms(a, words).len() < 96, "the head is cut");
+    }
+    let mut expanded = 0;
+    for principal in [Principal::public(), Principal::from_verified_tokens(["group:staff"])] {
+        let visibility = Visibility::new(principal, AccessPolicy::Public, None);
+        let (old_allowed, new_allowed) =
+            (old.allowed_set(visibility.clone()).unwrap(), new.allowed_set(visibility).unwrap());
+        let (old_view, new_view) = (old.view(&old_allowed).unwrap(), new.view(&new_allowed).unwrap());
+        for _ in 0..40 {
+            let text = mix.words(&WORDS, 1, 4);
+            let ranked = |v: &View| v.lexical_with_feedback(&text, 20, QuerySyntax::Plain, Feedback::DEFAULT).unwrap();
+            let (a, b) = (ranked(&old_view).candidates, ranked(&new_view).candidates);
+            let bits = |c: &[(Ordinal, f32)]| c.iter().map(|(o, s)| (*o, s.to_bits())).collect::<Vec<_>>();
+            assert_eq!(bits(&a), bits(&b), "{text:?}");
+            expanded += usize::from(a != new_view.lexical(&text, 20, QuerySyntax::Plain).unwrap().candidates);
+        }
+    }
+    assert!(expanded > 10, "feedback changed only {expanded} rankings");
+}
+
+/// Feedback's first search ranks only the records the model may read; when they agree on
+/// nothing (here: every match is a section of one document), the leg still ranks as deep
+/// as it was asked to, as the query alone ranks.
+#[test]
+fn feedback_with_nothing_to_add_ranks_the_whole_depth() {
+    let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+    let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+    let mut mix = Mix(9);
+    for i in 0..60u64 {
+        let mut record = Record::new(format!("r{i}")).body(mix.words(&WORDS, 3, 30));
+        if i < 30 {
+            record = record.parent("one-article").body(format!("zebra {}", mix.words(&WORDS, 3, 30)));
+        }
+        writer.upsert(i, &record, i).unwrap();
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    let snapshot = index.snapshot();
+    let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None)).unwrap();
+    let view = snapshot.view(&allowed).unwrap();
+    let fed = view.lexical_with_feedback("zebra", 50, QuerySyntax::Plain, Feedback::DEFAULT).unwrap().candidates;
+    assert_eq!(fed.len(), 30);
+    assert_eq!(fed, view.lexical("zebra", 50, QuerySyntax::Plain).unwrap().candidates);
+}
