@@ -96,6 +96,8 @@ mod graph;
 #[cfg(not(feature = "hnsw"))]
 #[path = "no_graph.rs"]
 mod graph;
+mod journal;
+mod log;
 mod params;
 mod persist;
 mod rows;
@@ -105,6 +107,7 @@ mod sketch;
 mod slots;
 mod store;
 
+pub use log::LOG_FILE;
 pub use params::{HnswParams, Quantization};
 pub use persist::{FORMAT_VERSION, VECTORS_FILE};
 pub use search::{SearchPath, VectorSearch};
