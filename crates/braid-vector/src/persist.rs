@@ -30,6 +30,10 @@
 //!
 //! Crash safety: a save writes a temporary file, fsyncs it, renames it over the old one and
 //! fsyncs the directory: a crash leaves the old file or the new one.
+//!
+//! This is the *base* of a log-structured store: what changed since it was written is
+//! appended to the log beside it ([`crate::log`]), bound to it by its length and the checksum
+//! at its end ([`base_id`]), and the file is written again only when the log is merged in.
 
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
