@@ -122,8 +122,12 @@ fn main() {
     let t = Instant::now();
     store.save(&dir).expect("save");
     println!("unchanged commit: {:.2} ms, {} bytes", t.elapsed().as_secs_f64() * 1e3, written() - before);
-    // One merge, and its share per commit: the log merges once it would pass half the base.
     let log = len(&dir.join(LOG_FILE));
+    let t = Instant::now();
+    let reopened = VectorStore::open(&dir).expect("open");
+    println!("open with a {log} byte log: {:.0} ms, {} records", t.elapsed().as_secs_f64() * 1e3, reopened.len());
+    drop(reopened);
+    // One merge, and its share per commit: the log merges once it would pass half the base.
     let per_commit = log as f64 / commits as f64;
     let base = len(&dir.join(VECTORS_FILE));
     let before = written();
