@@ -333,7 +333,9 @@ impl Writer {
             let next_ord = self.index.ordinals().peek();
             let embedding = parts.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone();
             let config = self.index.config().clone();
-            Manifest { format: FORMAT_VERSION, config, next_ord, embedding }.write(layout)?;
+            let vector_mark =
+                parts.semantic.get().and_then(|s| s.store.read().unwrap_or_else(|p| p.into_inner()).disk_mark());
+            Manifest { format: FORMAT_VERSION, config, next_ord, embedding, vector_mark }.write(layout)?;
         }
         self.lexical.commit()?;
         self.after_commit()?;

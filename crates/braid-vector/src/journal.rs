@@ -19,6 +19,20 @@ pub(crate) fn log_limit(base_len: u64) -> u64 {
     (base_len / 100).saturating_mul(LOG_SHARE_PERCENT).max(LOG_FLOOR)
 }
 
+/// Which files a save left: the base (its length and stored checksum) and the bytes of log
+/// beside it. Recorded with a commit (in the index's manifest), it lets an open tell a log
+/// that lost acknowledged records (deleted, truncated, damaged at its end) from a torn tail
+/// ([`crate::VectorStore::open_checked`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DiskMark {
+    /// The base file's length.
+    pub base_len: u64,
+    /// The checksum stored at the base file's end.
+    pub base_crc: u32,
+    /// Bytes of header and records in the log (0: none).
+    pub log_bytes: u64,
+}
+
 /// The store's files as this process last read or wrote them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct OnDisk {

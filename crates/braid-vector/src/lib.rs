@@ -117,6 +117,7 @@ mod sketch;
 mod slots;
 mod store;
 
+pub use journal::DiskMark;
 pub use log::LOG_FILE;
 pub use params::{HnswParams, Quantization};
 pub use persist::{FORMAT_VERSION, VECTORS_FILE};

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::distance::{normalised, BadVector};
 use crate::graph::Graph;
-use crate::journal::{log_limit, Journal, OnDisk};
+use crate::journal::{log_limit, DiskMark, Journal, OnDisk};
 use crate::log::{self, LogState};
 use crate::params::{HnswParams, Quantization};
 use crate::persist;
@@ -412,6 +412,42 @@ impl VectorStore {
     pub fn merge(&self, dir: &Path) -> Result<()> {
         let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
         self.write_base(&mut journal, dir)
+    }
+
+    /// Which files the last save (or the open) left, when memory matches them: record it with
+    /// the commit the save belongs to, and pass it to [`VectorStore::open_checked`].
+    pub fn disk_mark(&self) -> Option<DiskMark> {
+        let journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        journal.on_disk.as_ref().map(|d| DiskMark {
+            base_len: d.base.len,
+            base_crc: d.base.crc,
+            log_bytes: d.log.valid,
+        })
+    }
+
+    /// [`VectorStore::open`], checking that the files hold at least what `mark` (from
+    /// [`VectorStore::disk_mark`] after a save) says: while the base is the one marked, its log
+    /// must hold at least the marked bytes of valid records, else acknowledged changes were
+    /// lost (the log deleted, truncated or damaged). A newer base (a merge since) holds them.
+    ///
+    /// # Errors
+    ///
+    /// As [`VectorStore::open`]; [`Error::Corrupt`] naming the log when it lost records.
+    pub fn open_checked(dir: &Path, mark: Option<&DiskMark>) -> Result<Self> {
+        let store = Self::open(dir)?;
+        if let Some(mark) = mark {
+            let journal = store.journal.lock().unwrap_or_else(|p| p.into_inner());
+            let base = journal.on_disk.as_ref().map(|d| (d.base, d.log.valid));
+            if let Some((base, valid)) = base {
+                if base.len == mark.base_len && base.crc == mark.base_crc && valid < mark.log_bytes {
+                    return Err(Error::Corrupt {
+                        path: dir.join(log::LOG_FILE),
+                        reason: format!("the log holds {valid} valid bytes; the last commit wrote {}", mark.log_bytes),
+                    });
+                }
+            }
+        }
+        Ok(store)
     }
 
     /// The journal, from `&mut self` (no locking).

@@ -411,3 +411,37 @@ fn no_search_returns_a_hidden_or_deleted_record_across_saves_and_reopens() {
         }
     }
 }
+
+/// With the mark a save left (`disk_mark`, which the index records in its manifest), an open
+/// tells a log that lost acknowledged records (deleted, cut, damaged at its end) from a torn
+/// tail; a mark of an older base (a merge since) holds nothing the new base lacks.
+#[test]
+fn a_log_that_lost_marked_records_is_an_error() {
+    let mut rng = Rng(8);
+    let (dir, lens, _) = saved_in_steps(&mut rng);
+    let log = dir.path().join(LOG_FILE);
+    let store = VectorStore::open(dir.path()).unwrap();
+    let mark = store.disk_mark().expect("a store opened from its files marks them");
+    assert_eq!(mark.log_bytes, lens[3]);
+    assert!(VectorStore::open_checked(dir.path(), Some(&mark)).is_ok());
+    let good = std::fs::read(&log).unwrap();
+    for damage in 0..3 {
+        match damage {
+            0 => std::fs::remove_file(&log).unwrap(),
+            1 => std::fs::write(&log, &good[..good.len() - 1]).unwrap(),
+            _ => {
+                let mut bytes = good.clone();
+                *bytes.last_mut().unwrap() ^= 1;
+                std::fs::write(&log, &bytes).unwrap();
+            }
+        }
+        assert!(VectorStore::open(dir.path()).is_ok(), "without a mark a torn tail opens");
+        match VectorStore::open_checked(dir.path(), Some(&mark)) {
+            Err(Error::Corrupt { path, .. }) => assert_eq!(path, log),
+            other => panic!("damage {damage} gave {other:?}"),
+        }
+        std::fs::write(&log, &good).unwrap();
+    }
+    store.merge(dir.path()).unwrap();
+    assert!(VectorStore::open_checked(dir.path(), Some(&mark)).is_ok(), "a merged base holds the marked records");
+}
