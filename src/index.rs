@@ -228,7 +228,13 @@ impl IndexBuilder {
         clear_interrupted_create(&layout.lexical())?;
         let lexical = LexicalIndex::create(Some(&layout.lexical()), self.config.schema.clone())?;
         let semantic = self.models.new_semantic(&lexical, self.config.quantization)?;
-        let manifest = Manifest { format: FORMAT_VERSION, config: self.config.clone(), next_ord: 0, embedding: None };
+        let manifest = Manifest {
+            format: FORMAT_VERSION,
+            config: self.config.clone(),
+            next_ord: 0,
+            embedding: None,
+            vector_mark: None,
+        };
         manifest.write(&layout)?;
         let parts = Parts::new(lexical, semantic, None, layout.commit_point());
         Ok(Index::assemble(Some(layout), self.config, self.models, parts, 0))

@@ -3,7 +3,9 @@
 //! ```text
 //! <dir>/braid.json          the manifest: format, configuration, ordinal counter, model
 //! <dir>/lexical/            tantivy's index; its meta.json is the commit point
-//! <dir>/vectors/            the vector store (vectors.braidvec and the HNSW graph files)
+//! <dir>/vectors/            the vector store: vectors.braidvec (the base: every vector and
+//!                           the HNSW graph) and vectors.braidlog (what each commit since the
+//!                           base changed, appended; merged into a new base past half its size)
 //! <dir>/synonyms.txt        the synonym set, when one is set (replaced atomically)
 //! ```
 

@@ -56,6 +56,10 @@ pub(crate) struct Manifest {
     /// The model whose vectors the index holds, once one was attached.
     #[serde(default)]
     pub embedding: Option<EmbeddingInfo>,
+    /// The vector files this commit's save left (base and log length), so an open detects a
+    /// log that lost acknowledged records. Absent in manifests written before the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_mark: Option<braid_vector::DiskMark>,
 }
 
 /// The manifest as the file holds it: its fields and their checksum.

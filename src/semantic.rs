@@ -60,7 +60,10 @@ impl Semantic {
             }
             return Ok(None);
         }
-        Ok(Some(VectorStore::open(&layout.vectors())?))
+        // The manifest names the vector files its commit's save left; a reader may see a newer
+        // manifest than its commit (written after that commit's vectors, so still covered).
+        let mark = crate::manifest::Manifest::read(layout).ok().and_then(|m| m.vector_mark);
+        Ok(Some(VectorStore::open_checked(&layout.vectors(), mark.as_ref())?))
     }
 
     /// Whether the attached embedder (if any) embeds text in `language`.

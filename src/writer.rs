@@ -286,16 +286,21 @@ impl Writer {
     /// Makes every change durable and visible to new searches. A crash (or power loss) at any
     /// point loses only uncommitted changes, and a reopened index sees exactly one commit.
     ///
-    /// The order: the vector file gains the new vectors (written to a temporary file, fsynced,
-    /// renamed, directory fsynced), then the manifest (same way), then tantivy commits — its
-    /// `meta.json` rename is the commit point — and the lexical directory is fsynced. Vectors
-    /// of replaced or deleted records leave the store only after that point. So a crash
-    /// before the commit point leaves vectors without a committed record, which
-    /// the next open drops; never a committed record without its vector.
+    /// The order: the vector store saves what changed since the last commit — a checksummed
+    /// record appended to its log (the new vectors, the tombstones, the graph's new links) and
+    /// fsynced, or, once the log has passed half the vector file's bytes, a whole new vector
+    /// file (temporary file, fsync, rename, directory fsync; see
+    /// [`braid_vector::VectorStore::save`]) — then the manifest (temporary file, fsync,
+    /// rename), then tantivy commits — its `meta.json` rename is the commit point — and the
+    /// lexical directory is fsynced. Vectors of replaced or deleted records leave the store
+    /// only after that point (their tombstones go into the next commit's record; until then the
+    /// next open drops them as vectors of records no commit holds). So a crash before the
+    /// commit point leaves vectors without a committed record, which the next open drops (a
+    /// torn log record is ignored); never a committed record without its vector.
     ///
     /// Searches keep running meanwhile: new vectors go into the store a few records at a time
-    /// (the batch is checked whole first, so it still goes in all or nothing), and the vector
-    /// file is written while searches read the store.
+    /// (the batch is checked whole first, so it still goes in all or nothing), and the log
+    /// record (or a merge) is written while searches read the store.
     ///
     /// # Errors
     /// [`braid_core::Error::Lexical`], [`braid_core::Error::Io`] or
@@ -328,7 +333,9 @@ impl Writer {
             let next_ord = self.index.ordinals().peek();
             let embedding = parts.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone();
             let config = self.index.config().clone();
-            Manifest { format: FORMAT_VERSION, config, next_ord, embedding }.write(layout)?;
+            let vector_mark =
+                parts.semantic.get().and_then(|s| s.store.read().unwrap_or_else(|p| p.into_inner()).disk_mark());
+            Manifest { format: FORMAT_VERSION, config, next_ord, embedding, vector_mark }.write(layout)?;
         }
         self.lexical.commit()?;
         self.after_commit()?;
@@ -362,6 +369,8 @@ impl Writer {
     /// [`LexicalWriter::merge_segments`]): searches get faster, and deleted records leave the
     /// disk. Worth it after a bulk load or many updates; it rewrites the whole lexical index,
     /// so it takes time and disk space in proportion to it. `braid index` calls it at the end.
+    /// The vector store is not rewritten: its log merges by itself past its share (see
+    /// [`braid_vector::VectorStore::save`]).
     ///
     /// # Errors
     /// As [`Writer::commit`]; the committed index stays intact when the merge fails.

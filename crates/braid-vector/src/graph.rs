@@ -15,8 +15,11 @@ use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use std::sync::Mutex;
+
 use braid_core::{Error, Result};
 
+use crate::log::GraphPatch;
 use crate::params::HnswParams;
 use crate::persist::GraphParts;
 use crate::rows::{Query, Rows};
@@ -34,7 +37,7 @@ const PARALLEL_FROM: usize = 4_096;
 const MAX_CHUNK: usize = 1_024;
 
 /// An HNSW graph whose points are slots `0..points()` of the owning store.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Graph {
     /// Neighbours kept per point on layers above 0.
     m: usize,
@@ -51,6 +54,9 @@ pub(crate) struct Graph {
     upper: Vec<u32>,
     /// The entry point and its level; `None` while the graph is empty.
     entry: Option<(u32, u8)>,
+    /// One bit a point: its links changed since [`Graph::forget_changes`] (what the store's
+    /// log must write). Set under `&mut self` (no locking), taken by a save under `&self`.
+    changed: Mutex<Vec<u64>>,
 }
 
 /// A scored point; ordered by score, then by smaller id, so every heap is deterministic.
@@ -83,6 +89,7 @@ impl Graph {
             upper_at: Vec::new(),
             upper: Vec::new(),
             entry: None,
+            changed: Mutex::new(Vec::new()),
         }
     }
 
@@ -376,10 +383,100 @@ impl Graph {
     }
 
     fn set_links(&mut self, id: u32, layer: u8, links: &[u32]) {
+        let changed = self.changed.get_mut().unwrap_or_else(|p| p.into_inner());
+        let word = id as usize / 64;
+        if changed.len() <= word {
+            changed.resize(word + 1, 0);
+        }
+        changed[word] |= 1 << (id % 64);
         let range = self.block_range(id, layer);
         let block = if layer == 0 { &mut self.links0[range] } else { &mut self.upper[range] };
         block[0] = links.len() as u32;
         block[1..1 + links.len()].copy_from_slice(links);
+    }
+
+    /// A point's whole link lists: its layer-0 block, then its upper blocks (empty for a
+    /// slot never inserted).
+    fn blocks_of(&self, id: u32) -> Vec<u32> {
+        let level = self.levels[id as usize];
+        if level == ABSENT {
+            return Vec::new();
+        }
+        let mut out = self.links0[self.block_range(id, 0)].to_vec();
+        if level > 0 {
+            let at = self.upper_at[id as usize] as usize;
+            out.extend_from_slice(&self.upper[at..at + usize::from(level) * (1 + self.m)]);
+        }
+        out
+    }
+
+    /// What changed since the graph had `points_before` points and its changes were last
+    /// forgotten: the new points' levels, the entry point, and the link lists of every new
+    /// point and every older one whose links changed.
+    pub(crate) fn changes(&self, points_before: usize) -> GraphPatch {
+        let changed = self.changed.lock().unwrap_or_else(|p| p.into_inner());
+        let points_before = points_before.min(self.points());
+        let old = changed.iter().enumerate().flat_map(|(word, &bits)| {
+            (0..64).filter(move |bit| bits & (1 << bit) != 0).map(move |bit| (word * 64 + bit) as u32)
+        });
+        let ids = old.filter(|&id| (id as usize) < points_before).chain(points_before as u32..self.points() as u32);
+        GraphPatch {
+            points_before,
+            levels: self.levels[points_before..].to_vec(),
+            entry: self.entry.map(|e| e.0),
+            blocks: ids.filter(|&id| self.levels[id as usize] != ABSENT).map(|id| (id, self.blocks_of(id))).collect(),
+        }
+    }
+
+    /// Forgets which links changed (a save wrote them).
+    pub(crate) fn forget_changes(&self) {
+        self.changed.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// Applies a log record's [`GraphPatch`], checked as [`Graph::from_parts`] checks a saved
+    /// graph, so that no link, offset or count can index out of bounds.
+    pub(crate) fn apply(&mut self, patch: GraphPatch) -> Result<()> {
+        let bad = |what: &str| Error::Vector(format!("a logged graph change is inconsistent: {what}"));
+        if patch.points_before != self.points() {
+            return Err(bad("it starts at another point count"));
+        }
+        if patch.levels.iter().any(|&l| l != ABSENT && l > MAX_LEVEL) {
+            return Err(bad("a level past the top"));
+        }
+        for &level in &patch.levels {
+            self.push_point(self.points(), level);
+        }
+        let points = self.points();
+        for (id, words) in patch.blocks {
+            let Some(&level) = self.levels.get(id as usize).filter(|&&l| l != ABSENT) else {
+                return Err(bad(&format!("links for point {id}, which is not in the graph")));
+            };
+            if words.len() != 1 + self.m0 + usize::from(level) * (1 + self.m) {
+                return Err(bad(&format!("point {id}'s links have the wrong length")));
+            }
+            let mut at = 0;
+            for layer in 0..=level {
+                let block = &words[at..at + 1 + self.cap(layer)];
+                let count = block[0] as usize;
+                let linked_ok = |&n: &u32| {
+                    (n as usize) < points && self.levels[n as usize] != ABSENT && self.levels[n as usize] >= layer
+                };
+                if count > self.cap(layer) || !block[1..1 + count].iter().all(linked_ok) {
+                    return Err(bad(&format!("point {id} has too many links or links off its layer")));
+                }
+                let range = self.block_range(id, layer);
+                let target = if layer == 0 { &mut self.links0[range] } else { &mut self.upper[range] };
+                target.copy_from_slice(block);
+                at += block.len();
+            }
+        }
+        let top = patch.levels.iter().chain(self.entry.as_ref().map(|e| &e.1)).filter(|&&l| l != ABSENT).max();
+        self.entry = match (patch.entry, top) {
+            (None, None) => None,
+            (Some(e), Some(&top)) if (e as usize) < points && self.levels[e as usize] == top => Some((e, top)),
+            _ => return Err(bad("the entry point")),
+        };
+        Ok(())
     }
 
     /// The graph's arrays, for the vector file.

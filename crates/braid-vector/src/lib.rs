@@ -13,10 +13,20 @@
 //! **Invariant:** no search returns an ordinal outside the allowed set or one that was
 //! deleted, whichever path runs.
 //!
-//! **Persistence:** [`VectorStore::save`] writes every slot's vector, the parameters and the
-//! graph in one checksummed file ([`VECTORS_FILE`], format [`FORMAT_VERSION`]; temporary file,
-//! fsync, rename). [`VectorStore::open`] verifies it and takes the graph as saved
-//! ([`VectorStore::graph_was_loaded`]), so opening never rebuilds it. Files of format 2, whose
+//! **Persistence** is log-structured: a base file holds every slot's vector, the parameters
+//! and the graph ([`VECTORS_FILE`], format [`FORMAT_VERSION`], one checksum; written whole by
+//! [`VectorStore::merge`]: temporary file, fsync, rename), and a log beside it ([`LOG_FILE`])
+//! holds a checksummed record per [`VectorStore::save`] of what changed since: the new slots'
+//! vectors, the slots tombstoned, the graph's new points and the link lists that changed. A
+//! save appends and fsyncs one record (nothing when nothing changed) and rewrites no data it
+//! did not change; once the log would pass half the base's bytes (and 64 KiB) the save
+//! merges instead, so a merge costs each appended byte about two more, amortised. The log is
+//! bound to its base (length and checksum): one left beside a newer base is ignored.
+//! [`VectorStore::open`] verifies the base, takes the graph as saved
+//! ([`VectorStore::graph_was_loaded`]), so opening never rebuilds it, and replays the log
+//! (a torn last record, left by a crash during an append, is ignored; the next append
+//! overwrites it). Memory changes a record cannot say — a compaction, a graph built or
+//! dropped, new parameters — make the next save a merge. Files of format 2, whose
 //! graph was an `hnsw_rs` dump beside them (Braid's graph before this one), still open: the
 //! graph is rebuilt and the next save removes the dump. A store below
 //! [`HnswParams::exact_threshold`] vectors keeps no graph at all (every search scans).
@@ -96,6 +106,8 @@ mod graph;
 #[cfg(not(feature = "hnsw"))]
 #[path = "no_graph.rs"]
 mod graph;
+mod journal;
+mod log;
 mod params;
 mod persist;
 mod rows;
@@ -105,6 +117,8 @@ mod sketch;
 mod slots;
 mod store;
 
+pub use journal::DiskMark;
+pub use log::LOG_FILE;
 pub use params::{HnswParams, Quantization};
 pub use persist::{FORMAT_VERSION, VECTORS_FILE};
 pub use search::{SearchPath, VectorSearch};

@@ -2,6 +2,9 @@
 //! store's `Option<Graph>` is always `None`: every search is the exact scan, and the methods
 //! below (which the store calls only on a graph it holds) can never run.
 
+use braid_core::Result;
+
+use crate::log::GraphPatch;
 use crate::persist::GraphParts;
 use crate::rows::{Query, Rows};
 
@@ -32,6 +35,18 @@ impl Graph {
         _ef: usize,
         _keep: &dyn Fn(usize) -> bool,
     ) -> Vec<(usize, f32)> {
+        match *self {}
+    }
+
+    pub(crate) fn changes(&self, _points_before: usize) -> GraphPatch {
+        match *self {}
+    }
+
+    pub(crate) fn forget_changes(&self) {
+        match *self {}
+    }
+
+    pub(crate) fn apply(&mut self, _patch: GraphPatch) -> Result<()> {
         match *self {}
     }
 }

@@ -30,6 +30,10 @@
 //!
 //! Crash safety: a save writes a temporary file, fsyncs it, renames it over the old one and
 //! fsyncs the directory: a crash leaves the old file or the new one.
+//!
+//! This is the *base* of a log-structured store: what changed since it was written is
+//! appended to the log beside it ([`crate::log`]), bound to it by its length and the checksum
+//! at its end ([`base_id`]), and the file is written again only when the log is merged in.
 
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -37,6 +41,7 @@ use std::path::{Path, PathBuf};
 
 use braid_core::{Error, Ordinal, Result};
 
+use crate::log::BaseId;
 use crate::params::{HnswParams, Quantization};
 use crate::rows::{Rows, StoredRow};
 
@@ -82,6 +87,10 @@ pub(crate) struct Saved {
     pub(crate) rows: Rows,
     /// The graph, when one was saved.
     pub(crate) graph: Option<GraphParts>,
+    /// The file's version.
+    pub(crate) version: u32,
+    /// Which file this was (what a log beside it must be bound to).
+    pub(crate) id: BaseId,
 }
 
 /// What [`write`] saves.
@@ -141,8 +150,9 @@ impl<W: Write> CrcWriter<W> {
 }
 
 /// Writes `save` to `dir/VECTORS_FILE` atomically (temporary file, fsync, rename, directory
-/// fsync), streaming so a large store is never held twice in memory.
-pub(crate) fn write(dir: &Path, save: &ToSave<'_>) -> Result<()> {
+/// fsync), streaming so a large store is never held twice in memory. Returns which file it
+/// wrote.
+pub(crate) fn write(dir: &Path, save: &ToSave<'_>) -> Result<BaseId> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     for (what, value) in [
         ("dim", save.dim),
@@ -154,7 +164,7 @@ pub(crate) fn write(dir: &Path, save: &ToSave<'_>) -> Result<()> {
     }
     let path = dir.join(VECTORS_FILE);
     let tmp = dir.join(format!("{VECTORS_FILE}.tmp"));
-    let written = (|| -> io::Result<()> {
+    let written = (|| -> io::Result<BaseId> {
         let file = File::create(&tmp)?;
         let mut w = CrcWriter { inner: BufWriter::with_capacity(1 << 20, file), hasher: crc32fast::Hasher::new() };
         let p = save.params;
@@ -198,12 +208,34 @@ pub(crate) fn write(dir: &Path, save: &ToSave<'_>) -> Result<()> {
         let crc = w.hasher.clone().finalize();
         w.inner.write_all(&crc.to_le_bytes())?;
         let file = w.inner.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()
+        file.sync_all()?;
+        Ok(BaseId { len: file.metadata()?.len(), crc })
     })();
-    written.map_err(|e| Error::io(&tmp, e))?;
+    let id = written.map_err(|e| Error::io(&tmp, e))?;
     fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
     sync_dir(dir).map_err(|e| Error::io(dir, e))?;
-    Ok(())
+    Ok(id)
+}
+
+/// Which base file `dir` holds now (its length and stored checksum, read from its end), or
+/// `None` when it has none or one too short to be a vector file.
+pub(crate) fn base_id(dir: &Path) -> Result<Option<BaseId>> {
+    use std::io::{Seek, SeekFrom};
+    let path = dir.join(VECTORS_FILE);
+    let mut file = match File::open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let io = |e| Error::io(&path, e);
+    let len = file.metadata().map_err(io)?.len();
+    if len < (HEADER_V1_LEN + CRC_LEN) as u64 {
+        return Ok(None);
+    }
+    file.seek(SeekFrom::Start(len - CRC_LEN as u64)).map_err(io)?;
+    let mut crc = [0u8; CRC_LEN];
+    file.read_exact(&mut crc).map_err(io)?;
+    Ok(Some(BaseId { len, crc: u32::from_le_bytes(crc) }))
 }
 
 fn quantization_code(q: Quantization) -> u8 {
@@ -296,13 +328,16 @@ pub(crate) fn read(dir: &Path) -> Result<Saved> {
         1 | 2 => {
             let mut bytes = start.to_vec();
             file.read_to_end(&mut bytes).map_err(|e| Error::io(&path, e))?;
-            read_legacy(path, bytes)
+            let crc = u32::from_le_bytes(bytes[bytes.len() - CRC_LEN..].try_into().expect("4 bytes"));
+            let mut saved = read_legacy(path, bytes)?;
+            (saved.version, saved.id) = (version, BaseId { len, crc });
+            Ok(saved)
         }
         3 | FORMAT_VERSION => {
             let mut r =
                 CrcReader { inner: file, hasher: crc32fast::Hasher::new(), left: len - CRC_LEN as u64 - 12, path };
             r.hasher.update(&start);
-            let saved = read_body(&mut r)?;
+            let mut saved = read_body(&mut r)?;
             if r.left != 0 {
                 return Err(corrupt(&r.path, format!("{} bytes past the end of the data", r.left)));
             }
@@ -312,6 +347,7 @@ pub(crate) fn read(dir: &Path) -> Result<Saved> {
             if r.hasher.clone().finalize() != stored {
                 return Err(corrupt(&r.path, "checksum mismatch"));
             }
+            (saved.version, saved.id) = (version, BaseId { len, crc: stored });
             Ok(saved)
         }
         found => Err(Error::FormatVersion { path, found, expected: FORMAT_VERSION }),
@@ -401,7 +437,7 @@ fn read_body<R: Read>(r: &mut CrcReader<R>) -> Result<Saved> {
         }
         _ => return Err(corrupt(&r.path, "the graph flag is neither 0 nor 1")),
     };
-    Ok(Saved { dim, params, slot_ord, live, rows, graph })
+    Ok(Saved { dim, params, slot_ord, live, rows, graph, version: FORMAT_VERSION, id: BaseId { len: 0, crc: 0 } })
 }
 
 /// Reads a file of format 1 or 2 (whole, in `bytes`): its live vectors, renumbered into
@@ -494,7 +530,16 @@ fn read_legacy(path: PathBuf, bytes: Vec<u8>) -> Result<Saved> {
         }
         rows.push_stored(StoredRow::F32(&unit));
     }
-    Ok(Saved { dim, params, live: vec![true; slot_ord.len()], slot_ord, rows, graph: None })
+    Ok(Saved {
+        dim,
+        params,
+        live: vec![true; slot_ord.len()],
+        slot_ord,
+        rows,
+        graph: None,
+        version: 1,
+        id: BaseId { len: 0, crc: 0 },
+    })
 }
 
 fn corrupt(path: &Path, reason: impl Into<String>) -> Error {

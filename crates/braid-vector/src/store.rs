@@ -4,12 +4,15 @@ use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 
 use braid_core::{AllowedSet, Error, Ordinal, Result};
 use rayon::prelude::*;
 
 use crate::distance::{normalised, BadVector};
 use crate::graph::Graph;
+use crate::journal::{log_limit, DiskMark, Journal, OnDisk};
+use crate::log::{self, LogState};
 use crate::params::{HnswParams, Quantization};
 use crate::persist;
 use crate::rows::{Query, Rows};
@@ -76,6 +79,9 @@ pub struct VectorStore {
     graph: Option<Graph>,
     /// Whether `graph` came from a dump on open (rather than being built here).
     loaded: bool,
+    /// What of the store is on disk, and what the next save must append. Changed under
+    /// `&mut self` without locking; a save (under `&self`, while searches run) locks it.
+    journal: Mutex<Journal>,
 }
 
 /// A record's vectors, checked and normalised by [`VectorStore::check_passages`], ready for
@@ -110,6 +116,7 @@ impl VectorStore {
             dead: 0,
             graph: None,
             loaded: false,
+            journal: Mutex::new(Journal::default()),
         };
         store.fit_graph();
         store
@@ -150,6 +157,10 @@ impl VectorStore {
     /// the graph now when the store reaches the new threshold, dropping it when it no longer
     /// does).
     pub fn set_exact_threshold(&mut self, exact_threshold: usize) {
+        if self.params.exact_threshold != exact_threshold {
+            // The base file's header holds the parameters.
+            self.journal_mut().forget();
+        }
         self.params.exact_threshold = exact_threshold;
         self.fit_graph();
     }
@@ -348,18 +359,153 @@ impl VectorStore {
         Ok(self.scan(&query, k, allowed))
     }
 
-    /// Writes every slot's vector, the parameters and the graph (when the store has one) to
-    /// `dir` (created if needed) in one checksummed file: a temporary file, fsynced and renamed
-    /// over the old one, so a crash leaves the old store or the new one.
+    /// Makes the store durable in `dir` (created if needed), writing only what changed since
+    /// it was last saved there or opened from there: a record appended to the log beside the
+    /// base file ([`LOG_FILE`](crate::LOG_FILE): the new slots' vectors, the slots tombstoned,
+    /// the graph's new points and changed links), checksummed and fsynced. Nothing changed:
+    /// nothing is written.
+    ///
+    /// The whole store is written as a new base file instead ([`VectorStore::merge`]) when
+    /// `dir` holds no base this store matches (a new store, another directory, files another
+    /// process changed), when memory changed in a way a record cannot say (a compaction, a
+    /// graph built or dropped, new parameters), and when the log would pass half the base's
+    /// bytes (and 64 KiB): so a merge's cost, amortised, is about twice the bytes appended.
+    ///
+    /// Crash safety: a record is fsynced before this returns, and a torn one (a crash during
+    /// the append) is ignored on open and overwritten by the next append; a merge leaves the
+    /// old base and log, or the new base (see [`VectorStore::merge`]).
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] naming the path that failed; [`Error::Vector`] when a size does not fit
-    /// the format.
+    /// [`Error::Io`] naming the path that failed (the next save then writes a whole base);
+    /// [`Error::Vector`] when a size does not fit the format.
     pub fn save(&self, dir: &Path) -> Result<()> {
         let started = std::time::Instant::now();
-        let graph = self.graph.as_ref().filter(|g| g.points() > 0).map(Graph::parts);
-        persist::write(
+        let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        match self.append(&mut journal, dir) {
+            Ok(Some(bytes)) => {
+                if bytes > 0 {
+                    tracing::debug!(target: "braid::vector", bytes, slots = self.slot_ord.len(),
+                        ms = started.elapsed().as_millis() as u64, "vector log appended");
+                }
+                Ok(())
+            }
+            Ok(None) => self.write_base(&mut journal, dir),
+            Err(e) => {
+                journal.forget();
+                Err(e)
+            }
+        }
+    }
+
+    /// Writes every slot's vector, the parameters and the graph (when the store has one) to
+    /// `dir` (created if needed) as one checksummed base file ([`VECTORS_FILE`](crate::VECTORS_FILE),
+    /// format [`FORMAT_VERSION`](crate::FORMAT_VERSION)), then removes the log beside it: a
+    /// temporary file, fsynced and renamed over the old base, then the directory fsynced, so a
+    /// crash leaves the old base (and its log) or the new one (a log left beside it is bound to
+    /// the old base, and ignored). [`VectorStore::save`] calls it when the log has grown past
+    /// its share; a caller may call it to fold the log in now (after a bulk load, say).
+    ///
+    /// # Errors
+    ///
+    /// As [`VectorStore::save`].
+    pub fn merge(&self, dir: &Path) -> Result<()> {
+        let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        self.write_base(&mut journal, dir)
+    }
+
+    /// Which files the last save (or the open) left, when memory matches them: record it with
+    /// the commit the save belongs to, and pass it to [`VectorStore::open_checked`].
+    pub fn disk_mark(&self) -> Option<DiskMark> {
+        let journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        journal.on_disk.as_ref().map(|d| DiskMark {
+            base_len: d.base.len,
+            base_crc: d.base.crc,
+            log_bytes: d.log.valid,
+        })
+    }
+
+    /// [`VectorStore::open`], checking that the files hold at least what `mark` (from
+    /// [`VectorStore::disk_mark`] after a save) says: while the base is the one marked, its log
+    /// must hold at least the marked bytes of valid records, else acknowledged changes were
+    /// lost (the log deleted, truncated or damaged). A newer base (a merge since) holds them.
+    ///
+    /// # Errors
+    ///
+    /// As [`VectorStore::open`]; [`Error::Corrupt`] naming the log when it lost records.
+    pub fn open_checked(dir: &Path, mark: Option<&DiskMark>) -> Result<Self> {
+        let store = Self::open(dir)?;
+        if let Some(mark) = mark {
+            let journal = store.journal.lock().unwrap_or_else(|p| p.into_inner());
+            let base = journal.on_disk.as_ref().map(|d| (d.base, d.log.valid));
+            if let Some((base, valid)) = base {
+                if base.len == mark.base_len && base.crc == mark.base_crc && valid < mark.log_bytes {
+                    return Err(Error::Corrupt {
+                        path: dir.join(log::LOG_FILE),
+                        reason: format!("the log holds {valid} valid bytes; the last commit wrote {}", mark.log_bytes),
+                    });
+                }
+            }
+        }
+        Ok(store)
+    }
+
+    /// The journal, from `&mut self` (no locking).
+    fn journal_mut(&mut self) -> &mut Journal {
+        self.journal.get_mut().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends what changed since `journal`'s files to their log: `Some(bytes)` written (0
+    /// when nothing changed), or `None` when a whole base must be written instead.
+    fn append(&self, journal: &mut MutexGuard<'_, Journal>, dir: &Path) -> Result<Option<u64>> {
+        let Some(disk) = journal.on_disk.as_ref().filter(|d| d.dir == dir) else { return Ok(None) };
+        if disk.graph_points.is_some() != self.graph.as_ref().is_some_and(|g| g.points() > 0) {
+            return Ok(None);
+        }
+        let graph = self.graph.as_ref().map(|g| g.changes(disk.graph_points.unwrap_or(0)));
+        let unchanged = graph.as_ref().is_none_or(|p| p.levels.is_empty() && p.blocks.is_empty());
+        if unchanged && self.slot_ord.len() == disk.slots && journal.tombstoned.is_empty() {
+            return Ok(Some(0));
+        }
+        // Another process may have written here since (a stale store must not append to a log
+        // it does not know): then the whole store goes down, as before there was a log.
+        if persist::base_id(dir)? != Some(disk.base) || log::file_len(dir)? != disk.log.seen {
+            tracing::info!(target: "braid::vector", dir = %dir.display(), "vector files changed on disk: writing a whole base");
+            return Ok(None);
+        }
+        let fresh = disk.log.valid == 0;
+        let record = log::Append {
+            seq: if fresh { 1 } else { disk.log.records + 1 },
+            slots_before: disk.slots,
+            slot_ord: &self.slot_ord,
+            live: &self.live,
+            rows: &self.rows,
+            dead: &journal.tombstoned,
+            graph,
+        }
+        .encode();
+        let start = if fresh { log::HEADER_LEN } else { disk.log.valid };
+        if start + record.len() as u64 > log_limit(disk.base.len) {
+            return Ok(None);
+        }
+        let state = log::append(dir, disk.base, &disk.log, &record)?;
+        let graph_points = self.graph.as_ref().map(Graph::points);
+        if let Some(disk) = journal.on_disk.as_mut() {
+            (disk.log, disk.slots, disk.graph_points) = (state, self.slot_ord.len(), graph_points);
+        }
+        journal.tombstoned.clear();
+        if let Some(graph) = &self.graph {
+            graph.forget_changes();
+        }
+        Ok(Some(record.len() as u64))
+    }
+
+    /// Writes the whole store as a new base in `dir` and removes the log.
+    fn write_base(&self, journal: &mut MutexGuard<'_, Journal>, dir: &Path) -> Result<()> {
+        let started = std::time::Instant::now();
+        journal.forget();
+        let graph = self.graph.as_ref().filter(|g| g.points() > 0);
+        let base = persist::write(
             dir,
             &persist::ToSave {
                 dim: self.dim,
@@ -367,40 +513,126 @@ impl VectorStore {
                 slot_ord: &self.slot_ord,
                 live: &self.live,
                 rows: &self.rows,
-                graph,
+                graph: graph.map(Graph::parts),
             },
         )?;
-        tracing::debug!(target: "braid::vector", slots = self.slot_ord.len(), ms = started.elapsed().as_millis() as u64, "vectors saved");
-        persist::remove_stale_graphs(dir)
+        log::remove(dir)?;
+        persist::remove_stale_graphs(dir)?;
+        journal.on_disk = Some(OnDisk {
+            dir: dir.to_path_buf(),
+            base,
+            log: LogState { valid: 0, seen: 0, records: 0 },
+            slots: self.slot_ord.len(),
+            graph_points: graph.map(Graph::points),
+        });
+        if let Some(graph) = &self.graph {
+            graph.forget_changes();
+        }
+        tracing::debug!(target: "braid::vector", bytes = base.len, slots = self.slot_ord.len(),
+            ms = started.elapsed().as_millis() as u64, "vector base written");
+        Ok(())
     }
 
-    /// Reads a store written by [`VectorStore::save`] (checksummed), with its graph, so a
-    /// store with a graph opens without rebuilding it. A store saved without a graph (or by
-    /// format 1 or 2, whose `hnsw_rs` dump is not read) that has reached
-    /// [`HnswParams::exact_threshold`] builds one.
+    /// Reads a store written by [`VectorStore::save`]: its base file (checksummed), with its
+    /// graph, so a store with a graph opens without rebuilding it, then the log beside it
+    /// (each record checksummed; a torn last record, left by a crash during an append, is
+    /// ignored). A store saved without a graph (or by format 1 or 2, whose `hnsw_rs` dump is
+    /// not read) that has reached [`HnswParams::exact_threshold`] builds one. Opening never
+    /// writes (a reader may open while a writer appends); should a merge replace the base
+    /// while it is read, the read starts again.
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupt`] naming the file when it is missing, truncated or fails its checksum;
-    /// [`Error::FormatVersion`] when another format version wrote it; [`Error::Vector`] when
-    /// its graph is inconsistent; [`Error::Io`] otherwise.
+    /// [`Error::Corrupt`] naming the file when it is missing, truncated or fails its checksum,
+    /// or a log record does not follow from the base; [`Error::FormatVersion`] when another
+    /// format version wrote it; [`Error::Vector`] when its graph is inconsistent;
+    /// [`Error::Io`] otherwise.
     pub fn open(dir: &Path) -> Result<Self> {
-        let saved = persist::read(dir)?;
-        let slots = first_slots(&saved.slot_ord, &saved.live).ok_or_else(|| Error::Corrupt {
-            path: dir.join(persist::VECTORS_FILE),
-            reason: "an ordinal is live in two places".into(),
-        })?;
+        let mut attempt = 0;
+        loop {
+            let saved = persist::read(dir)?;
+            let logged = if saved.version >= 3 {
+                log::read(dir, saved.id, saved.dim, saved.params.quantization)?
+            } else {
+                log::Logged { records: Vec::new(), valid: 0, seen: log::file_len(dir)? }
+            };
+            attempt += 1;
+            if attempt < 3 && persist::base_id(dir)? != Some(saved.id) {
+                continue;
+            }
+            return Self::from_saved(dir, saved, logged);
+        }
+    }
+
+    /// The store a base file and its log hold.
+    fn from_saved(dir: &Path, saved: persist::Saved, logged: log::Logged) -> Result<Self> {
+        let file = dir.join(persist::VECTORS_FILE);
+        let (version, id, had_graph) = (saved.version, saved.id, saved.graph.is_some());
         let mut store = VectorStore::new(saved.dim, saved.params);
         store.rows = saved.rows;
         store.slot_ord = saved.slot_ord;
         store.live = saved.live;
-        store.slots = slots;
-        store.dead = store.live.iter().filter(|&&live| !live).count();
         if let Some(parts) = saved.graph {
             store.load_graph(parts)?;
         }
+        let records = logged.records.len() as u64;
+        for record in logged.records {
+            store.replay(record, dir)?;
+        }
+        store.slots = first_slots(&store.slot_ord, &store.live)
+            .ok_or_else(|| Error::Corrupt { path: file, reason: "an ordinal is live in two places".into() })?;
+        store.dead = store.live.iter().filter(|&&live| !live).count();
+        store.extend_graph();
+        // Formats 1 and 2 are rewritten whole, as is a graph this build does not keep.
+        if version >= 3 && had_graph == store.graph.is_some() {
+            let graph_points = store.graph.as_ref().map(Graph::points);
+            *store.journal_mut() = Journal {
+                on_disk: Some(OnDisk {
+                    dir: dir.to_path_buf(),
+                    base: id,
+                    log: LogState { valid: logged.valid, seen: logged.seen, records },
+                    slots: store.slot_ord.len(),
+                    graph_points,
+                }),
+                tombstoned: Vec::new(),
+            };
+        }
         store.fit_graph();
         Ok(store)
+    }
+
+    /// Applies one log record read on open.
+    fn replay(&mut self, record: log::Record, dir: &Path) -> Result<()> {
+        let corrupt = |reason: String| Error::Corrupt { path: dir.join(log::LOG_FILE), reason };
+        if record.slots_before != self.slot_ord.len() {
+            return Err(corrupt(format!(
+                "log record {} follows {} slots; the store has {}",
+                record.seq,
+                record.slots_before,
+                self.slot_ord.len()
+            )));
+        }
+        for slot in record.dead {
+            self.live[slot] = false;
+        }
+        for slot in 0..record.slot_ord.len() {
+            self.rows.push_stored(record.rows.stored(slot));
+        }
+        self.slot_ord.extend(record.slot_ord);
+        self.live.extend(record.live);
+        match (record.graph, self.graph.as_mut()) {
+            (Some(patch), Some(graph)) => graph.apply(patch)?,
+            (None, None) => {}
+            // A build without the graph keeps none.
+            (Some(_), None) if !cfg!(feature = "hnsw") => {}
+            (Some(_), None) => {
+                return Err(corrupt(format!("log record {} links a graph the base has not", record.seq)))
+            }
+            (None, Some(_)) => {
+                return Err(corrupt(format!("log record {} adds slots without the graph's links", record.seq)))
+            }
+        }
+        Ok(())
     }
 
     /// Takes the saved graph.
@@ -466,9 +698,15 @@ impl VectorStore {
 
     /// Tombstones the run starting at `first`.
     fn tombstone(&mut self, first: usize) {
-        for slot in self.run(first) {
+        let run = self.run(first);
+        let journal = self.journal.get_mut().unwrap_or_else(|p| p.into_inner());
+        let saved = journal.on_disk.as_ref().map_or(0, |d| d.slots);
+        for slot in run {
             self.live[slot] = false;
             self.dead += 1;
+            if slot < saved {
+                journal.tombstoned.push(slot);
+            }
         }
     }
 
@@ -611,13 +849,17 @@ impl VectorStore {
         let wanted = cfg!(feature = "hnsw") && self.slots.len() >= self.params.exact_threshold.max(1);
         match (wanted, self.graph.is_some()) {
             (true, false) => self.build_graph(),
-            (false, true) => self.graph = None,
+            (false, true) => {
+                self.graph = None;
+                self.journal_mut().forget();
+            }
             _ => {}
         }
     }
 
     /// Drops tombstoned slots from the arena; slot numbers change, so the graph must follow.
     fn compact(&mut self) {
+        self.journal_mut().forget();
         self.rows = self.rows.compacted(&self.live);
         self.slot_ord = self.slot_ord.iter().zip(&self.live).filter(|(_, &live)| live).map(|(&ord, _)| ord).collect();
         self.live = vec![true; self.slot_ord.len()];
@@ -636,6 +878,7 @@ impl VectorStore {
     #[cfg(feature = "hnsw")]
     fn build_graph(&mut self) {
         let started = std::time::Instant::now();
+        self.journal_mut().forget();
         self.graph = Some(Graph::new(&self.params));
         self.loaded = false;
         self.extend_graph();
