@@ -49,7 +49,7 @@ mod stored;
 mod writer;
 
 pub use braid_core::{
-    AccessPolicy, BoostExplain, Boosts, Citation, Decay, DecayFunction, Embedder, Error, Explain, Facet, FacetRange,
+    AccessPolicy, BoostExplain, Boosts, BoxError, Citation, Decay, DecayFunction, Embedder, Error, Explain, Facet, FacetRange,
     Facets, FactorExplain, Filter, Fusion, Hit, KeywordBoost, Language, Leg, LegExplain, LegWeights, Mode, Modifier,
     NumberBoost, Passages, Principal, QuerySyntax, RangeCount, Record, Reranker, Result, SearchRequest, SearchResponse,
     Snippet, Stage, Stats, Suggestion, SynonymMatch, UnknownName, ValueCount, Visibility, DEFAULT_RERANK_CANDIDATES,

@@ -39,12 +39,12 @@ impl TextTokenizer {
             return Err(Error::Model { reason: format!("{} is missing", path.display()) });
         }
         let mut inner = Tokenizer::from_file(&path)
-            .map_err(|e| Error::Model { reason: format!("cannot load {}: {e}", path.display()) })?;
+            .map_err(|e| Error::model_failed(format!("cannot load {}", path.display()), e))?;
         let pad_id = inner.get_padding().map(|p| p.pad_id).or_else(|| inner.token_to_id("[PAD]")).unwrap_or(0);
         inner.with_padding(None);
         inner
             .with_truncation(None)
-            .map_err(|e| Error::Model { reason: format!("cannot configure {}: {e}", path.display()) })?;
+            .map_err(|e| Error::model_failed(format!("cannot configure {}", path.display()), e))?;
         let (single_specials, pair_specials) = match inner.get_post_processor() {
             Some(pp) => (pp.added_tokens(false), pp.added_tokens(true)),
             None => (0, 0),
@@ -68,7 +68,7 @@ impl TextTokenizer {
         let raw = self
             .inner
             .encode_batch_fast(texts.to_vec(), false)
-            .map_err(|e| Error::Model { reason: format!("tokenisation failed: {e}") })?;
+            .map_err(tokenisation_failed)?;
         raw.into_iter()
             .map(|mut enc| {
                 if enc.len() > budget {
@@ -96,7 +96,7 @@ impl TextTokenizer {
         let mut q = self
             .inner
             .encode_fast(query, false)
-            .map_err(|e| Error::Model { reason: format!("tokenisation failed: {e}") })?;
+            .map_err(tokenisation_failed)?;
         if q.len() >= budget {
             q.truncate(budget / 2, 0, TruncationDirection::Right);
         }
@@ -104,7 +104,7 @@ impl TextTokenizer {
         let raw = self
             .inner
             .encode_batch_fast(passages.to_vec(), false)
-            .map_err(|e| Error::Model { reason: format!("tokenisation failed: {e}") })?;
+            .map_err(tokenisation_failed)?;
         raw.into_iter()
             .map(|mut p| {
                 if p.len() > passage_budget {
@@ -120,7 +120,7 @@ impl TextTokenizer {
         let enc = self
             .inner
             .post_process(first, second, true)
-            .map_err(|e| Error::Model { reason: format!("tokenisation failed: {e}") })?;
+            .map_err(tokenisation_failed)?;
         Ok(Encoded {
             ids: enc.get_ids().iter().map(|&x| i64::from(x)).collect(),
             type_ids: enc.get_type_ids().iter().map(|&x| i64::from(x)).collect(),
@@ -198,4 +198,9 @@ mod tests {
         assert_eq!(query_tokens, (32 - 3) / 2);
         assert!(enc.type_ids.iter().filter(|&&t| t == 1).count() >= 3, "passage survives");
     }
+}
+
+/// The error of a tokenizer call that failed, with the tokenizer's error as its source.
+fn tokenisation_failed(e: tokenizers::Error) -> Error {
+    Error::model_failed("tokenisation failed", e)
 }
