@@ -157,7 +157,13 @@ impl Index {
         Ok(true)
     }
 
-    pub(super) fn assemble(layout: Option<Layout>, config: IndexConfig, models: Models, parts: Parts, next_ord: u64) -> Index {
+    pub(super) fn assemble(
+        layout: Option<Layout>,
+        config: IndexConfig,
+        models: Models,
+        parts: Parts,
+        next_ord: u64,
+    ) -> Index {
         Index {
             shared: Arc::new(Shared {
                 layout,

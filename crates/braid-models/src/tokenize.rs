@@ -65,10 +65,7 @@ impl TextTokenizer {
     /// Encodes texts one by one, each truncated to `max_len` tokens including special tokens.
     pub(crate) fn encode_singles(&self, texts: &[&str], max_len: usize) -> Result<Vec<Encoded>> {
         let budget = max_len.saturating_sub(self.single_specials);
-        let raw = self
-            .inner
-            .encode_batch_fast(texts.to_vec(), false)
-            .map_err(tokenisation_failed)?;
+        let raw = self.inner.encode_batch_fast(texts.to_vec(), false).map_err(tokenisation_failed)?;
         raw.into_iter()
             .map(|mut enc| {
                 if enc.len() > budget {
@@ -93,18 +90,12 @@ impl TextTokenizer {
         max_passage_tokens: Option<usize>,
     ) -> Result<Vec<Encoded>> {
         let budget = max_len.saturating_sub(self.pair_specials);
-        let mut q = self
-            .inner
-            .encode_fast(query, false)
-            .map_err(tokenisation_failed)?;
+        let mut q = self.inner.encode_fast(query, false).map_err(tokenisation_failed)?;
         if q.len() >= budget {
             q.truncate(budget / 2, 0, TruncationDirection::Right);
         }
         let passage_budget = (budget - q.len()).min(max_passage_tokens.unwrap_or(usize::MAX));
-        let raw = self
-            .inner
-            .encode_batch_fast(passages.to_vec(), false)
-            .map_err(tokenisation_failed)?;
+        let raw = self.inner.encode_batch_fast(passages.to_vec(), false).map_err(tokenisation_failed)?;
         raw.into_iter()
             .map(|mut p| {
                 if p.len() > passage_budget {
@@ -117,10 +108,7 @@ impl TextTokenizer {
 
     /// Adds the special tokens and type ids with the tokenizer's post-processor.
     fn finish(&self, first: Encoding, second: Option<Encoding>) -> Result<Encoded> {
-        let enc = self
-            .inner
-            .post_process(first, second, true)
-            .map_err(tokenisation_failed)?;
+        let enc = self.inner.post_process(first, second, true).map_err(tokenisation_failed)?;
         Ok(Encoded {
             ids: enc.get_ids().iter().map(|&x| i64::from(x)).collect(),
             type_ids: enc.get_type_ids().iter().map(|&x| i64::from(x)).collect(),
