@@ -133,6 +133,11 @@ impl TextTokenizer {
     }
 }
 
+/// The error of a tokenizer call that failed, with the tokenizer's error as its source.
+fn tokenisation_failed(e: tokenizers::Error) -> Error {
+    Error::model_failed("tokenisation failed", e)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,9 +191,4 @@ mod tests {
         assert_eq!(query_tokens, (32 - 3) / 2);
         assert!(enc.type_ids.iter().filter(|&&t| t == 1).count() >= 3, "passage survives");
     }
-}
-
-/// The error of a tokenizer call that failed, with the tokenizer's error as its source.
-fn tokenisation_failed(e: tokenizers::Error) -> Error {
-    Error::model_failed("tokenisation failed", e)
 }
