@@ -222,7 +222,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if pass > 0 {
                     took.push(t.elapsed().as_secs_f64() * 1e3);
                     for (stage, micros) in &response.stats.micros {
-                        *stages.entry(stage).or_default() += micros;
+                        *stages.entry(stage.name()).or_default() += micros;
                     }
                 }
                 std::hint::black_box(response);

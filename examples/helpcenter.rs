@@ -124,6 +124,6 @@ fn print_answers(query: &str, response: &SearchResponse) {
             println!("     {snippet}");
         }
     }
-    let ms = response.stats.micros.get("total").copied().unwrap_or(0) as f64 / 1000.0;
+    let ms = response.stats.micros.get(&braid::Stage::Total).copied().unwrap_or(0) as f64 / 1000.0;
     println!("  ({} of {} visible sections matched · {ms:.1} ms)", response.hits.len(), response.stats.allowed);
 }

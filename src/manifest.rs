@@ -72,13 +72,18 @@ struct Sealed {
     checksum: Option<String>,
 }
 
+/// The error of a manifest that cannot be encoded (a bug: every part of it serializes).
+fn encode(e: serde_json::Error) -> Error {
+    Error::Encode { what: "the manifest", source: e.into() }
+}
+
 impl Manifest {
     /// The checksum the file records for this manifest. Every part of the configuration
     /// serializes in a fixed order (its sets are `BTreeSet`s), so a manifest read back gives
     /// the checksum it was written with.
     fn checksum(&self) -> Result<String> {
         use sha2::{Digest, Sha256};
-        let json = serde_json::to_vec(self).map_err(|e| Error::Lexical(e.to_string()))?;
+        let json = serde_json::to_vec(self).map_err(encode)?;
         Ok(format!("sha256:{}", Sha256::digest(&json).iter().map(|b| format!("{b:02x}")).collect::<String>()))
     }
 
@@ -94,13 +99,13 @@ impl Manifest {
         struct Version {
             format: u32,
         }
-        let version: Version =
-            serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt { path: path.clone(), reason: e.to_string() })?;
+        let unparsable = |e: serde_json::Error| Error::unparsable(&path, e);
+        let version: Version = serde_json::from_slice(&bytes).map_err(unparsable)?;
         let corrupt = |reason: String| Error::Corrupt { path: path.clone(), reason };
         match version.format {
-            UNSEALED_FORMAT => serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string())),
+            UNSEALED_FORMAT => serde_json::from_slice(&bytes).map_err(unparsable),
             FORMAT_VERSION => {
-                let sealed: Sealed = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+                let sealed: Sealed = serde_json::from_slice(&bytes).map_err(unparsable)?;
                 let recorded = sealed.checksum.ok_or_else(|| corrupt("no checksum".into()))?;
                 if recorded != sealed.manifest.checksum()? {
                     return Err(corrupt("checksum mismatch".into()));
@@ -114,7 +119,7 @@ impl Manifest {
     pub fn write(&self, layout: &Layout) -> Result<()> {
         let (path, tmp, dir) = (layout.manifest(), layout.manifest_tmp(), layout.root());
         let sealed = Sealed { manifest: self.clone(), checksum: Some(self.checksum()?) };
-        let json = serde_json::to_vec_pretty(&sealed).map_err(|e| Error::Lexical(e.to_string()))?;
+        let json = serde_json::to_vec_pretty(&sealed).map_err(encode)?;
         let io = |e| Error::io(&tmp, e);
         let mut file = File::create(&tmp).map_err(io)?;
         file.write_all(&json).map_err(io)?;

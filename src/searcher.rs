@@ -57,7 +57,8 @@ impl Searcher {
     /// principal may not see it (the two are indistinguishable on purpose).
     ///
     /// # Errors
-    /// [`braid_core::Error::Lexical`] when the store cannot be read.
+    /// [`braid_core::Error::Lexical`] or [`braid_core::Error::LexicalEngine`] when the store
+    /// cannot be read.
     pub fn record(&self, id: &str, principal: &Principal) -> Result<Option<StoredRecord>> {
         let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
         Ok(self.allowed(principal)?.contains(record.ord).then(|| record.into()))
@@ -68,7 +69,8 @@ impl Searcher {
     /// may not see it, or the index was opened without its vectors.
     ///
     /// # Errors
-    /// [`braid_core::Error::Lexical`] when the store cannot be read.
+    /// [`braid_core::Error::Lexical`] or [`braid_core::Error::LexicalEngine`] when the store
+    /// cannot be read.
     pub fn vector(&self, id: &str, principal: &Principal) -> Result<Option<Vec<f32>>> {
         let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
         if !self.allowed(principal)?.contains(record.ord) {
@@ -85,7 +87,8 @@ impl Searcher {
     /// without a parent comes back alone. Empty when `id` does not exist or is not visible.
     ///
     /// # Errors
-    /// [`braid_core::Error::Lexical`] when the store cannot be read.
+    /// [`braid_core::Error::Lexical`] or [`braid_core::Error::LexicalEngine`] when the store
+    /// cannot be read.
     ///
     /// ```
     /// # use braid::{Index, IndexConfig, Principal, Record};

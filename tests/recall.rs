@@ -1,6 +1,6 @@
 //! What each leg finds.
 
-use braid::{Leg, Mode, Principal, QuerySyntax, SearchRequest};
+use braid::{Leg, Mode, Principal, QuerySyntax, SearchRequest, Stage};
 
 use crate::common::{ids, index};
 
@@ -112,8 +112,8 @@ fn hybrid_runs_both_legs_and_explains_each() {
     let sum: f32 = top.explain.legs.iter().map(|l| l.contribution).sum();
     assert!((sum - top.explain.fused).abs() < 1e-6);
     assert!(top.explain.legs.iter().all(|l| l.rank >= 1 && l.raw > 0.0));
-    for key in ["visibility", "lexical", "fuzzy", "fusion", "hits", "total"] {
-        assert!(r.stats.micros.contains_key(key), "{key}");
+    for stage in [Stage::Visibility, Stage::Lexical, Stage::Fuzzy, Stage::Fusion, Stage::Hits, Stage::Total] {
+        assert!(r.stats.micros.contains_key(&stage), "{stage}");
     }
     assert!(r.stats.candidates[&Leg::Fuzzy] >= 1);
     // Snippets highlight the body's words that matched, after analysis ("sending" → "send").

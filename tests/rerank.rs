@@ -83,7 +83,7 @@ fn reranking_never_sees_hidden_records() {
         .hits
         .iter()
         .all(|h| h.id != "globex-sso" && h.id != "globex-support-runbook" && h.id != "refund-exceptions"));
-    assert!(r.stats.micros.contains_key("rerank"));
+    assert!(r.stats.micros.contains_key(&braid::Stage::Rerank));
     // k smaller than the budget: the top k of the reranked candidates.
     let r = idx.search(&SearchRequest::new("refund", Principal::public()).rerank(10).k(1)).unwrap();
     assert_eq!(r.hits.len(), 1);

@@ -52,10 +52,10 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
         snapshot.allowed_set(visibility)?
     };
     stats.allowed = allowed.len();
-    stats.micros.insert(Stage::Visibility.name(), micros(t));
+    stats.micros.insert(Stage::Visibility, micros(t));
     request.check_deadline()?;
     if request.k == 0 && !plan.facets {
-        stats.micros.insert(Stage::Total.name(), micros(started));
+        stats.micros.insert(Stage::Total, micros(started));
         return Ok(SearchResponse {
             hits: Vec::new(),
             suggestions: Vec::new(),
@@ -96,7 +96,7 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     } else {
         Cow::Borrowed(request.query.as_str())
     };
-    stats.micros.insert(Stage::Analyse.name(), micros(t));
+    stats.micros.insert(Stage::Analyse, micros(t));
     request.check_deadline()?;
 
     // 5. Recall.
@@ -113,7 +113,7 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     let facets = if plan.facets {
         let t = Instant::now();
         let counted = facets::count(&view, request, &recalled.lists)?;
-        stats.micros.insert(Stage::Facets.name(), micros(t));
+        stats.micros.insert(Stage::Facets, micros(t));
         request.check_deadline()?;
         Some(counted)
     } else {
@@ -131,7 +131,7 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
         fused.retain(|f| f.score >= min_score);
         fused
     };
-    stats.micros.insert(Stage::Fusion.name(), micros(t));
+    stats.micros.insert(Stage::Fusion, micros(t));
     request.check_deadline()?;
 
     // 6b. Boosts: the request's functions of each candidate's fields rescore every fused
@@ -139,7 +139,7 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     let t = Instant::now();
     let boosted = scoring::rescore(snapshot, boosts, &mut fused)?;
     if boosted.is_some() {
-        stats.micros.insert(Stage::Boosts.name(), micros(t));
+        stats.micros.insert(Stage::Boosts, micros(t));
     }
     // Whether the ranking holds hits past the page (a single leg fetched only the page).
     let mut more = if plan.shortcut { fused.len() >= plan.depth } else { fused.len() > page.end() };
@@ -156,7 +156,7 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     let skip = if plan.rerank_budget == 0 && !request.collapse { page.offset() } else { 0 };
     let found = hits::Found { fused: &fused, synonyms: &recalled.synonyms, boosted: boosted.as_ref() };
     let mut hits = hits::hits(snapshot, &found, ids_only, skip)?;
-    stats.micros.insert(Stage::Hits.name(), micros(t));
+    stats.micros.insert(Stage::Hits, micros(t));
     request.check_deadline()?;
 
     // 8. Rerank: the cross-encoder rescores the top fused candidates, and only those.
@@ -165,7 +165,7 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
         let _span = info_span!(target: "braid::rerank", "rerank").entered();
         stats.reranked =
             rerank::rerank(reranker.as_ref(), request.query.as_str(), &mut hits, plan.rerank_budget, request)?;
-        stats.micros.insert(Stage::Rerank.name(), micros(t));
+        stats.micros.insert(Stage::Rerank, micros(t));
     }
 
     // 9. Collapse, then the page: cut from the ranking; the cursor names what came before the
@@ -181,9 +181,9 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     // with the query's words).
     let t = Instant::now();
     let hits = hits::finish(snapshot, hits, &recalled.highlight, request.ids_only, request.snippet_chars);
-    stats.micros.insert(Stage::Snippets.name(), micros(t));
+    stats.micros.insert(Stage::Snippets, micros(t));
     let suggestions: Vec<Suggestion> =
         if request.suggest { words.iter().filter_map(|w| w.suggestion.clone()).collect() } else { Vec::new() };
-    stats.micros.insert(Stage::Total.name(), micros(started));
+    stats.micros.insert(Stage::Total, micros(started));
     Ok(SearchResponse { hits, suggestions, stats, next_cursor, facets })
 }

@@ -84,7 +84,7 @@ pub(super) fn recall(
         }
         stats.legs.push(leg);
         stats.candidates.insert(leg, output.candidates.len());
-        stats.micros.insert(Stage::of(leg).name(), micros);
+        stats.micros.insert(Stage::of(leg), micros);
         stats.weights.insert(leg, weights.get(leg));
         for u in output.synonyms {
             if !recalled.synonyms.contains(&u) {

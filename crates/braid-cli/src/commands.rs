@@ -642,7 +642,7 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
             }
             let response = index.search(&request)?;
             for (stage, us) in &response.stats.micros {
-                *stages.entry(stage).or_default() += us;
+                *stages.entry(stage.name()).or_default() += us;
             }
             let mut seen = HashSet::new();
             Ok(response

@@ -45,6 +45,6 @@ pub fn print_response(response: &SearchResponse) {
         "— {} hits · legs: {} · {:.1} ms",
         response.hits.len(),
         legs.join(", "),
-        s.micros.get("total").copied().unwrap_or(0) as f64 / 1000.0
+        s.micros.get(&braid::Stage::Total).copied().unwrap_or(0) as f64 / 1000.0
     );
 }

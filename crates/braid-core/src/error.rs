@@ -3,10 +3,21 @@ use std::path::PathBuf;
 /// Braid's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// An error another library raised, kept as the [`std::error::Error::source`] of a Braid error
+/// (any `std::error::Error + Send + Sync + 'static` converts into it with `.into()` or `?`).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Everything that can go wrong in Braid.
 ///
 /// User errors (a bad request, an unknown field, a missing model) are kept apart from internal
 /// ones (I/O, a damaged index). No message names a record the caller may not see.
+///
+/// An error another library raised (tantivy, ONNX Runtime, the tokenizer, a JSON parser, the
+/// file system) is kept as the error's [`source`](std::error::Error::source), never flattened
+/// into a string: [`Error::Io`], [`Error::ModelFailed`], [`Error::Unparsable`],
+/// [`Error::LexicalEngine`], [`Error::VectorEngine`] and [`Error::Encode`] carry it. As with
+/// [`Error::Io`], their message ends with the source's, so a log line that prints the error
+/// alone still says what failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -52,11 +63,23 @@ pub enum Error {
         /// Why, and how to enable it.
         reason: String,
     },
-    /// A model or the ONNX Runtime library could not be found or loaded.
+    /// A model or the ONNX Runtime library could not be found or loaded, by Braid's own checks
+    /// (a missing file, an output of the wrong shape). [`Error::ModelFailed`] when a library
+    /// said why.
     #[error("model unavailable: {reason}")]
     Model {
         /// What failed and how to fix it.
         reason: String,
+    },
+    /// A model could not be loaded, downloaded or run because a library it runs on failed
+    /// (ONNX Runtime, the tokenizer, the downloader, the parser of its `config.json`).
+    #[error("model unavailable: {reason}: {source}")]
+    ModelFailed {
+        /// What Braid was doing (`cannot load <file>`, `inference failed`, ...).
+        reason: String,
+        /// The library's error.
+        #[source]
+        source: BoxError,
     },
     /// Another writer holds the index's write lock.
     #[error("index is locked by another writer: {path}")]
@@ -64,13 +87,24 @@ pub enum Error {
         /// The locked index directory.
         path: PathBuf,
     },
-    /// A file of the index is missing, truncated or damaged.
+    /// A file of the index is missing, truncated or damaged, as Braid's own checks found (a
+    /// checksum, a missing file, an inconsistency). A file that does not parse is
+    /// [`Error::Unparsable`], with the parser's error; [`Error::is_damaged_index`] covers both.
     #[error("index file is damaged: {path}: {reason}")]
     Corrupt {
         /// The damaged file.
         path: PathBuf,
         /// What is wrong with it.
         reason: String,
+    },
+    /// A file of the index does not parse (truncated, or not what Braid wrote).
+    #[error("index file is damaged: {path}: {source}")]
+    Unparsable {
+        /// The damaged file.
+        path: PathBuf,
+        /// The parser's error.
+        #[source]
+        source: BoxError,
     },
     /// The index was written by an incompatible version of Braid.
     #[error("incompatible index format {found} in {path} (this build reads format {expected})")]
@@ -135,12 +169,37 @@ pub enum Error {
     /// since it was made. Start again from the first page.
     #[error("the cursor is stale: the hits before it changed since it was made; start again from the first page")]
     StaleCursor,
-    /// An error inside the lexical engine (tantivy).
+    /// An error inside the lexical engine (tantivy), described in words.
+    /// [`Error::LexicalEngine`] when the engine raised it.
     #[error("lexical index error: {0}")]
     Lexical(String),
-    /// An error inside the vector store.
+    /// An error inside the vector store, described in words. [`Error::VectorEngine`] when a
+    /// library raised it.
     #[error("vector index error: {0}")]
     Vector(String),
+    /// An error the lexical engine (tantivy) raised.
+    #[error("lexical index error: {source}")]
+    LexicalEngine {
+        /// The engine's error.
+        #[source]
+        source: BoxError,
+    },
+    /// An error a library under the vector store raised (or a vector source's reader).
+    #[error("vector index error: {source}")]
+    VectorEngine {
+        /// The library's error.
+        #[source]
+        source: BoxError,
+    },
+    /// One of Braid's own files could not be encoded: a bug, never bad input.
+    #[error("cannot encode {what}: {source}")]
+    Encode {
+        /// What was being encoded (`the manifest`).
+        what: &'static str,
+        /// The encoder's error.
+        #[source]
+        source: BoxError,
+    },
 }
 
 impl Error {
@@ -152,6 +211,44 @@ impl Error {
     /// Builds an [`Error::InvalidRequest`].
     pub fn invalid_request(reason: impl Into<String>) -> Self {
         Error::InvalidRequest { reason: reason.into() }
+    }
+
+    /// Builds an [`Error::ModelFailed`]: `reason` says what Braid was doing, `source` is the
+    /// library's error.
+    pub fn model_failed(reason: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Error::ModelFailed { reason: reason.into(), source: source.into() }
+    }
+
+    /// Builds an [`Error::Unparsable`] for the file `path`.
+    pub fn unparsable(path: impl Into<PathBuf>, source: impl Into<BoxError>) -> Self {
+        Error::Unparsable { path: path.into(), source: source.into() }
+    }
+
+    /// Builds an [`Error::LexicalEngine`] from the lexical engine's error.
+    pub fn lexical_engine(source: impl Into<BoxError>) -> Self {
+        Error::LexicalEngine { source: source.into() }
+    }
+
+    /// Builds an [`Error::VectorEngine`] from a library's error.
+    pub fn vector_engine(source: impl Into<BoxError>) -> Self {
+        Error::VectorEngine { source: source.into() }
+    }
+
+    /// Whether a file of the index is missing, damaged or unparsable ([`Error::Corrupt`],
+    /// [`Error::Unparsable`]): the file is named by [`Error::damaged_file`].
+    pub fn is_damaged_index(&self) -> bool {
+        matches!(self, Error::Corrupt { .. } | Error::Unparsable { .. })
+    }
+
+    /// The file a damaged-index error names ([`Error::Corrupt`], [`Error::Unparsable`],
+    /// [`Error::FormatVersion`]).
+    pub fn damaged_file(&self) -> Option<&std::path::Path> {
+        match self {
+            Error::Corrupt { path, .. } | Error::Unparsable { path, .. } | Error::FormatVersion { path, .. } => {
+                Some(path.as_path())
+            }
+            _ => None,
+        }
     }
 
     /// Whether the caller can fix this error by changing the request or the input
@@ -191,5 +288,36 @@ mod tests {
         let reserved = Error::ReservedToken { token: "__braid:no-acl".into() };
         assert!(reserved.is_user_error());
         assert!(reserved.to_string().contains("reserved"), "{reserved}");
+    }
+
+    /// A wrapped library error is the error's source (a caller can downcast it), its message
+    /// still ends the error's own, and the error stays internal.
+    #[test]
+    fn library_errors_are_kept_as_sources() {
+        use std::error::Error as _;
+        let io = std::io::Error::new(std::io::ErrorKind::InvalidData, "bad header");
+        let errors = [
+            Error::model_failed("cannot load /m/model.onnx", std::io::Error::other("bad header")),
+            Error::unparsable("/i/braid.json", std::io::Error::other("bad header")),
+            Error::lexical_engine(std::io::Error::other("bad header")),
+            Error::vector_engine(io),
+            Error::Encode { what: "the manifest", source: std::io::Error::other("bad header").into() },
+        ];
+        let messages = [
+            "model unavailable: cannot load /m/model.onnx: bad header",
+            "index file is damaged: /i/braid.json: bad header",
+            "lexical index error: bad header",
+            "vector index error: bad header",
+            "cannot encode the manifest: bad header",
+        ];
+        for (e, message) in errors.iter().zip(messages) {
+            assert_eq!(e.to_string(), message);
+            let source = e.source().expect("a source");
+            assert!(source.downcast_ref::<std::io::Error>().is_some(), "{e:?}");
+            assert!(!e.is_user_error(), "{e}");
+        }
+        assert!(errors[1].is_damaged_index());
+        assert_eq!(errors[1].damaged_file(), Some(std::path::Path::new("/i/braid.json")));
+        assert!(!errors[0].is_damaged_index() && errors[0].damaged_file().is_none());
     }
 }

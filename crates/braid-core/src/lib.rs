@@ -40,7 +40,7 @@ pub use access::{
 };
 pub use boost::{Boosts, Decay, DecayFunction, KeywordBoost, Modifier, NumberBoost, MAX_BOOST_FUNCTIONS};
 pub use citation::Citation;
-pub use error::{Error, Result};
+pub use error::{BoxError, Error, Result};
 pub use facet::{
     Facet, FacetRange, Facets, RangeCount, ValueCount, DEFAULT_FACET_VALUES, MAX_FACETS, MAX_FACET_RANGES,
     MAX_FACET_VALUES,

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::{Facets, Language, Leg, Mode};
 
@@ -212,9 +212,10 @@ pub struct Stats {
     pub candidates: BTreeMap<Leg, usize>,
     /// The fusion weight each leg ran with (the request's weights).
     pub weights: BTreeMap<Leg, f32>,
-    /// Microseconds per stage that ran, keyed by [`Stage::name`] (`total` for the whole
-    /// request).
-    pub micros: BTreeMap<&'static str, u64>,
+    /// Microseconds per stage that ran ([`Stage::Total`] for the whole request). Serialised as
+    /// an object keyed by [`Stage::name`], in the names' alphabetical order.
+    #[serde(serialize_with = "by_stage_name")]
+    pub micros: BTreeMap<Stage, u64>,
     /// The text the semantic leg embedded, when it differs from the query: the words no
     /// record the caller may see holds, replaced by their "did you mean" corrections.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -228,7 +229,16 @@ pub struct Stats {
     pub reranked: usize,
 }
 
-/// The stages of one search, in the order they run: the keys of [`Stats::micros`].
+/// [`Stats::micros`] as an object keyed by stage name, sorted by name: the order the JSON had
+/// when the map's keys were the names themselves, kept so that responses read the same.
+fn by_stage_name<S: Serializer>(micros: &BTreeMap<Stage, u64>, serializer: S) -> Result<S::Ok, S::Error> {
+    let mut by_name: Vec<(&str, u64)> = micros.iter().map(|(stage, &us)| (stage.name(), us)).collect();
+    by_name.sort_unstable_by_key(|&(name, _)| name);
+    serializer.collect_map(by_name)
+}
+
+/// The stages of one search, in the order they run (their order as keys of [`Stats::micros`];
+/// serialised by [`Stage::name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Stage {
     /// The allowed set: principal, policy and filter.
@@ -299,5 +309,43 @@ impl Stage {
             Leg::Fuzzy => Stage::Fuzzy,
             Leg::Semantic => Stage::Semantic,
         }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Stage {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Timings keyed by [`Stage`] serialise as they did when keyed by name: an object of the
+    /// stages that ran, by name, in the names' alphabetical order (not the pipeline's).
+    #[test]
+    fn stage_timings_serialise_by_name_in_alphabetical_order() {
+        let mut stats = Stats::default();
+        for (i, stage) in Stage::ALL.iter().rev().enumerate() {
+            if *stage != Stage::Rerank {
+                stats.micros.insert(*stage, i as u64);
+            }
+        }
+        // Straight to text: a `serde_json::Value` would sort the keys whatever order they came in.
+        let text = serde_json::to_string(&stats).unwrap();
+        let expected = concat!(
+            r#""micros":{"analyse":10,"boosts":4,"facets":6,"fusion":5,"fuzzy":8,"hits":3,"lexical":9,"#,
+            r#""semantic":7,"snippets":1,"total":0,"visibility":11}"#
+        );
+        assert!(text.contains(expected), "{text}");
+        assert_eq!(Stage::Total.to_string(), "total");
+        assert_eq!(serde_json::to_string(&Stage::Visibility).unwrap(), r#""visibility""#);
     }
 }

@@ -237,6 +237,7 @@ pub fn read_qrels(path: &Path) -> Result<Qrels> {
                     path: path.to_path_buf(),
                     line: line_no,
                     reason: format!("expected 3 tab-separated columns, found {}", cols.len()),
+                    source: None,
                 })
             }
         };
@@ -247,6 +248,7 @@ pub fn read_qrels(path: &Path) -> Result<Qrels> {
                         path: path.to_path_buf(),
                         line: line_no,
                         reason: "empty query or corpus id".into(),
+                        source: None,
                     });
                 }
                 qrels.insert(qid.to_owned(), did.to_owned(), grade);
@@ -258,6 +260,7 @@ pub fn read_qrels(path: &Path) -> Result<Qrels> {
                     path: path.to_path_buf(),
                     line: line_no,
                     reason: format!("score {score:?} is not an integer"),
+                    source: None,
                 })
             }
         }
@@ -331,7 +334,7 @@ fn parse_json<T: DeserializeOwned>(path: &Path, line: usize, bytes: &[u8]) -> Re
         if e.column() > 0 {
             reason.push_str(&format!(" (column {})", e.column()));
         }
-        EvalError::Parse { path: path.to_path_buf(), line, reason }
+        EvalError::Parse { path: path.to_path_buf(), line, reason, source: Some(e) }
     })
 }
 
@@ -430,10 +433,12 @@ mod tests {
         let items: Vec<_> = read_corpus(&p).collect();
         assert_eq!(items.len(), 3);
         match &items[1] {
-            Err(EvalError::Parse { line, reason, .. }) => {
+            Err(EvalError::Parse { line, reason, source, .. }) => {
                 assert_eq!(*line, 3);
                 assert!(reason.contains("_id"), "{reason}");
                 assert!(!reason.contains("at line"), "{reason}");
+                // The parser's own error stays reachable as the source.
+                assert!(source.as_ref().is_some_and(|e| e.to_string().contains("_id")), "{source:?}");
             }
             other => panic!("expected a parse error, got {other:?}"),
         }

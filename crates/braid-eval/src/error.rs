@@ -29,6 +29,9 @@ pub enum EvalError {
         line: usize,
         /// What is wrong with it.
         reason: String,
+        /// The JSON parser's error, for a line that is not the JSON expected.
+        #[source]
+        source: Option<serde_json::Error>,
     },
     /// A file the BEIR layout requires does not exist.
     #[error("missing file {}", path.display())]
@@ -72,7 +75,8 @@ mod tests {
 
     #[test]
     fn messages_are_lowercase_and_name_the_file() {
-        let e = EvalError::Parse { path: PathBuf::from("q.jsonl"), line: 7, reason: "expected value".into() };
+        let e =
+            EvalError::Parse { path: PathBuf::from("q.jsonl"), line: 7, reason: "expected value".into(), source: None };
         assert_eq!(e.to_string(), "q.jsonl:7: expected value");
         let e = EvalError::io("x/corpus.jsonl", io::Error::from(io::ErrorKind::NotFound));
         assert!(matches!(e, EvalError::Missing { .. }));

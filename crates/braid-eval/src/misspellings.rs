@@ -51,6 +51,7 @@ impl Misspellings {
                     path: path.to_owned(),
                     line: i + 1,
                     reason: format!("expected `misspelling->correction`, got {line:?}"),
+                    source: None,
                 });
             };
             let wrong = wrong.trim().to_lowercase();
@@ -71,6 +72,7 @@ impl Misspellings {
                 path: path.to_owned(),
                 line: 0,
                 reason: "no `misspelling->correction` entry of one alphabetic word".into(),
+                source: None,
             });
         }
         for list in by_word.values_mut() {

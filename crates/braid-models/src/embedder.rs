@@ -281,7 +281,7 @@ pub(crate) fn read_config(dir: &Path) -> Result<Option<serde_json::Value>> {
     match std::fs::read(&path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map(Some)
-            .map_err(|e| Error::Model { reason: format!("cannot parse {}: {e}", path.display()) }),
+            .map_err(|e| Error::model_failed(format!("cannot parse {}", path.display()), e)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(path, e)),
     }

@@ -54,7 +54,7 @@ pub fn fetch_model_from(endpoint: &str, repo_id: &str, cache: &Path) -> Result<P
         let response = match ureq::get(&url).call() {
             Ok(r) => r,
             Err(ureq::Error::Status(404, _)) if !required => continue,
-            Err(e) => return Err(Error::Model { reason: format!("cannot download {url}: {e}") }),
+            Err(e) => return Err(Error::model_failed(format!("cannot download {url}"), e)),
         };
         let path = dest.join(local);
         let tmp = dest.join(format!("{local}.part"));

@@ -41,18 +41,11 @@ impl ModelSession {
             return Err(Error::Model { reason: format!("model file {} is missing", path.display()) });
         }
         let env = environment()?;
-        let session = catch_unwind(AssertUnwindSafe(|| -> std::result::Result<Session, String> {
-            Session::builder(env)
-                .map_err(|e| e.to_string())?
-                .with_intra_threads(intra_threads)
-                .map_err(|e| e.to_string())?
-                .with_inter_threads(1)
-                .map_err(|e| e.to_string())?
-                .commit_from_file(path)
-                .map_err(|e| e.to_string())
+        let session = catch_unwind(AssertUnwindSafe(|| -> ort::Result<Session> {
+            Session::builder(env)?.with_intra_threads(intra_threads)?.with_inter_threads(1)?.commit_from_file(path)
         }))
         .map_err(|p| model_err("cannot load", path, panic_message(p.as_ref())))?
-        .map_err(|e| model_err("cannot load", path, e))?;
+        .map_err(|e| Error::model_failed(format!("cannot load {}", path.display()), e))?;
 
         let mut inputs = Vec::new();
         for outlet in session.inputs() {
@@ -87,7 +80,8 @@ impl ModelSession {
 
     /// Runs one batch and hands the output's shape and data to `read`.
     pub(crate) fn run<R>(&self, batch: &Batch, read: impl FnOnce(&[i64], &[f32]) -> Result<R>) -> Result<R> {
-        let run_err = |e: &dyn std::fmt::Display| Error::Model { reason: format!("inference failed: {e}") };
+        let run_err = |e: ort::Error| Error::model_failed("inference failed", e);
+        let broken = |why: String| Error::Model { reason: format!("inference failed: {why}") };
         let mut values: Vec<(Cow<'_, str>, SessionInputValue<'_>)> = Vec::with_capacity(self.inputs.len());
         let mut session = self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let names: Vec<String> = session.inputs().iter().map(|o| o.name().to_owned()).collect();
@@ -97,14 +91,14 @@ impl ModelSession {
                 Input::Mask => &batch.attention_mask,
                 Input::Types => &batch.token_type_ids,
             };
-            let tensor = TensorRef::from_array_view(array).map_err(|e| run_err(&e))?;
+            let tensor = TensorRef::from_array_view(array).map_err(run_err)?;
             values.push((Cow::Owned(name), tensor.into()));
         }
         let outputs = catch_unwind(AssertUnwindSafe(|| session.run(values)))
-            .map_err(|p| run_err(&panic_message(p.as_ref())))?
-            .map_err(|e| run_err(&e))?;
-        let value = outputs.get(&self.output).ok_or_else(|| run_err(&format!("output `{}` missing", self.output)))?;
-        let (shape, data) = value.try_extract_tensor::<f32>().map_err(|e| run_err(&e))?;
+            .map_err(|p| broken(panic_message(p.as_ref())))?
+            .map_err(run_err)?;
+        let value = outputs.get(&self.output).ok_or_else(|| broken(format!("output `{}` missing", self.output)))?;
+        let (shape, data) = value.try_extract_tensor::<f32>().map_err(run_err)?;
         read(shape, data)
     }
 }

@@ -39,12 +39,12 @@ impl TextTokenizer {
             return Err(Error::Model { reason: format!("{} is missing", path.display()) });
         }
         let mut inner = Tokenizer::from_file(&path)
-            .map_err(|e| Error::Model { reason: format!("cannot load {}: {e}", path.display()) })?;
+            .map_err(|e| Error::model_failed(format!("cannot load {}", path.display()), e))?;
         let pad_id = inner.get_padding().map(|p| p.pad_id).or_else(|| inner.token_to_id("[PAD]")).unwrap_or(0);
         inner.with_padding(None);
         inner
             .with_truncation(None)
-            .map_err(|e| Error::Model { reason: format!("cannot configure {}: {e}", path.display()) })?;
+            .map_err(|e| Error::model_failed(format!("cannot configure {}", path.display()), e))?;
         let (single_specials, pair_specials) = match inner.get_post_processor() {
             Some(pp) => (pp.added_tokens(false), pp.added_tokens(true)),
             None => (0, 0),
@@ -65,10 +65,7 @@ impl TextTokenizer {
     /// Encodes texts one by one, each truncated to `max_len` tokens including special tokens.
     pub(crate) fn encode_singles(&self, texts: &[&str], max_len: usize) -> Result<Vec<Encoded>> {
         let budget = max_len.saturating_sub(self.single_specials);
-        let raw = self
-            .inner
-            .encode_batch_fast(texts.to_vec(), false)
-            .map_err(|e| Error::Model { reason: format!("tokenisation failed: {e}") })?;
+        let raw = self.inner.encode_batch_fast(texts.to_vec(), false).map_err(tokenisation_failed)?;
         raw.into_iter()
             .map(|mut enc| {
                 if enc.len() > budget {
@@ -93,18 +90,12 @@ impl TextTokenizer {
         max_passage_tokens: Option<usize>,
     ) -> Result<Vec<Encoded>> {
         let budget = max_len.saturating_sub(self.pair_specials);
-        let mut q = self
-            .inner
-            .encode_fast(query, false)
-            .map_err(|e| Error::Model { reason: format!("tokenisation failed: {e}") })?;
+        let mut q = self.inner.encode_fast(query, false).map_err(tokenisation_failed)?;
         if q.len() >= budget {
             q.truncate(budget / 2, 0, TruncationDirection::Right);
         }
         let passage_budget = (budget - q.len()).min(max_passage_tokens.unwrap_or(usize::MAX));
-        let raw = self
-            .inner
-            .encode_batch_fast(passages.to_vec(), false)
-            .map_err(|e| Error::Model { reason: format!("tokenisation failed: {e}") })?;
+        let raw = self.inner.encode_batch_fast(passages.to_vec(), false).map_err(tokenisation_failed)?;
         raw.into_iter()
             .map(|mut p| {
                 if p.len() > passage_budget {
@@ -117,10 +108,7 @@ impl TextTokenizer {
 
     /// Adds the special tokens and type ids with the tokenizer's post-processor.
     fn finish(&self, first: Encoding, second: Option<Encoding>) -> Result<Encoded> {
-        let enc = self
-            .inner
-            .post_process(first, second, true)
-            .map_err(|e| Error::Model { reason: format!("tokenisation failed: {e}") })?;
+        let enc = self.inner.post_process(first, second, true).map_err(tokenisation_failed)?;
         Ok(Encoded {
             ids: enc.get_ids().iter().map(|&x| i64::from(x)).collect(),
             type_ids: enc.get_type_ids().iter().map(|&x| i64::from(x)).collect(),
@@ -143,6 +131,11 @@ impl TextTokenizer {
         }
         Batch { input_ids, attention_mask, token_type_ids }
     }
+}
+
+/// The error of a tokenizer call that failed, with the tokenizer's error as its source.
+fn tokenisation_failed(e: tokenizers::Error) -> Error {
+    Error::model_failed("tokenisation failed", e)
 }
 
 #[cfg(test)]

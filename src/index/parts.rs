@@ -1,0 +1,129 @@
+//! One opened commit of an index: its lexical index and its semantic leg.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use braid_core::{Embedder, OrdSet, Result};
+use braid_lexical::{LexicalIndex, Synonyms};
+use braid_vector::{Quantization, VectorStore};
+
+use super::models::{check_model, Models};
+use crate::layout::Layout;
+use crate::manifest::{self, Manifest};
+use crate::semantic::{EmbeddingInfo, Semantic};
+
+/// One opened commit: the lexical index and, once there are vectors, the semantic leg.
+pub(crate) struct Parts {
+    pub lexical: LexicalIndex,
+    /// Set once: at open or create when the index has (or is built for) vectors, else by the
+    /// writer when it meets the first record with a vector. Never replaced.
+    pub semantic: OnceLock<Arc<Semantic>>,
+    /// The model recorded in the manifest (the vectors on disk were made with it).
+    pub embedding: Mutex<Option<EmbeddingInfo>>,
+    /// The commit point these parts were opened at (`None` in memory).
+    pub commit_point: Mutex<Option<Vec<u8>>>,
+}
+
+impl Parts {
+    pub(super) fn new(
+        lexical: LexicalIndex,
+        semantic: Option<Semantic>,
+        embedding: Option<EmbeddingInfo>,
+        commit_point: Option<Vec<u8>>,
+    ) -> Parts {
+        let cell = OnceLock::new();
+        if let Some(semantic) = semantic {
+            let _ = cell.set(Arc::new(semantic));
+        }
+        Parts { lexical, semantic: cell, embedding: Mutex::new(embedding), commit_point: Mutex::new(commit_point) }
+    }
+
+    /// Opens the commit on disk, as of the commit point `point` read before (a commit landing
+    /// meanwhile is then opened once more by the next reload, never missed). Returns the
+    /// manifest, the parts and the next free ordinal.
+    pub(super) fn open(layout: &Layout, models: &Models, point: Option<Vec<u8>>) -> Result<(Manifest, Parts, u64)> {
+        let manifest = Manifest::read(layout)?;
+        let recorded = manifest.embedding.clone();
+        let wanted = models.wanted(recorded.as_ref());
+        if let Some(info) = &wanted {
+            check_model(info, recorded.as_ref())?;
+        }
+        // The vector file is read on a second thread while the lexical index opens: at a
+        // million records each takes about half a second here.
+        let (lexical, store) = std::thread::scope(|scope| {
+            let store = scope.spawn(|| match wanted {
+                Some(_) => Semantic::open_store(layout, recorded.is_some()),
+                None => Ok(None),
+            });
+            let lexical = open_lexical(layout, &manifest);
+            (lexical, store.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
+        let (lexical, store) = (lexical?, store?);
+        let snapshot = lexical.snapshot();
+        let mut next_ord = manifest.next_ord.max(snapshot.max_ord()?.map_or(0, |m| m + 1));
+        let semantic = match wanted {
+            Some(info) => {
+                let quantization = manifest.config.quantization;
+                let (semantic, after_orphans) =
+                    semantic_over(info, models.embedder.clone(), store, &snapshot, quantization, models.ef_search)?;
+                next_ord = next_ord.max(after_orphans);
+                Some(semantic)
+            }
+            None => None,
+        };
+        let parts = Parts::new(lexical, semantic, recorded, point);
+        Ok((manifest, parts, next_ord))
+    }
+}
+
+/// The lexical index saved in `layout`, with the synonyms the manifest's commit saved.
+fn open_lexical(layout: &Layout, manifest: &Manifest) -> Result<LexicalIndex> {
+    let lexical = LexicalIndex::open(&layout.lexical(), manifest.config.schema.clone())?;
+    if let Some(text) = manifest::read_synonyms(layout)? {
+        lexical.set_synonyms(Synonyms::parse(&text)?);
+    }
+    Ok(lexical)
+}
+
+/// The semantic leg for vectors of `info`, with the store saved in `layout` when the manifest
+/// records one (`recorded`, which `info` must match). Returns it with the smallest ordinal the
+/// writer may hand out after it ([`semantic_over`]).
+pub(crate) fn open_semantic(
+    layout: Option<&Layout>,
+    info: EmbeddingInfo,
+    embedder: Option<Arc<dyn Embedder>>,
+    recorded: Option<&EmbeddingInfo>,
+    snapshot: &braid_lexical::Snapshot,
+    quantization: Quantization,
+    ef_search: Option<usize>,
+) -> Result<(Semantic, u64)> {
+    check_model(&info, recorded)?;
+    let store = match layout {
+        Some(layout) => Semantic::open_store(layout, recorded.is_some())?,
+        None => None,
+    };
+    semantic_over(info, embedder, store, snapshot, quantization, ef_search)
+}
+
+/// The semantic leg for vectors of `info` over `store`, the one saved in the index (if any).
+/// Returns it with the smallest ordinal the writer may hand out after it: a crash between
+/// saving vectors and committing their records leaves vectors of records that never
+/// committed, which are dropped here, and their ordinals never reused.
+fn semantic_over(
+    info: EmbeddingInfo,
+    embedder: Option<Arc<dyn Embedder>>,
+    mut store: Option<VectorStore>,
+    snapshot: &braid_lexical::Snapshot,
+    quantization: Quantization,
+    ef_search: Option<usize>,
+) -> Result<(Semantic, u64)> {
+    let mut next_ord = 0;
+    if let Some(store) = store.as_mut() {
+        let live: OrdSet = snapshot.ords()?.into_iter().collect();
+        let orphans: Vec<u64> = store.ords().filter(|&o| !live.contains(o)).collect();
+        for ord in orphans {
+            next_ord = next_ord.max(ord + 1);
+            store.delete(ord);
+        }
+    }
+    Ok((Semantic::new(info, embedder, store, quantization, ef_search)?, next_ord))
+}
