@@ -2,9 +2,10 @@
 //! [`braid_core::Error`]s.
 //!
 //! Inside the crate a failure keeps its cause as a typed [`LexicalError`] (tantivy's,
-//! `fst`'s or an I/O error, as its `#[source]`). It becomes a [`braid_core::Error::Lexical`]
-//! at the crate's boundary, in one place ([`lexical`]): that variant holds a message only, so
-//! the cause's text is all that crosses it.
+//! `fst`'s or an I/O error, as its `#[source]`). It becomes a
+//! [`braid_core::Error::LexicalEngine`] at the crate's boundary, in one place ([`lexical`]),
+//! with the [`LexicalError`] as its source: the cause stays reachable through
+//! `std::error::Error::source`.
 
 use braid_core::Error;
 use tantivy::directory::error::OpenDirectoryError;
@@ -28,14 +29,13 @@ pub(crate) enum LexicalError {
 }
 
 impl From<LexicalError> for Error {
-    /// [`Error::Lexical`] with the cause's message: the variant keeps no source (braid-core
-    /// owns it), so this is the one place the lexical engine flattens an error to text.
+    /// [`Error::LexicalEngine`], the lexical error kept as its source.
     fn from(e: LexicalError) -> Self {
-        Error::Lexical(e.to_string())
+        Error::lexical_engine(e)
     }
 }
 
-/// `e` as the [`Error::Lexical`] the crate's public API returns.
+/// `e` as the [`Error::LexicalEngine`] the crate's public API returns.
 pub(crate) fn lexical(e: impl Into<LexicalError>) -> Error {
     e.into().into()
 }
@@ -46,8 +46,8 @@ mod tests {
 
     use super::*;
 
-    /// The cause is kept as the source inside the crate, and its message crosses the boundary
-    /// unchanged.
+    /// The cause is kept as the source inside the crate and across its boundary, and its
+    /// message crosses unchanged.
     #[test]
     fn keeps_the_cause_and_its_message() {
         let e = LexicalError::from(TantivyError::InvalidArgument("bad".into()));
@@ -59,9 +59,9 @@ mod tests {
         let message = fst.to_string();
         let e = LexicalError::Vocabulary(fst);
         assert_eq!(e.source().map(|s| s.to_string()), Some(message.clone()));
-        match lexical(e) {
-            Error::Lexical(text) => assert_eq!(text, format!("vocabulary: {message}")),
-            other => panic!("{other:?}"),
-        }
+        let crossed = lexical(e);
+        assert_eq!(crossed.to_string(), format!("lexical index error: vocabulary: {message}"));
+        let kept = crossed.source().expect("the lexical error is the source");
+        assert_eq!(kept.source().map(|s| s.to_string()), Some(message));
     }
 }
