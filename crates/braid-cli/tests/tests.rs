@@ -3,6 +3,7 @@
 
 mod bulk_index;
 mod hardening;
+mod ingest_access;
 mod mcp_modern;
 mod mcp_sdk;
 mod mcp_stdio;
