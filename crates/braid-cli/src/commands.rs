@@ -137,11 +137,12 @@ fn load(
     let records: RecordsWithVectors = match (&vectors, source) {
         (Some(VectorSource::Field(field)), Source::Beir(path)) => {
             let field = field.clone();
-            Box::new(braid_eval::read_corpus(path).map(move |doc| {
-                let doc = doc.map_err(|e| braid::Error::InvalidRecord { reason: e.to_string() })?;
+            // The same reader as pass one's: access is decided once, by braid-ingest.
+            Box::new(braid::ingest::beir::read_documents(path, &schema).map(move |doc| {
+                let doc = doc?;
                 let vector = field_vector(&doc.metadata, &field)
-                    .map_err(|e| braid::Error::InvalidRecord { reason: format!("{}: {e:#}", doc.id) })?;
-                Ok((braid::ingest::beir::record_from(doc, &schema), vector))
+                    .map_err(|e| braid::Error::InvalidRecord { reason: format!("{}: {e:#}", doc.record.id()) })?;
+                Ok((doc.record, vector))
             }))
         }
         (Some(VectorSource::Field(_)), Source::Markdown(_)) => {

@@ -4,6 +4,7 @@
 mod bulk_index;
 mod fail_closed;
 mod hardening;
+mod ingest_access;
 mod mcp_modern;
 mod mcp_sdk;
 mod mcp_stdio;

@@ -3,13 +3,13 @@ use std::path::{Path, PathBuf};
 use braid_core::{Error, Record, Result};
 use braid_lexical::SchemaConfig;
 
-use super::beir::record_from;
+use super::beir::read_documents;
 use super::markdown::{read_dir, ChunkOptions};
 
 /// Something records can be read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
-    /// A BEIR `corpus.jsonl` file.
+    /// A JSONL corpus such as BEIR's `corpus.jsonl` (see [`crate::beir`]).
     Beir(PathBuf),
     /// A folder of Markdown (and plain text) articles; each section becomes a record.
     Markdown(PathBuf),
@@ -37,16 +37,12 @@ impl Source {
     }
 
     /// Streams the source's records. A bad document yields an error and reading goes on
-    /// with the next one.
+    /// with the next one. Every format reads access through [`crate::access`]: a document
+    /// whose access keys are malformed, misspelt or misplaced is an error, never a record left
+    /// to the index's policy.
     pub fn records(&self, schema: &SchemaConfig) -> Box<dyn Iterator<Item = Result<Record>> + Send> {
         match self {
-            Source::Beir(path) => {
-                let schema = schema.clone();
-                Box::new(braid_eval::read_corpus(path).map(move |doc| match doc {
-                    Ok(doc) => Ok(record_from(doc, &schema)),
-                    Err(e) => Err(Error::InvalidRecord { reason: e.to_string() }),
-                }))
-            }
+            Source::Beir(path) => Box::new(read_documents(path, schema).map(|doc| doc.map(|doc| doc.record))),
             Source::Markdown(dir) => Box::new(read_dir(dir, &ChunkOptions::default()).flat_map(|article| {
                 let records: Vec<Result<Record>> = match article.and_then(|a| a.records()) {
                     Ok(records) => records.into_iter().map(Ok).collect(),

@@ -1,13 +1,16 @@
-//! The front matter of a Markdown article: the small YAML subset help centers use (`key: value`
-//! scalars, `[a, b]` inline lists, `- a` block lists, quoted strings, `#` comments), read
-//! strictly — a line it cannot read is an error naming the article and the line, never
-//! ignored, since the front matter carries the article's ACL and tenant.
+//! The front matter of a Markdown or text article: either the small YAML subset help centers
+//! use (`key: value` scalars, `[a, b]` inline lists, `- a` block lists, quoted strings, `#`
+//! comments) between `---` lines, or TOML between `+++` lines (Hugo's convention). Both are
+//! read strictly — a line the parser cannot read is an error naming the article and the
+//! line, never ignored — and both hand their keys to [`crate::access`], which decides who may
+//! see the article exactly as it does for a JSONL line.
 
 use std::collections::BTreeMap;
 
 use braid_core::Result;
 
 use super::invalid;
+use crate::access::{Access, AccessReader, FieldValue};
 
 /// The front matter of an article.
 ///
@@ -15,24 +18,21 @@ use super::invalid;
 /// other key lands in [`FrontMatter::extra`]. A list key also accepts a single scalar
 /// (`tags: billing`).
 ///
-/// The block opens with `---` on the first line that is not blank (blank lines before it are
-/// allowed, and the block is read, never taken for body text) and closes with `---` or `...`.
-/// Access keys are read strictly: `acl: []` (or `acl:` with no items) is an error, since an
-/// empty list would leave the record to the index's policy — public by default — while its
-/// author meant "no one"; leave the key out for the policy's default. `tenant: acme` makes
-/// the record's ACL `[tenant:acme]` (visible to that tenant's principals only); it cannot be
-/// combined with `acl`, because by Braid's ACL rule a tenant token in an ACL admits the whole
-/// tenant, which would widen a group list (write tenant-scoped tokens in `acl` instead).
+/// The block opens with `---` (YAML) or `+++` (TOML) on the first line that is not blank
+/// (blank lines before it are allowed, and the block is read, never taken for body text) and
+/// closes with `---` or `...` (YAML) or `+++` (TOML). Nested values (YAML indentation, TOML
+/// tables) are refused. Access keys are read by [`crate::access`]: `acl` (a list of tokens)
+/// or `tenant` (one name, the ACL `[tenant:{name}]`, not combinable with `acl`); an empty
+/// `acl`, a key in another letter case or one edit away (`ACL`, `acls`, `Tenant`, `tennant`)
+/// is an error; with neither key the index's policy decides.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FrontMatter {
     /// `title`.
     pub title: Option<String>,
     /// `tags`, in order.
     pub tags: Vec<String>,
-    /// `acl`: principal tokens such as `public` or `group:support`.
-    pub acl: Vec<String>,
-    /// `tenant`: the tenant the article belongs to (`acme` stands for the token `tenant:acme`).
-    pub tenant: Option<String>,
+    /// Who may see the article: from `acl` or `tenant`, or the index's policy without them.
+    pub access: Access,
     /// `audience`, for example `customer`, `admin` or `agent`.
     pub audience: Option<String>,
     /// `updated`, as written (`YYYY-MM-DD` or RFC 3339); checked by [`Article::records`](super::Article::records).
@@ -43,9 +43,11 @@ pub struct FrontMatter {
     pub extra: BTreeMap<String, String>,
 }
 
-enum Value {
-    Scalar(String),
-    List(Vec<String>),
+/// A key of the block, its value and its 1-based line in the file.
+struct Entry {
+    key: String,
+    value: FieldValue,
+    line: usize,
 }
 
 /// The front matter and the index of the first body line.
@@ -53,17 +55,34 @@ pub(crate) fn parse_front_matter(id: &str, lines: &[&str]) -> Result<(FrontMatte
     let Some(open) = lines.iter().position(|l| !l.trim().is_empty()) else {
         return Ok((FrontMatter::default(), 0));
     };
-    if lines[open].trim() != "---" {
-        return Ok((FrontMatter::default(), 0));
-    }
-    let close =
-        lines[open + 1..].iter().position(|l| matches!(l.trim_end(), "---" | "...")).map(|p| p + open + 1).ok_or_else(
-            || invalid(id, format!("front matter opened with `---` on line {} is never closed", open + 1)),
-        )?;
+    let (entries, close) = match lines[open].trim() {
+        "---" => {
+            let close = closing(id, lines, open, &["---", "..."])?;
+            (yaml_entries(id, lines, open, close)?, close)
+        }
+        "+++" => {
+            let close = closing(id, lines, open, &["+++"])?;
+            (toml_entries(id, lines, open, close)?, close)
+        }
+        _ => return Ok((FrontMatter::default(), 0)),
+    };
+    Ok((assemble(id, entries)?, close + 1))
+}
 
-    let mut entries: Vec<(String, Value, usize)> = Vec::new();
+/// The index of the line that closes the block opened on line index `open`.
+fn closing(id: &str, lines: &[&str], open: usize, fences: &[&str]) -> Result<usize> {
+    lines[open + 1..].iter().position(|l| fences.contains(&l.trim_end())).map(|p| p + open + 1).ok_or_else(|| {
+        invalid(id, format!("front matter opened with `{}` on line {} is never closed", fences[0], open + 1))
+    })
+}
+
+/// The entries of a YAML-subset block between line indexes `open` and `close`.
+fn yaml_entries(id: &str, lines: &[&str], open: usize, close: usize) -> Result<Vec<Entry>> {
+    let mut entries: Vec<Entry> = Vec::new();
     // Whether the last key had no value, so that `- item` lines may follow.
     let mut block_open = false;
+    // The keys written `key:` with nothing after them: YAML's null when no item follows.
+    let mut bare: Vec<bool> = Vec::new();
     for (i, raw) in lines.iter().enumerate().take(close).skip(open + 1) {
         let n = i + 1;
         let bad = |what: &str| invalid(id, format!("front matter line {n}: {what}"));
@@ -75,9 +94,12 @@ pub(crate) fn parse_front_matter(id: &str, lines: &[&str]) -> Result<(FrontMatte
         if trimmed == "-" || trimmed.starts_with("- ") || trimmed.starts_with("-\t") {
             let item = unquote(trimmed[1..].trim()).map_err(&bad)?;
             match entries.last_mut() {
-                Some((_, Value::List(items), _)) if block_open => {
+                Some(Entry { value: FieldValue::List(items), .. }) if block_open => {
+                    if let Some(last) = bare.last_mut() {
+                        *last = false;
+                    }
                     if !item.is_empty() {
-                        items.push(item);
+                        items.push(FieldValue::Text(item));
                     }
                 }
                 _ => return Err(bad("list item without a key above it")),
@@ -94,85 +116,129 @@ pub(crate) fn parse_front_matter(id: &str, lines: &[&str]) -> Result<(FrontMatte
         if key.is_empty() {
             return Err(bad("empty key"));
         }
-        if entries.iter().any(|(k, _, _)| k == key) {
+        if entries.iter().any(|e| e.key == key) {
             return Err(bad(&format!("duplicate key `{key}`")));
         }
         let value = value.trim();
         block_open = value.is_empty();
+        bare.push(block_open);
         let value = if value.is_empty() {
-            Value::List(Vec::new())
+            FieldValue::List(Vec::new())
         } else if let Some(inner) = value.strip_prefix('[') {
             let inner = inner.strip_suffix(']').ok_or_else(|| bad("unterminated `[` list"))?;
-            Value::List(split_inline_list(inner).map_err(&bad)?)
+            FieldValue::List(split_inline_list(inner).map_err(&bad)?.into_iter().map(FieldValue::Text).collect())
         } else if value.starts_with(['|', '>']) {
             return Err(bad("block scalars (`|`, `>`) are not supported"));
         } else {
-            Value::Scalar(unquote(value).map_err(&bad)?)
+            FieldValue::Text(unquote(value).map_err(&bad)?)
         };
-        entries.push((key.to_string(), value, n));
+        entries.push(Entry { key: key.to_string(), value, line: n });
     }
+    for (entry, bare) in entries.iter_mut().zip(bare) {
+        if bare {
+            entry.value = FieldValue::Null;
+        }
+    }
+    Ok(entries)
+}
 
+/// The entries of a TOML block between line indexes `open` and `close`: its top-level keys,
+/// in key order. Tables are refused like YAML's nested values.
+fn toml_entries(id: &str, lines: &[&str], open: usize, close: usize) -> Result<Vec<Entry>> {
+    let text = lines[open + 1..close].join("\n");
+    // The 1-based file line of byte `at` of the block's text.
+    let line_of = |at: usize| open + 2 + text[..at.min(text.len())].matches('\n').count();
+    let table = toml::de::DeTable::parse(&text).map_err(|e| {
+        let line = e.span().map_or(open + 2, |span| line_of(span.start));
+        invalid(id, format!("front matter line {line}: {} (TOML)", e.message().trim_end()))
+    })?;
+    let mut entries = Vec::new();
+    for (key, value) in table.get_ref() {
+        let line = line_of(key.span().start);
+        let value = toml_value(value.get_ref()).ok_or_else(|| {
+            invalid(
+                id,
+                format!(
+                    "front matter line {line}: `{}` holds a table (nested values are not supported)",
+                    key.get_ref()
+                ),
+            )
+        })?;
+        entries.push(Entry { key: key.get_ref().to_string(), value, line });
+    }
+    Ok(entries)
+}
+
+/// A TOML value's shape; `None` for a table, anywhere inside.
+fn toml_value(value: &toml::de::DeValue<'_>) -> Option<FieldValue> {
+    use toml::de::DeValue;
+    Some(match value {
+        DeValue::String(s) => FieldValue::Text(s.to_string()),
+        DeValue::Integer(i) => FieldValue::Typed { kind: "a number", text: i.to_string() },
+        DeValue::Float(x) => FieldValue::Typed { kind: "a number", text: x.to_string() },
+        DeValue::Boolean(b) => FieldValue::Typed { kind: "a boolean", text: b.to_string() },
+        DeValue::Datetime(d) => FieldValue::Typed { kind: "a date", text: d.to_string() },
+        DeValue::Array(items) => {
+            FieldValue::List(items.into_iter().map(|item| toml_value(item.get_ref())).collect::<Option<_>>()?)
+        }
+        DeValue::Table(_) => return None,
+    })
+}
+
+/// The front matter of `entries`: access keys through [`AccessReader`], the rest by name.
+fn assemble(id: &str, entries: Vec<Entry>) -> Result<FrontMatter> {
+    let document = format!("article {id:?}");
+    let mut access = AccessReader::new(&document);
     let mut fm = FrontMatter::default();
-    for (key, value, n) in entries {
-        let one = |value: Value| -> Result<Option<String>> {
+    for Entry { key, value, line } in entries {
+        if access.key(&key, Some(line), || value.clone())? {
+            continue;
+        }
+        let at = |what: &str| invalid(id, format!("front matter line {line}: `{key}` {what}"));
+        let one = |value: FieldValue| -> Result<Option<String>> {
             match value {
-                Value::Scalar(s) => Ok(Some(s).filter(|s| !s.is_empty())),
-                Value::List(items) if items.is_empty() => Ok(None),
-                Value::List(_) => {
-                    Err(invalid(id, format!("front matter line {n}: `{key}` takes one value, not a list")))
-                }
+                FieldValue::Null => Ok(None),
+                FieldValue::Text(s) | FieldValue::Typed { text: s, .. } => Ok(Some(s).filter(|s| !s.is_empty())),
+                FieldValue::List(items) if items.is_empty() => Ok(None),
+                FieldValue::List(_) => Err(at("takes one value, not a list")),
+                FieldValue::Nested => Err(at("holds a table (nested values are not supported)")),
             }
         };
-        let many = |value: Value| match value {
-            Value::Scalar(s) if s.is_empty() => Vec::new(),
-            Value::Scalar(s) => vec![s],
-            Value::List(items) => items,
+        let many = |value: FieldValue| -> Result<Vec<String>> {
+            let items = match value {
+                FieldValue::List(items) => items,
+                other => vec![other],
+            };
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    FieldValue::Null => {}
+                    FieldValue::Text(s) | FieldValue::Typed { text: s, .. } => {
+                        if !s.is_empty() {
+                            out.push(s);
+                        }
+                    }
+                    FieldValue::List(_) | FieldValue::Nested => {
+                        return Err(at("holds a nested value (nested values are not supported)"))
+                    }
+                }
+            }
+            Ok(out)
         };
         match key.as_str() {
             "title" => fm.title = one(value)?,
             "audience" => fm.audience = one(value)?,
             "updated" => fm.updated = one(value)?,
             "lang" => fm.lang = one(value)?,
-            "tags" => fm.tags = many(value),
-            "acl" => {
-                fm.acl = many(value);
-                if fm.acl.is_empty() {
-                    return Err(invalid(
-                        id,
-                        format!(
-                            "front matter line {n}: `acl` is empty, which would leave the article to the \
-                             index's policy (public by default); list its tokens, or remove the key"
-                        ),
-                    ));
-                }
-            }
-            "tenant" => {
-                let tenant =
-                    one(value)?.ok_or_else(|| invalid(id, format!("front matter line {n}: `tenant` is empty")))?;
-                let tenant = tenant.strip_prefix(braid_core::TENANT_PREFIX).unwrap_or(&tenant).trim().to_string();
-                if tenant.is_empty() || tenant.contains(char::is_whitespace) || tenant.contains(',') {
-                    return Err(invalid(id, format!("front matter line {n}: `tenant` must be one name")));
-                }
-                fm.tenant = Some(tenant);
-            }
+            "tags" => fm.tags = many(value)?,
             _ => {
-                let text = match value {
-                    Value::Scalar(s) => s,
-                    Value::List(items) => items.join(", "),
-                };
+                let text = many(value)?.join(", ");
                 fm.extra.insert(key, text);
             }
         }
     }
-    if fm.tenant.is_some() && !fm.acl.is_empty() {
-        return Err(invalid(
-            id,
-            "front matter: `tenant` and `acl` cannot be combined (a tenant token in an ACL admits the whole \
-             tenant); use `tenant` alone, or tenant-scoped tokens in `acl`"
-                .into(),
-        ));
-    }
-    Ok((fm, close + 1))
+    fm.access = access.finish()?;
+    Ok(fm)
 }
 
 /// `line` without a YAML comment: a `#` at the start or after whitespace, outside quotes.
@@ -245,6 +311,7 @@ mod tests {
     use braid_core::Error;
 
     use super::*;
+    use crate::access::Access;
     use crate::markdown::tests::{parse, ARTICLE};
     use crate::markdown::{parse_article, ChunkOptions};
 
@@ -254,7 +321,7 @@ mod tests {
         let fm = &a.front_matter;
         assert_eq!(fm.title.as_deref(), Some("Refund policy"));
         assert_eq!(fm.tags, ["billing", "refunds"]);
-        assert_eq!(fm.acl, ["public", "group:support"]);
+        assert_eq!(fm.access, Access::Acl(vec!["public".into(), "group:support".into()]));
         assert_eq!(fm.audience.as_deref(), Some("customer"));
         assert_eq!(fm.updated.as_deref(), Some("2026-09-14"));
         assert_eq!(fm.lang, None);
@@ -269,7 +336,7 @@ mod tests {
         assert_eq!(fm.title.as_deref(), Some("Error: E_42 \"quoted\""));
         assert_eq!(a.title, "Error: E_42 \"quoted\"");
         assert_eq!(fm.tags, ["billing", "it's", "x, y"]);
-        assert_eq!(fm.acl, ["public"]);
+        assert_eq!(fm.access, Access::Acl(vec!["public".into()]));
         assert_eq!(fm.lang.as_deref(), Some("en"));
         assert_eq!(fm.extra["owner"], "ann, bob");
         assert_eq!(fm.extra["slug"], "c#-basics");
@@ -317,7 +384,7 @@ mod tests {
     #[test]
     fn front_matter_after_blank_lines_is_read_not_ignored() {
         let a = parse("\n  \n---\ntitle: Late\nacl: [group:support]\n---\n# Body\n\ntext\n");
-        assert_eq!(a.front_matter.acl, ["group:support"]);
+        assert_eq!(a.front_matter.access, Access::Acl(vec!["group:support".into()]));
         assert_eq!(a.title, "Late");
         let records = a.records().unwrap();
         assert_eq!(records[0].acl.as_slice(), ["group:support"]);
@@ -325,5 +392,81 @@ mod tests {
         // An unclosed block after blank lines is an error naming its line.
         let err = parse_article("doc", "\n---\nacl: [x]\n# Body\n", &ChunkOptions::default()).unwrap_err();
         assert!(err.to_string().contains("line 2"), "{err}");
+    }
+
+    /// The error `src` gives as an article.
+    fn refused(src: &str) -> String {
+        match parse_article("billing/x", src, &ChunkOptions::default()) {
+            Err(Error::InvalidRecord { reason }) => reason,
+            other => panic!("{src:?} gave {other:?}"),
+        }
+    }
+
+    /// Each near-miss the attacker used left the article public; now each is refused naming
+    /// the article, the line and the key, never the value.
+    #[test]
+    fn near_miss_access_keys_are_refused() {
+        for (src, key) in [
+            ("---\nACL: [group:staff]\n---\ntext\n", "ACL"),
+            ("---\nTenant: acme\n---\ntext\n", "Tenant"),
+            ("---\nacls: [group:staff]\n---\ntext\n", "acls"),
+            ("---\ntennant: acme\n---\ntext\n", "tennant"),
+            ("---\ntitle: T\ntenant_id: acme\n---\ntext\n", "tenant_id"),
+            ("+++\nACL = [\"group:staff\"]\n+++\ntext\n", "ACL"),
+        ] {
+            let reason = refused(src);
+            assert!(
+                reason.contains("article \"billing/x\"") && reason.contains(&format!("`{key}` looks like")),
+                "{src:?}: {reason}"
+            );
+            assert!(!reason.contains("staff") && !reason.contains("acme"), "{reason}");
+        }
+        let reason = refused("---\ntitle: T\nacls: [group:staff]\n---\ntext\n");
+        assert!(reason.contains("line 3"), "{reason}");
+    }
+
+    #[test]
+    fn blank_acl_tokens_are_an_empty_acl() {
+        // The index drops blank tokens, so `[' ']` would have been an empty ACL: public.
+        for src in ["---\nacl: [' ', '']\n---\ntext\n", "---\nacl:\n  - ' '\n---\ntext\n"] {
+            assert!(refused(src).contains("`acl` is empty"), "{src:?}");
+        }
+    }
+
+    #[test]
+    fn toml_front_matter_is_read() {
+        let src = "+++\ntitle = \"Refunds\"\ntags = [\"billing\", \"refunds\"]\nacl = [\"group:support\"]\nupdated = 2026-09-14\ndraft = false\n+++\n# Refunds\n\nWithin 30 days.\n";
+        let a = parse_article("billing/refunds", src, &ChunkOptions::default()).unwrap();
+        let fm = &a.front_matter;
+        assert_eq!(fm.title.as_deref(), Some("Refunds"));
+        assert_eq!(fm.tags, ["billing", "refunds"]);
+        assert_eq!(fm.access, Access::Acl(vec!["group:support".into()]));
+        assert_eq!(fm.updated.as_deref(), Some("2026-09-14"));
+        assert_eq!(fm.extra["draft"], "false");
+        assert_eq!(a.sections[0].text, "Within 30 days.");
+        assert_eq!(a.sections[0].lines, (10, 10));
+        let records = a.records().unwrap();
+        assert_eq!(records[0].acl.as_slice(), ["group:support"]);
+        assert!(records[0].numbers.contains_key("updated"));
+        let tenant = parse_article("x", "+++\ntenant = \"acme\"\n+++\ntext\n", &ChunkOptions::default()).unwrap();
+        assert_eq!(tenant.records().unwrap()[0].acl.as_slice(), ["tenant:acme"]);
+    }
+
+    #[test]
+    fn malformed_toml_front_matter_is_an_error() {
+        for (src, what) in [
+            ("+++\nacl = []\n+++\ntext\n", "`acl` is empty"),
+            ("+++\nacl = [1]\n+++\ntext\n", "a list holding a number"),
+            ("+++\ntenant = \"acme\"\nacl = [\"g\"]\n+++\ntext\n", "cannot be combined"),
+            ("+++\ntenant = [\"acme\"]\n+++\ntext\n", "one tenant name"),
+            ("+++\ntitle = \"x\"\n", "never closed"),
+            ("+++\ntitle = \"x\"\ntitle = \"y\"\n+++\n", "line 3"),
+            ("+++\nacl = [\"g\"\n+++\n", "TOML"),
+            ("+++\ntitle = \"x\"\n[params]\nacl = [\"g\"]\n+++\n", "holds a table"),
+            ("+++\nmeta = { acl = [\"g\"] }\n+++\n", "holds a table"),
+        ] {
+            let reason = refused(src);
+            assert!(reason.contains("billing/x") && reason.contains(what), "{src:?}: {reason}");
+        }
     }
 }

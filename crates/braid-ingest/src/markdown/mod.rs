@@ -1,8 +1,9 @@
 //! Markdown ingestion: help-center articles with front matter, cut into heading-aware sections.
 //!
-//! An article is a Markdown file that may open with a small YAML front matter block (the
-//! subset help centers use: `key: value` scalars, `[a, b]` inline lists, `- a` block lists,
-//! quoted strings, `#` comments). [`parse_article`] splits the body at ATX headings (`#` to
+//! An article is a Markdown (or plain text) file that may open with a small front matter
+//! block: the YAML subset help centers use (`key: value` scalars, `[a, b]` inline lists,
+//! `- a` block lists, quoted strings, `#` comments) between `---` lines, or TOML between `+++`
+//! lines. Its access keys are read by [`crate::access`], as a JSONL line's are. [`parse_article`] splits the body at ATX headings (`#` to
 //! `######`, never inside fenced code blocks) into [`Section`]s that remember their heading
 //! path and their exact line range in the original file, splits long sections at paragraph
 //! boundaries with some overlap, and [`Article::records`] turns the sections into one
@@ -121,8 +122,11 @@ pub struct Section {
 ///
 /// # Errors
 /// [`Error::InvalidRecord`] naming the article when the front matter is malformed: opened by
-/// `---` on the first line but never closed, a line that is not `key: value` or a list item,
-/// a duplicate key, an unterminated quote or list, or a list where one value is expected.
+/// `---` (or `+++`) but never closed, a line that is not `key: value` or a list item (or not
+/// TOML), a duplicate key, an unterminated quote or list, a nested value, or a list where one
+/// value is expected; or naming the article, the line and the key when its access keys are
+/// refused ([`crate::AccessError`]: an empty `acl`, `tenant` with `acl`, a near-miss such as
+/// `ACL` or `acls`).
 pub fn parse_article(id: &str, source: &str, options: &ChunkOptions) -> Result<Article> {
     let lines = split_lines(source);
     let (front_matter, body_start) = parse_front_matter(id, &lines)?;
@@ -164,21 +168,35 @@ pub fn parse_article(id: &str, source: &str, options: &ChunkOptions) -> Result<A
 }
 
 /// Parses a plain-text document: one section (split when long, like a Markdown section) whose
-/// title is the first non-empty line. The text keeps every line, the title line included.
+/// title is the front matter's `title`, else the first non-empty line. A text file's front
+/// matter is read exactly as a Markdown article's (see [`FrontMatter`]): access keys in a
+/// `.txt` file are never ignored. The text keeps every body line, the title line included.
+///
+/// ```
+/// use braid_ingest::markdown::{parse_text, ChunkOptions};
+///
+/// # fn main() -> braid_core::Result<()> {
+/// let text = parse_text("notes/plan", "---\ntenant: acme\n---\nQ3 plan\n", &ChunkOptions::default())?;
+/// assert_eq!(text.title, "Q3 plan");
+/// assert_eq!(text.records()?[0].acl.as_slice(), ["tenant:acme"]);
+/// # Ok(()) }
+/// ```
 ///
 /// # Errors
-/// None today; the `Result` keeps the signature in line with [`parse_article`].
+/// Those of [`parse_article`]'s front matter.
 pub fn parse_text(id: &str, source: &str, options: &ChunkOptions) -> Result<Article> {
     let lines = split_lines(source);
-    let kinds = classify_fences(&lines, 0);
-    let title = lines
-        .iter()
-        .map(|l| l.trim())
-        .find(|l| !l.is_empty())
-        .map_or_else(|| id.rsplit('/').next().unwrap_or_default().to_string(), str::to_string);
+    let (front_matter, body_start) = parse_front_matter(id, &lines)?;
+    let kinds = classify_fences(&lines, body_start);
+    let title = front_matter
+        .title
+        .clone()
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| lines[body_start..].iter().map(|l| l.trim()).find(|l| !l.is_empty()).map(str::to_string))
+        .unwrap_or_else(|| id.rsplit('/').next().unwrap_or_default().to_string());
     let mut sections = Vec::new();
-    push_section(&mut sections, &lines, &kinds, title_path(&title), 0, lines.len(), options);
-    Ok(Article { id: id.to_string(), title, front_matter: FrontMatter::default(), sections })
+    push_section(&mut sections, &lines, &kinds, title_path(&title), body_start, lines.len(), options);
+    Ok(Article { id: id.to_string(), title, front_matter, sections })
 }
 
 /// The error for a malformed article: [`Error::InvalidRecord`] naming the article.

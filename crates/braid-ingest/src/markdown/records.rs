@@ -72,11 +72,7 @@ impl Article {
                 .parent(self.id.as_str())
                 .section(path)
                 .lines(section.lines.0, section.lines.1);
-            if let Some(tenant) = &fm.tenant {
-                record = record.acl([format!("{}{tenant}", braid_core::TENANT_PREFIX)]);
-            } else if !fm.acl.is_empty() {
-                record = record.acl(&fm.acl);
-            }
+            record = record.acl(fm.access.tokens());
             for tag in &fm.tags {
                 record = record.keyword("tags", tag);
             }
@@ -220,6 +216,30 @@ mod tests {
                 assert!(reason.contains("billing/refunds") && reason.contains("updated"), "{reason}")
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn text_files_read_front_matter_like_markdown() {
+        let opts = ChunkOptions::default();
+        let a = parse_text("notes/plan", "---\ntitle: Plan\nacl: [group:staff]\n---\nQ3 roadmap\n", &opts).unwrap();
+        assert_eq!(a.title, "Plan");
+        assert_eq!(a.sections[0].text, "Q3 roadmap");
+        assert_eq!(a.sections[0].lines, (5, 5));
+        assert_eq!(a.records().unwrap()[0].acl.as_slice(), ["group:staff"]);
+        let t = parse_text("notes/plan", "\n+++\ntenant = \"acme\"\n+++\nQ3 roadmap\n", &opts).unwrap();
+        assert_eq!(
+            (t.title.as_str(), t.records().unwrap()[0].acl.as_slice()),
+            ("Q3 roadmap", &["tenant:acme".to_string()][..])
+        );
+        for src in [
+            "---\nacl: []\n---\nx\n",
+            "---\nACL: [group:staff]\n---\nx\n",
+            "---\nTenant: acme\n---\nx\n",
+            "---\nacl: [group:staff]\nno closing fence\n",
+        ] {
+            let err = parse_text("notes/plan", src, &opts).unwrap_err();
+            assert!(err.to_string().contains("notes/plan"), "{src:?}: {err}");
         }
     }
 
