@@ -2,7 +2,7 @@
 //! process, against one index, on a BEIR set.
 //!
 //! ```text
-//! cargo run --release -p braid-cli --example partitions -- [DATASET] [N...]
+//! cargo run --release -p braid-report --example partitions -- [DATASET] [N...]
 //! ```
 //!
 //! Builds one in-memory index of the corpus (by default `../shared/datasets/scifact`) and, for
