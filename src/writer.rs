@@ -50,7 +50,7 @@ pub const MIN_WRITER_HEAP: usize = 15_000_000;
 /// Records whose vectors go into the store under one write lock at commit. Between parts,
 /// searches read the store: at 300,000 vectors a search waits at most about 0.1 s while
 /// 1,000 records commit, where one lock over the whole commit made it wait 1.9–2.7 s
-/// (`crates/braid-cli/examples/write_while_serving.rs`, docs/scale.md); bulk ingest is as
+/// (`crates/braid-cli/examples/write_while_serving.rs`, research/scale-log.md); bulk ingest is as
 /// fast as before.
 const INSERT_PART: usize = 16;
 
@@ -73,7 +73,7 @@ pub struct WriterOptions {
     pub heap_bytes: usize,
     /// Texts embedded per batch. By default 8; at least 1. ONNX Runtime keeps memory for the
     /// largest batch it ran: indexing SciFact, 32 texts per batch peaked at 1082 MiB resident
-    /// and 8 at 389 MiB, in 202 s against 242 s (`examples/ingest_memory.rs`, 320 records).
+    /// and 8 at 389 MiB, in 202 s against 242 s (`benches/ingest_memory.rs`, 320 records).
     pub embed_batch: usize,
     /// When segments merge. By default [`Merges::Background`].
     pub merges: Merges,

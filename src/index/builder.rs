@@ -81,7 +81,7 @@ impl IndexBuilder {
     /// The same for every caller of this handle; not saved with the index (an index opened
     /// without it searches at the default, whatever width another handle used).
     ///
-    /// Measured on 1,000,000 int8 vectors with everything visible (docs/scale.md): recall@10
+    /// Measured on 1,000,000 int8 vectors with everything visible (research/scale-log.md): recall@10
     /// against the exact f32 top 10 is 0.9455 at 1,200 and 0.955 at 1,600, at 6.9 and 9.4 ms
     /// for the graph alone.
     pub fn ef_search(mut self, width: usize) -> Self {

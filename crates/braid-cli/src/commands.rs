@@ -393,7 +393,7 @@ pub fn check(dir: &Path) -> Result<()> {
     if title != default {
         println!(
             "note: this index weighs a title match by {title}; new indexes by {default} (fitted on \
-             training splits, docs/ranking.md); a request's boosts.title sets it per search, or \
+             training splits, research/ranking-log.md); a request's boosts.title sets it per search, or \
              index the corpus into a new directory"
         );
     }

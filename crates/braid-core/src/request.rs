@@ -55,7 +55,7 @@ impl std::fmt::Display for Leg {
 /// Which legs a request runs.
 ///
 /// `auto`, the default until 2026-12, weighed the legs by the query's shape; fitted again on
-/// the training splits its leans gained nothing over [`Mode::Hybrid`] (docs/ranking.md), so
+/// the training splits its leans gained nothing over [`Mode::Hybrid`] (research/ranking-log.md), so
 /// the name now reads as `hybrid`, in requests (JSON) as in [`Mode::from_str`](std::str::FromStr).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -155,9 +155,9 @@ impl QuerySyntax {
 pub enum Fusion {
     /// Lexical evidence counted once (the larger of BM25's and the fuzzy leg's normalised
     /// score), then a convex combination with the semantic leg's normalised score
-    /// (`braid_fusion::BlendParams::DEFAULT`, fitted on training splits by `braid fit`). The
+    /// (`braid_fusion::BlendParams::DEFAULT`, fitted on training splits by `braid-report fit`). The
     /// default: above RRF on SciFact and on real-misspelt SciFact and NFCorpus, with
-    /// intervals clear of zero, level on NFCorpus (docs/ranking.md).
+    /// intervals clear of zero, level on NFCorpus (research/ranking-log.md).
     #[default]
     Blend,
     /// Reciprocal rank fusion: `Σ weight / (rrf_k + rank)`.
@@ -333,7 +333,7 @@ impl SearchRequest {
     /// Pseudo-relevance feedback on the lexical leg where it is fused (hybrid): BM25
     /// searches again with the terms its own top documents agree on (RM3; the first words of
     /// their stored text are read back and analysed, about 0.6 ms a query). Fitted on training
-    /// splits only (docs/ranking.md): +0.0049 nDCG@10 on NFCorpus `train` (p < 0.001), +0.0061
+    /// splits only (research/ranking-log.md): +0.0049 nDCG@10 on NFCorpus `train` (p < 0.001), +0.0061
     /// on NFCorpus `dev`, level on SciFact `train`. Only terms two of the top documents share
     /// are added, so a query matching one document adds nothing, and sections of one document
     /// count once. On by default; `false` ranks by BM25 of the query alone (faster, for

@@ -31,14 +31,14 @@ pub struct BlendParams {
 }
 
 impl BlendParams {
-    /// The parameters blend runs with, fitted by `scripts/fit.sh` (`braid fit`, results/fit.json)
+    /// The parameters blend runs with, fitted by `research/scripts/fit.sh` (`braid-report fit`, research/results/fit.json)
     /// on SciFact `train` and NFCorpus `dev`, clean and with real misspellings, never on test
     /// judgements: the best of 315 blends by macro nDCG@10 over those four groups (0.5176,
     /// against 0.5067 for equal-weight RRF). Blend with these is the default fusion
-    /// (docs/ranking.md has the test-set numbers). Refitted on 2026-12-03 with the legs of
-    /// that day (results/fit.json), the best blend (α 0.5) scored 0.0003 above these; refitted
+    /// (research/ranking-log.md has the test-set numbers). Refitted on 2026-12-03 with the legs of
+    /// that day (research/results/fit.json), the best blend (α 0.5) scored 0.0003 above these; refitted
     /// again on the legs as the default search runs them, lexical feedback included
-    /// (`scripts/fusion_study.sh`), 0.0008 above, not significantly.
+    /// (`research/scripts/fusion_study.sh`), 0.0008 above, not significantly.
     pub const DEFAULT: BlendParams =
         BlendParams { normalisation: Normalisation::MinMax, semantic_share: 0.45, fuzzy_factor: 1.0 };
 }

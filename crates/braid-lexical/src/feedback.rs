@@ -20,8 +20,8 @@
 //! adds nothing a caller could not see.
 //!
 //! Fitted on training splits only (SciFact `train`, NFCorpus `train` and `dev`, clean and
-//! misspelt, fused by the default blend): `scripts/rm3_study.py`, `scripts/feedback.sh fit`,
-//! docs/ranking.md.
+//! misspelt, fused by the default blend): `research/scripts/rm3_study.py`, `research/scripts/feedback.sh fit`,
+//! research/ranking-log.md.
 
 use rustc_hash::FxHashMap;
 use tantivy::Score;

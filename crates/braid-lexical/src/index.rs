@@ -67,7 +67,9 @@ impl LexicalIndex {
         let fields = fields_of(&index.schema(), &config)?;
         Self::from_index(index, fields, config, Some(dir.to_path_buf())).map_err(|e| match e {
             Error::Lexical(reason) => Error::Corrupt { path: dir.join("meta.json"), reason },
-            Error::LexicalEngine { source } => Error::Corrupt { path: dir.join("meta.json"), reason: source.to_string() },
+            Error::LexicalEngine { source } => {
+                Error::Corrupt { path: dir.join("meta.json"), reason: source.to_string() }
+            }
             other => other,
         })
     }

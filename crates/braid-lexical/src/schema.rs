@@ -17,7 +17,7 @@ pub(crate) const NUMBER_PREFIX: &str = "num.";
 /// records may carry. Chosen when the index is created and stored with it.
 ///
 /// By default: English analysis, title boost 0.1 on top of the flat title+body field (fitted
-/// on training splits, `scripts/title_study.sh`),
+/// on training splits, `research/scripts/title_study.sh`),
 /// keyword fields `category`, `tags`, `lang`, `audience`, `source`, numeric fields
 /// `updated`, `created`, `priority`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -16,7 +16,7 @@
 //! With `d = 2`, `k = 1` and `m` half the word, neither walk meets the wide fan of a
 //! two-edit automaton over a word's first letters: on SciFact's words a misspelt word's
 //! neighbours took about a third of the automaton's time, and a hybrid request 9 % fewer
-//! instructions (docs/ranking.md, "Speed", seventh round). Every word either walk accepts is
+//! instructions (research/ranking-log.md, "Speed", seventh round). Every word either walk accepts is
 //! measured exactly (optimal string alignment, transpositions of adjacent characters as one
 //! edit: [`strsim::osa_distance`]).
 

@@ -10,7 +10,7 @@
 //! misspelt) groups so that each counts alike. The best blend is the candidate for
 //! `BlendParams::DEFAULT` (one setting for every dataset); the best blend on the queries the
 //! index flags as misspelled (a "did you mean" suggestion) is reported beside it (no typo
-//! route ships: docs/ranking.md).
+//! route ships: research/ranking-log.md).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //! alike and every score is bit for bit the portable one (tested below).
 //!
 //! Measured on 5,183 × 384 vectors, one pinned core of a shared 2-core AMD EPYC (Zen 3) VM,
-//! best of 8 runs of 300 queries (`/tmp` micro-benchmark, docs/ranking.md "Speed"): 57 ns a row
+//! best of 8 runs of 300 queries (`/tmp` micro-benchmark, research/ranking-log.md "Speed"): 57 ns a row
 //! portable, 43 with AVX2 while the arena is in cache; about 120 ns either way when it is not
 //! (the scan is then bound by memory). Interleaving 8 rows (independent sums, same rounding)
 //! was as fast in cache but 1.7× slower out of it: eight short streams defeat the prefetcher.

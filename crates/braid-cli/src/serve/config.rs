@@ -6,7 +6,7 @@
 //! bind = "127.0.0.1:7700"            # the default: loopback only
 //! allowed_origins = []               # browser origins allowed to call (none by default)
 //! reload_seconds = 5.0               # how often to look for a new commit (0: never; else 0.1–86400)
-//! ef_search = 1600                   # the vector graph's search width (1–100000; docs/scale.md)
+//! ef_search = 1600                   # the vector graph's search width (1–100000; research/scale-log.md)
 //!
 //! [limits]
 //! max_body_bytes = 65536             # larger request bodies get 413
