@@ -28,8 +28,8 @@ const FILES: [(&str, &str, bool); 3] = [
 /// there, and returns its directory.
 ///
 /// # Errors
-/// [`Error::InvalidRequest`] for a malformed id; [`Error::Model`] when the hub cannot be
-/// reached or lacks a required file; [`Error::Io`] when the cache cannot be written.
+/// [`Error::InvalidRequest`] for a malformed id; [`Error::ModelFailed`] (the HTTP client's
+/// error as its source) when the hub cannot be reached or lacks a required file; [`Error::Io`] when the cache cannot be written.
 pub fn fetch_model(repo_id: &str) -> Result<PathBuf> {
     let endpoint = std::env::var(HF_ENDPOINT_ENV).unwrap_or_else(|_| DEFAULT_ENDPOINT.to_string());
     let cache = std::env::var_os("HOME")

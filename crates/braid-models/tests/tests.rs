@@ -338,10 +338,12 @@ mod fetch {
     #[test]
     fn unreachable_hubs_and_bad_ids_are_typed_errors() {
         let cache = tempfile::tempdir().unwrap();
+        // The HTTP client's error is kept as the source.
         let err = fetch_model_from("http://127.0.0.1:9", "a/b", cache.path()).unwrap_err();
-        assert!(matches!(err, Error::Model { .. }), "{err}");
+        assert!(matches!(err, Error::ModelFailed { .. }), "{err}");
+        assert!(std::error::Error::source(&err).is_some(), "{err}");
         let err = fetch_model_from(&hub(1), "owner/missing-model", cache.path()).unwrap_err();
-        assert!(matches!(err, Error::Model { .. }), "{err}");
+        assert!(matches!(err, Error::ModelFailed { .. }), "{err}");
         assert!(matches!(fetch_model_from("http://x", "../../etc", cache.path()), Err(Error::InvalidRequest { .. })));
     }
 }
