@@ -4,7 +4,8 @@
 //!
 //! ```toml
 //! bind = "127.0.0.1:7700"            # the default: loopback only
-//! allowed_origins = []               # browser origins allowed to call (none by default)
+//! allowed_origins = ["https://app.example"]  # browser origins allowed to call (absent: this
+//!                                    # machine's pages when bound to loopback, else none)
 //! reload_seconds = 5.0               # how often to look for a new commit (0: never; else 0.1–86400)
 //! ef_search = 1600                   # the vector graph's search width (1–100000; research/scale-log.md)
 //!
@@ -47,9 +48,11 @@ pub struct Config {
     #[serde(default = "default_bind")]
     pub bind: SocketAddr,
     /// Browser origins (`scheme://host[:port]`) allowed to call; a request carrying any other
-    /// `Origin` header gets 403 (DNS-rebinding defence). By default, none.
+    /// `Origin` header gets 403 (DNS-rebinding defence). Absent: pages on this machine
+    /// (`localhost`, `127.0.0.0/8`, `[::1]`, any port) when the server is bound to a loopback
+    /// address, none otherwise (`origin.rs`).
     #[serde(default)]
-    pub allowed_origins: Vec<String>,
+    pub allowed_origins: Option<Vec<String>>,
     /// How often, in seconds, the server looks for a commit written by another process (a
     /// re-index) and swaps it in; 0 turns it off. By default, 5.
     #[serde(default = "default_reload_seconds")]

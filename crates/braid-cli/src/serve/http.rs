@@ -27,6 +27,7 @@ use super::limit::Quotas;
 use super::mcp::{self, Mcp, Reply, Version};
 use super::oauth;
 use super::openapi;
+use super::origin::Origins;
 
 /// What every handler shares.
 pub struct AppState {
@@ -38,7 +39,7 @@ pub struct AppState {
     unauthenticated: Quotas<ClientKey>,
     permits: Arc<Semaphore>,
     limits: Limits,
-    origins: Vec<String>,
+    origins: Origins,
     openapi: Value,
     started: Instant,
 }
@@ -68,7 +69,7 @@ pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
         unauthenticated: Quotas::new(MAX_TRACKED_ADDRESSES),
         permits: Arc::new(Semaphore::new(limits.concurrency())),
         openapi: openapi::document(engine.max_k),
-        origins: config.allowed_origins.iter().map(|o| o.trim_end_matches('/').to_ascii_lowercase()).collect(),
+        origins: Origins::new(config.allowed_origins.as_deref(), config.bind),
         started: Instant::now(),
         engine,
         limits,
@@ -135,8 +136,7 @@ async fn guard(State(s): State<Shared>, mut request: Request, next: Next) -> Res
     request.extensions_mut().insert(Deadline(started + s.limits.timeout()));
     let mut response = async {
         if let Some(origin) = request.headers().get(header::ORIGIN) {
-            let origin = origin.to_str().unwrap_or("").trim_end_matches('/').to_ascii_lowercase();
-            if !s.origins.contains(&origin) {
+            if !s.origins.allows(origin.to_str().unwrap_or("")) {
                 return failure(StatusCode::FORBIDDEN, "forbidden_origin", "this origin may not call the server");
             }
         }

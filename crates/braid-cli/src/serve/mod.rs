@@ -6,6 +6,7 @@
 //! comes only from its bearer token (HTTP) or the operator's command line (stdio).
 //!
 //! - `config`: the TOML file (bind address, limits, origins, token hashes → principals);
+//!   `origin`: which browser origins may call (DNS-rebinding defence);
 //! - `auth`: token hashing, constant-time lookup; `limit`: per-principal rate limits and
 //!   counters (bounded maps); `address`: client addresses and per-address connection caps;
 //! - `oauth` and `jwks`: JWT access tokens of configured issuers → principals, and the
@@ -24,6 +25,7 @@ mod limit;
 mod mcp;
 mod oauth;
 mod openapi;
+mod origin;
 mod schema;
 mod stdio;
 

@@ -19,7 +19,7 @@ pub fn document(max_k: usize) -> Value {
         json!({
             "200": ok,
             "401": error("No bearer token, or one the server does not know (WWW-Authenticate: Bearer)."),
-            "403": error("The request carries an Origin header that is not in allowed_origins."),
+            "403": error("The request carries an Origin header the server does not accept (allowed_origins; by default, pages on this machine when bound to loopback)."),
             "413": error("The body is larger than limits.max_body_bytes."),
             "429": throttled,
             "503": error("No answer within limits.timeout_ms (Retry-After: 1).")
