@@ -13,3 +13,4 @@ mod oauth;
 mod search_flags;
 mod serve;
 mod support;
+mod writes;

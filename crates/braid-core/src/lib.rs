@@ -49,7 +49,7 @@ pub use filter::Filter;
 pub use lang::{is_cjk, is_han, is_hangul, is_kana, Language};
 pub use models::{Embedder, Reranker};
 pub use passages::Passages;
-pub use record::{check_vector, parse_date, Record};
+pub use record::{check_vector, id_tenant, parse_date, Record};
 pub use request::{
     Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, UnknownName, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH,
     MAX_K, MAX_QUERY_BYTES,

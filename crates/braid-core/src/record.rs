@@ -183,8 +183,9 @@ impl Record {
     }
 
     /// Checks what every index requires: a non-empty id without control characters, of at
-    /// most 512 bytes, finite numbers, and no ACL token in Braid's reserved namespace
-    /// (`__braid:…`, [`Error::ReservedToken`]).
+    /// most 512 bytes, finite numbers, no ACL token in Braid's reserved namespace
+    /// (`__braid:…`, [`Error::ReservedToken`]), and an id in a tenant's namespace
+    /// (`tenant:acme/…`, see [`id_tenant`]) only on a record of that tenant alone.
     ///
     /// # Errors
     /// [`Error::InvalidRecord`] naming the problem.
@@ -202,6 +203,25 @@ impl Record {
         if let Some(token) = self.acl.iter().find(|t| crate::is_reserved_token(t)) {
             return Err(Error::ReservedToken { token: token.trim().to_string() });
         }
+        if self.id.starts_with(crate::TENANT_PREFIX) {
+            let tenants: Vec<&str> =
+                self.acl.iter().map(|t| t.trim()).filter(|t| t.starts_with(crate::TENANT_PREFIX)).collect();
+            match id_tenant(&self.id) {
+                Some(owner) if tenants == [owner] => {}
+                Some(owner) => {
+                    return bad(format!(
+                        "id {:?} lies in {owner}'s namespace, so the record's only tenant must be {owner} (its ACL names {tenants:?})",
+                        self.id
+                    ))
+                }
+                None => {
+                    return bad(format!(
+                        "id {:?} starts with \"tenant:\" but is not of the form tenant:<name>/<id>",
+                        self.id
+                    ))
+                }
+            }
+        }
         if let Some((field, _)) = self.numbers.iter().find(|(_, v)| !v.is_finite()) {
             return bad(format!("field `{field}` is not a finite number"));
         }
@@ -215,6 +235,24 @@ impl Record {
         }
         Ok(())
     }
+}
+
+/// The tenant whose namespace an id lies in: `tenant:acme` for `tenant:acme/notes/1`; `None`
+/// for an id outside every tenant's namespace (or a malformed one, which
+/// [`Record::validate`] refuses). Ids in a namespace belong to that tenant alone, whichever way
+/// they were written, so a writer confined to its namespace can never name another tenant's
+/// record.
+///
+/// ```
+/// assert_eq!(braid_core::id_tenant("tenant:acme/notes/1"), Some("tenant:acme"));
+/// assert_eq!(braid_core::id_tenant("notes/1"), None);
+/// assert_eq!(braid_core::id_tenant("tenant:/x"), None);
+/// ```
+pub fn id_tenant(id: &str) -> Option<&str> {
+    let name_and_rest = id.strip_prefix(crate::TENANT_PREFIX)?;
+    let (name, rest) = name_and_rest.split_once('/')?;
+    let valid = !name.is_empty() && !rest.is_empty() && !name.chars().any(|c| c.is_whitespace() || c == ',');
+    valid.then(|| &id[..crate::TENANT_PREFIX.len() + name.len()])
 }
 
 /// Checks what every vector must be, whatever its dimension: not empty, every component
@@ -352,6 +390,25 @@ mod tests {
         {
             assert!(parse_date(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn an_id_in_a_tenants_namespace_needs_that_tenant_alone() {
+        let ok = Record::new("tenant:acme/note-1").acl(["tenant:acme", "group:support"]);
+        assert!(ok.validate().is_ok());
+        for bad in [
+            Record::new("tenant:acme/note-1"),
+            Record::new("tenant:acme/note-1").acl(["public"]),
+            Record::new("tenant:acme/note-1").acl(["tenant:globex"]),
+            Record::new("tenant:acme/note-1").acl(["tenant:acme", "tenant:globex"]),
+            Record::new("tenant:acme").acl(["tenant:acme"]),
+            Record::new("tenant:/x").acl(["tenant:"]),
+        ] {
+            let err = bad.validate().unwrap_err();
+            assert!(matches!(err, Error::InvalidRecord { .. }), "{err}");
+        }
+        // Ids outside every namespace are not concerned.
+        assert!(Record::new("notes/tenant:acme/1").acl(["tenant:globex"]).validate().is_ok());
     }
 
     #[test]

@@ -74,7 +74,7 @@ pub fn read_documents(path: &Path, schema: &SchemaConfig) -> impl Iterator<Item 
     };
     Lines { path: path.to_path_buf(), name: file_name(path), reader, pending, line: 0, buf: Vec::new() }.map({
         let schema = schema.clone();
-        move |item| item.and_then(|(name, line, bytes)| document(&name, line, &bytes, &schema))
+        move |item| item.and_then(|(name, line, bytes)| document(&name, Some(line), &bytes, &schema))
     })
 }
 
@@ -153,8 +153,24 @@ impl<'de> Deserialize<'de> for Fields {
 }
 
 /// The document of line `line` of file `name`.
-fn document(name: &str, line: usize, bytes: &[u8], schema: &SchemaConfig) -> Result<Document> {
-    let at = format!("{name}, line {line}");
+/// Reads one document given as a JSON object, as [`read_documents`] reads a line: `_id`,
+/// `title`, `text`, the access keys `acl` or `tenant`, and the `metadata` entries `schema`
+/// keeps. Errors name the document `name` (a server says `records[3]`).
+///
+/// # Errors
+/// [`Error::InvalidRecord`] for malformed JSON, a missing `_id`, a value of the wrong type, or
+/// access keys that would fail open ([`crate::access`]); [`Error::ReservedToken`] as
+/// [`Record::validate`].
+pub fn parse_document(name: &str, bytes: &[u8], schema: &SchemaConfig) -> Result<Document> {
+    document(name, None, bytes, schema)
+}
+
+fn document(name: &str, line: Option<usize>, bytes: &[u8], schema: &SchemaConfig) -> Result<Document> {
+    let located = |named: &str| match line {
+        Some(line) => format!("{named}, line {line}"),
+        None => named.to_string(),
+    };
+    let at = located(name);
     let Fields(fields) = serde_json::from_slice::<Fields>(bytes).map_err(|e| {
         // serde_json appends " at line 1 column N"; the line is ours to give.
         let mut reason = e.to_string();
@@ -181,12 +197,12 @@ fn document(name: &str, line: usize, bytes: &[u8], schema: &SchemaConfig) -> Res
     let id = id.ok_or_else(|| bad("missing `_id`".into()))?;
     // From here on, messages name the document by its id too.
     let named = format!("{name} (_id {id:?})");
-    let at = format!("{named}, line {line}");
+    let at = located(&named);
     let bad = |reason: String| Error::InvalidRecord { reason: format!("{at}: {reason}") };
     let mut access = AccessReader::new(&named);
     let (mut title, mut text, mut metadata) = (None, None, None);
     for (key, value) in fields {
-        if access.key(&key, Some(line), || FieldValue::from_json(&value))? {
+        if access.key(&key, line, || FieldValue::from_json(&value))? {
             continue;
         }
         let slot = match key.as_str() {
@@ -216,7 +232,7 @@ fn document(name: &str, line: usize, bytes: &[u8], schema: &SchemaConfig) -> Res
     }
     let metadata = metadata.unwrap_or_default();
     for key in metadata.keys() {
-        access.nested_key("metadata", key, Some(line))?;
+        access.nested_key("metadata", key, line)?;
     }
     let access = access.finish()?;
 

@@ -35,6 +35,9 @@ pub struct Caller {
     pub principal: Principal,
     /// Whether this caller sees stage timings (an operator token or scope).
     pub operator: bool,
+    /// Whether this caller may write records in its tenant's namespace (a token with
+    /// `write = true`, or the OAuth write scope).
+    pub write: bool,
     /// This caller's rate limit and counters: its own, shared with no other principal.
     pub quota: Arc<Quota>,
 }
@@ -57,6 +60,7 @@ impl TokenMap {
                 name: t.name.clone(),
                 principal: Principal::from_verified_tokens(t.acl_tokens()),
                 operator: t.operator,
+                write: t.write,
                 quota: Arc::new(Quota::new(rate, burst, now)),
             };
             entries.push((hash.unwrap_or_default(), Arc::new(caller)));
@@ -166,7 +170,13 @@ impl Authenticator {
                     None => issuer.clone(),
                 };
                 let quota = o.quotas.get(&verified.quota_key(), *rate, Instant::now());
-                Ok(Arc::new(Caller { name, principal: verified.principal, operator: verified.operator, quota }))
+                Ok(Arc::new(Caller {
+                    name,
+                    principal: verified.principal,
+                    operator: verified.operator,
+                    write: verified.write,
+                    quota,
+                }))
             }
             Err(Rejection::InvalidToken(why)) => Err(Refusal::Invalid(why)),
             Err(Rejection::InsufficientScope) => Err(Refusal::InsufficientScope),

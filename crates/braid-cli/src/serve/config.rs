@@ -29,6 +29,7 @@
 //! principal = ["group:support"]      # further ACL tokens
 //! rate_per_second = 50.0             # optional per-token override (and `burst`)
 //! operator = false                   # true: search answers carry stage timings (`stats.micros`)
+//! write = false                      # true: may write records in its tenant's namespace (needs `tenant`)
 //! ```
 
 use std::collections::HashSet;
@@ -177,6 +178,10 @@ pub struct TokenEntry {
     /// `steps`); for everyone else they are left out (docs/threat-model.md). By default, false.
     #[serde(default)]
     pub operator: bool,
+    /// Whether this token may write records (`POST /v1/records`, deletes), in its tenant's
+    /// namespace only (`write.rs`); it needs a `tenant`. By default, false.
+    #[serde(default)]
+    pub write: bool,
 }
 
 impl TokenEntry {
@@ -327,6 +332,11 @@ impl Config {
                     bail!("token {:?}: tenant = {tenant:?} pins it, so principal cannot add {other:?}", t.name);
                 }
             }
+            ensure!(
+                !t.write || t.tenant.is_some(),
+                "token {:?}: write = true needs a tenant (records are written in their tenant's namespace)",
+                t.name
+            );
             let (rate, burst) = t.rate(l);
             in_range("token.rate_per_second", rate).with_context(|| format!("token {:?}", t.name))?;
             in_range("token.burst", f64::from(burst)).with_context(|| format!("token {:?}", t.name))?;

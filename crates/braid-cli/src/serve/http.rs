@@ -9,11 +9,11 @@ use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{from_fn_with_state, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Extension, Router};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
@@ -28,6 +28,7 @@ use super::mcp::{self, Mcp, Reply, Version};
 use super::oauth;
 use super::openapi;
 use super::origin::Origins;
+use super::write::{self, WriteFailure, WriteLock, Written};
 
 /// What every handler shares.
 pub struct AppState {
@@ -40,6 +41,8 @@ pub struct AppState {
     permits: Arc<Semaphore>,
     limits: Limits,
     origins: Origins,
+    /// One writer at a time for `/v1/records`.
+    writes: WriteLock,
     openapi: Value,
     started: Instant,
 }
@@ -70,6 +73,7 @@ pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
         permits: Arc::new(Semaphore::new(limits.concurrency())),
         openapi: openapi::document(engine.max_k),
         origins: Origins::new(config.allowed_origins.as_deref(), config.bind),
+        writes: WriteLock::default(),
         started: Instant::now(),
         engine,
         limits,
@@ -85,6 +89,9 @@ pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
     Ok(router
         .route("/v1/search", post(rest_search).route_layer(auth.clone()))
         .route("/v1/stats", get(rest_stats).route_layer(auth.clone()))
+        .route("/v1/records", post(rest_upsert).route_layer(auth.clone()))
+        .route("/v1/records/delete", post(rest_delete_many).route_layer(auth.clone()))
+        .route("/v1/records/{id}", delete(rest_delete_one).route_layer(auth.clone()))
         .route("/mcp", post(mcp_post).route_layer(auth))
         .route("/v1/health", get(health))
         .route("/v1/openapi.json", get(openapi_document))
@@ -118,10 +125,13 @@ fn retry_after(mut response: Response, seconds: u64) -> Response {
 
 /// The routes by name, for logs: never the raw path, which a client chooses.
 fn route_name(path: &str) -> &'static str {
-    ["/v1/search", "/v1/stats", "/v1/health", "/v1/openapi.json", "/mcp"]
-        .into_iter()
-        .find(|r| *r == path)
-        .unwrap_or("other")
+    const ROUTES: [&str; 7] =
+        ["/v1/search", "/v1/stats", "/v1/records", "/v1/records/delete", "/v1/health", "/v1/openapi.json", "/mcp"];
+    match ROUTES.into_iter().find(|r| *r == path) {
+        Some(route) => route,
+        None if path.starts_with("/v1/records/") => "/v1/records/{id}",
+        None => "other",
+    }
 }
 
 /// Every request: an id and a log span (route, status, latency, the caller's label — never
@@ -313,6 +323,175 @@ fn json_body_required() -> Response {
     )
 }
 
+/// A batch of `n` items (tool calls, records) pays one token per item, all or nothing: the
+/// request paid for the first, so `n - 1` more are taken; 429 when the bucket lacks them.
+fn pay_batch(caller: &Caller, n: usize, what: &str) -> Result<(), Box<Response>> {
+    if n <= 1 {
+        return Ok(());
+    }
+    let extra = u32::try_from(n - 1).unwrap_or(u32::MAX);
+    caller.quota.take(extra, Instant::now()).map_err(|refused| {
+        let message = if refused.can_ever {
+            format!("a batch of {n} {what} is more than this token's rate limit allows now")
+        } else {
+            format!("a batch of {n} {what} is more than this token's burst: send fewer per batch")
+        };
+        let response = failure(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message);
+        Box::new(retry_after(response, refused.wait.as_secs_f64().ceil().min(86_400.0) as u64))
+    })
+}
+
+/// The body of `POST /v1/records`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Upserts {
+    /// Records as `braid index` reads a JSONL line (`vector` optional).
+    records: Vec<Value>,
+}
+
+/// The body of `POST /v1/records/delete`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Deletes {
+    /// Ids, short or full, in the caller's namespace.
+    ids: Vec<String>,
+}
+
+/// The answer to a refused write.
+fn write_refused(f: &WriteFailure) -> Response {
+    match f {
+        WriteFailure::Forbidden(m) => failure(StatusCode::FORBIDDEN, "forbidden", m.clone()),
+        WriteFailure::BadRequest(m) => failure(StatusCode::BAD_REQUEST, "bad_request", m.clone()),
+        WriteFailure::Busy => retry_after(failure(StatusCode::SERVICE_UNAVAILABLE, "busy", f.message()), 1),
+        WriteFailure::Internal => failure(StatusCode::INTERNAL_SERVER_ERROR, "internal", f.message()),
+    }
+}
+
+/// Whether `caller` may write, and its namespace; checked before the body is read, so a
+/// caller without the right learns nothing from its body.
+fn writer_namespace(caller: &Caller) -> Result<String, WriteFailure> {
+    if !caller.write {
+        return Err(WriteFailure::Forbidden(
+            "this token may not write (a token with write = true, or the OAuth write scope)".into(),
+        ));
+    }
+    write::namespace(&caller.principal)
+}
+
+/// The batch bound shared by upserts and deletes.
+fn check_batch(n: usize, what: &str) -> Result<(), WriteFailure> {
+    if n == 0 || n > write::MAX_BATCH {
+        return Err(WriteFailure::BadRequest(format!("send 1 to {} {what} per request (got {n})", write::MAX_BATCH)));
+    }
+    Ok(())
+}
+
+/// Runs a write (`records` upserted, `ids` deleted) for `caller` on the blocking pool and
+/// answers with the commit that holds it.
+async fn run_write(
+    s: Shared,
+    caller: Arc<Caller>,
+    deadline: Deadline,
+    namespace: String,
+    records: Vec<Value>,
+    ids: Vec<String>,
+) -> Response {
+    let n = records.len() + ids.len();
+    if let Err(response) = pay_batch(&caller, n, if records.is_empty() { "ids" } else { "records" }) {
+        return *response;
+    }
+    let written = blocking(&s, deadline, false, move |st| {
+        let index = st.engine.index();
+        let mut stored = Vec::with_capacity(records.len());
+        for (i, document) in records.into_iter().enumerate() {
+            stored.push(write::admit(&index, &caller.principal, &namespace, &format!("records[{i}]"), document)?);
+        }
+        let deletes = ids.iter().map(|id| write::stored_id(&namespace, id)).collect::<Result<Vec<_>, _>>()?;
+        let commit = st.writes.write(&index, &stored, &deletes)?;
+        let ids = stored.into_iter().map(|r| r.id).chain(deletes).collect();
+        Ok::<_, WriteFailure>(Written { commit, ids })
+    })
+    .await;
+    match written {
+        Ok(Ok(written)) => json_response(StatusCode::OK, &serde_json::to_value(written).unwrap_or(Value::Null)),
+        Ok(Err(f)) => write_refused(&f),
+        Err(response) => response,
+    }
+}
+
+/// `POST /v1/records`: upserts a batch of records in the caller's namespace, in one commit.
+async fn rest_upsert(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Extension(deadline): Extension<Deadline>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let namespace = match writer_namespace(&caller) {
+        Ok(ns) => ns,
+        Err(f) => return write_refused(&f),
+    };
+    if !is_json(&headers) {
+        return json_body_required();
+    }
+    let body = match read_body(body, &s) {
+        Ok(b) => b,
+        Err(response) => return *response,
+    };
+    let upserts: Upserts = match serde_json::from_slice(&body) {
+        Ok(u) => u,
+        Err(e) => return failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid records request: {e}")),
+    };
+    if let Err(f) = check_batch(upserts.records.len(), "records") {
+        return write_refused(&f);
+    }
+    run_write(s, caller, deadline, namespace, upserts.records, Vec::new()).await
+}
+
+/// `POST /v1/records/delete`: deletes records of the caller's namespace by id, in one commit.
+/// Ids that hold no record are deleted all the same (the answer never says which existed).
+async fn rest_delete_many(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Extension(deadline): Extension<Deadline>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let namespace = match writer_namespace(&caller) {
+        Ok(ns) => ns,
+        Err(f) => return write_refused(&f),
+    };
+    if !is_json(&headers) {
+        return json_body_required();
+    }
+    let body = match read_body(body, &s) {
+        Ok(b) => b,
+        Err(response) => return *response,
+    };
+    let deletes: Deletes = match serde_json::from_slice(&body) {
+        Ok(d) => d,
+        Err(e) => return failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid delete request: {e}")),
+    };
+    if let Err(f) = check_batch(deletes.ids.len(), "ids") {
+        return write_refused(&f);
+    }
+    run_write(s, caller, deadline, namespace, Vec::new(), deletes.ids).await
+}
+
+/// `DELETE /v1/records/{id}`: deletes one record of the caller's namespace (idempotent).
+async fn rest_delete_one(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Extension(deadline): Extension<Deadline>,
+    Path(id): Path<String>,
+) -> Response {
+    let namespace = match writer_namespace(&caller) {
+        Ok(ns) => ns,
+        Err(f) => return write_refused(&f),
+    };
+    run_write(s, caller, deadline, namespace, Vec::new(), vec![id]).await
+}
+
 /// `POST /v1/search`: the search parameters in, `braid::SearchResponse` out.
 async fn rest_search(
     State(s): State<Shared>,
@@ -450,19 +629,8 @@ async fn mcp_post(
             return json_response(StatusCode::BAD_REQUEST, &error);
         }
     };
-    // The request paid one token; a batch pays one more per further tool call, all or nothing.
-    let calls = tool_calls(&payload);
-    if calls > 1 {
-        let extra = u32::try_from(calls - 1).unwrap_or(u32::MAX);
-        if let Err(refused) = caller.quota.take(extra, Instant::now()) {
-            let message = if refused.can_ever {
-                format!("a batch of {calls} tool calls is more than this token's rate limit allows now")
-            } else {
-                format!("a batch of {calls} tool calls is more than this token's burst: send fewer per batch")
-            };
-            let response = failure(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message);
-            return retry_after(response, refused.wait.as_secs_f64().ceil().min(86_400.0) as u64);
-        }
+    if let Err(response) = pay_batch(&caller, tool_calls(&payload), "tool calls") {
+        return *response;
     }
     let header = |name: &str| headers.get(name).map(|v| v.as_bytes().to_vec());
     let (version, method, name) = (header("mcp-protocol-version"), header("mcp-method"), header("mcp-name"));

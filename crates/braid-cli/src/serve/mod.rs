@@ -13,6 +13,7 @@
 //!   protected-resource metadata (`braid serve` as an OAuth 2.1 resource server);
 //! - `api`: the shared search parameters and engine; `schema`: their JSON Schemas;
 //! - `mcp`: the protocol and the tools; `http` and `stdio`: its transports (and REST);
+//! - `write`: records written over REST, confined to the writer's tenant namespace;
 //! - `openapi`: the description served at `/v1/openapi.json`.
 
 mod address;
@@ -28,6 +29,7 @@ mod openapi;
 mod origin;
 mod schema;
 mod stdio;
+mod write;
 
 use std::io::BufRead;
 use std::net::SocketAddr;

@@ -40,7 +40,9 @@
 //! ```
 //!
 //! `[oauth] operator_scope = "braid.operator"` (optional) names a scope whose tokens see the
-//! stage timings of their searches, as a static token with `operator = true` does.
+//! stage timings of their searches, as a static token with `operator = true` does;
+//! `write_scope = "braid:write"` (optional) one whose tokens may write records in their
+//! tenant's namespace, as `write = true` does (`write.rs`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -78,6 +80,10 @@ pub struct OAuthConfig {
     /// default, none: OAuth callers never see them.
     #[serde(default)]
     pub operator_scope: Option<String>,
+    /// A scope whose tokens may write records in their tenant's namespace (`braid:write`, say;
+    /// `write.rs`); by default, none: OAuth callers only read.
+    #[serde(default)]
+    pub write_scope: Option<String>,
     /// The trusted issuers.
     #[serde(rename = "issuer")]
     pub issuers: Vec<IssuerConfig>,
@@ -215,6 +221,16 @@ impl OAuthConfig {
             ensure!(
                 !self.required_scopes.contains(scope),
                 "oauth.operator_scope {scope:?} is also required of every token: it would make every caller an operator"
+            );
+        }
+        if let Some(scope) = &self.write_scope {
+            ensure!(
+                !scope.trim().is_empty() && !scope.contains(char::is_whitespace),
+                "oauth.write_scope must be one scope name"
+            );
+            ensure!(
+                !self.required_scopes.contains(scope),
+                "oauth.write_scope {scope:?} is also required of every token: it would make every caller a writer"
             );
         }
         check_url("oauth.resource", &self.resource)?;
@@ -405,6 +421,8 @@ pub struct Verified {
     pub principal: Principal,
     /// Whether the token carries the operator scope.
     pub operator: bool,
+    /// Whether the token carries the write scope.
+    pub write: bool,
 }
 
 impl Verified {
@@ -532,7 +550,8 @@ impl ResourceServer {
         let principal = principal(config, &claims, &scopes)?;
         let subject = claims.get("sub").and_then(Value::as_str).map(str::to_string);
         let operator = self.config.operator_scope.as_ref().is_some_and(|s| scopes.contains(s));
-        Ok(Verified { issuer: index, subject, principal, operator })
+        let write = self.config.write_scope.as_ref().is_some_and(|s| scopes.contains(s));
+        Ok(Verified { issuer: index, subject, principal, operator, write })
     }
 }
 

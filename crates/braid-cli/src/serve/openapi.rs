@@ -42,6 +42,21 @@ pub fn document(max_k: usize) -> Value {
     });
     mcp_responses["406"] = error("The Accept header does not admit application/json.");
     mcp_responses["415"] = error("The body is not Content-Type: application/json.");
+    let write_responses = || {
+        let mut responses = guarded(json!({
+            "description": "Written and committed: the commit now served (a search after this answer sees the write) and the ids as stored, in the caller's namespace (tenant:<name>/<id>). Whether an id held a record before is never said.",
+            "content": { "application/json": { "schema": { "$ref": format!("{defs}/Written") } } }
+        }));
+        responses["400"] = error("A malformed record, an id outside the caller's namespace (decided by its shape alone), a tenant other than the caller's, an ACL token the caller does not hold, or a batch outside 1–1000. Nothing is committed.");
+        responses["403"] = error("The token may not write (write = true, or the OAuth write scope), or has no single tenant; or a refused Origin.");
+        responses["503"] =
+            error("No answer within limits.timeout_ms, or another process holds the index's writer (Retry-After: 1).");
+        responses
+    };
+    let mut upsert_responses = write_responses();
+    upsert_responses["415"] = error("The body is not Content-Type: application/json.");
+    let mut delete_many_responses = write_responses();
+    delete_many_responses["415"] = error("The body is not Content-Type: application/json.");
     let not_allowed = json!({
         "summary": "Not offered: the server is stateless and streams nothing",
         "security": [],
@@ -76,6 +91,35 @@ pub fn document(max_k: usize) -> Value {
                         "description": "Stats.",
                         "content": { "application/json": { "schema": { "$ref": format!("{defs}/Stats") } } }
                     }))
+                }
+            },
+            "/v1/records": {
+                "post": {
+                    "summary": "Upsert records in the caller's tenant namespace, in one commit",
+                    "description": "Each record is a JSON object as `braid index` reads a JSONL line (`_id`, `title`, `text`, `acl` or `tenant`, `metadata`) with an optional `vector`. A short `_id` is stored as tenant:<name>/<_id>. The record gets the caller's tenant token; `acl` may only name tokens the caller holds. Each record costs one rate-limit token.",
+                    "requestBody": { "required": true, "content": { "application/json": { "schema": {
+                        "type": "object", "additionalProperties": false, "required": ["records"],
+                        "properties": { "records": { "type": "array", "minItems": 1, "maxItems": 1000, "items": { "$ref": format!("{defs}/RecordIn") } } }
+                    } } } },
+                    "responses": upsert_responses
+                }
+            },
+            "/v1/records/delete": {
+                "post": {
+                    "summary": "Delete records of the caller's namespace by id, in one commit (idempotent)",
+                    "requestBody": { "required": true, "content": { "application/json": { "schema": {
+                        "type": "object", "additionalProperties": false, "required": ["ids"],
+                        "properties": { "ids": { "type": "array", "minItems": 1, "maxItems": 1000, "items": { "type": "string" } } }
+                    } } } },
+                    "responses": delete_many_responses
+                }
+            },
+            "/v1/records/{id}": {
+                "delete": {
+                    "summary": "Delete one record of the caller's namespace (idempotent)",
+                    "parameters": [{ "name": "id", "in": "path", "required": true, "schema": { "type": "string" },
+                                     "description": "A short id, or the full tenant:<name>/<id>, percent-encoded." }],
+                    "responses": write_responses()
                 }
             },
             "/v1/health": {
@@ -137,6 +181,27 @@ pub fn document(max_k: usize) -> Value {
                             "mcp_protocol_versions": { "type": "array", "items": { "type": "string" } }
                         } }
                     }
+                },
+                "RecordIn": {
+                    "type": "object",
+                    "required": ["_id"],
+                    "properties": {
+                        "_id": { "type": ["string", "integer"] },
+                        "title": { "type": ["string", "null"] },
+                        "text": { "type": ["string", "null"] },
+                        "acl": { "type": "array", "items": { "type": "string" } },
+                        "tenant": { "type": "string" },
+                        "metadata": { "type": ["object", "null"] },
+                        "vector": { "type": ["array", "null"], "items": { "type": "number" } }
+                    }
+                },
+                "Written": {
+                    "type": "object",
+                    "properties": {
+                        "commit": { "type": ["string", "null"] },
+                        "ids": { "type": "array", "items": { "type": "string" } }
+                    },
+                    "required": ["commit", "ids"]
                 },
                 "JsonRpc": {
                     "description": "A JSON-RPC 2.0 message, or (2025-03-26 only) an array of them.",

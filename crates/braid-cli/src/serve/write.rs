@@ -1,0 +1,258 @@
+//! Writes over the server: `POST /v1/records`, `DELETE /v1/records/{id}` and
+//! `POST /v1/records/delete`, for callers with the write right.
+//!
+//! A writer is confined to its tenant's **namespace**: every id it names is
+//! `tenant:<name>/<id>` (a short id gets the prefix; a full id must carry the writer's own), and
+//! every record it writes carries its tenant token. The library refuses an id in a namespace on
+//! any record that is not of that tenant alone ([`braid::id_tenant`]), whichever way it was
+//! written, so a writer cannot name another tenant's record: such an id is refused for its
+//! shape, before the index is read, and the answer is the same whether the record exists or not.
+//! Within the namespace every record is visible to the writer (its tenant token admits the whole
+//! tenant), and answers never say whether an id existed before (deletes are idempotent).
+//!
+//! A record's `acl` may only name tokens the writer holds, never a reserved one; its `tenant`,
+//! when given, must be the writer's.
+
+use std::sync::Mutex;
+
+use braid::ingest::beir::parse_document;
+use braid::{id_tenant, Index, Principal, Record};
+use serde_json::Value;
+
+/// The most records one request may write or delete.
+pub const MAX_BATCH: usize = 1000;
+
+/// Why a write was refused, in words the caller may read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum WriteFailure {
+    /// The caller may not write at all (403): no write right, or not exactly one tenant.
+    Forbidden(String),
+    /// The request is malformed or names what the caller may not write (400).
+    BadRequest(String),
+    /// Another process (`braid index`) holds the index's writer (503, retry).
+    Busy,
+    /// Something broke on the server; details are in its log only (500).
+    Internal,
+}
+
+impl WriteFailure {
+    /// The message for the caller.
+    pub fn message(&self) -> String {
+        match self {
+            WriteFailure::Forbidden(m) | WriteFailure::BadRequest(m) => m.clone(),
+            WriteFailure::Busy => "another writer holds the index; try again shortly".to_string(),
+            WriteFailure::Internal => "internal error (see the server's log)".to_string(),
+        }
+    }
+}
+
+impl From<braid::Error> for WriteFailure {
+    fn from(e: braid::Error) -> Self {
+        match e {
+            braid::Error::LockBusy { .. } => WriteFailure::Busy,
+            e if e.is_user_error() => WriteFailure::BadRequest(e.to_string()),
+            e => {
+                tracing::error!(target: "braid::serve", error = %e, "write failed");
+                WriteFailure::Internal
+            }
+        }
+    }
+}
+
+/// What a write did: the commit that holds it and the ids it wrote or deleted, as stored.
+#[derive(Debug, serde::Serialize)]
+pub struct Written {
+    /// The commit now served, which holds the write (`null` for an index in memory).
+    pub commit: Option<String>,
+    /// The ids, in the order given, with the namespace prefix.
+    pub ids: Vec<String>,
+}
+
+/// The writer's namespace: its one tenant token (`tenant:acme`).
+///
+/// # Errors
+/// [`WriteFailure::Forbidden`] for a principal with no tenant or several.
+pub fn namespace(principal: &Principal) -> Result<String, WriteFailure> {
+    let mut tenants = principal.tenants();
+    match (tenants.next(), tenants.next()) {
+        (Some(tenant), None) => Ok(tenant.to_string()),
+        _ => Err(WriteFailure::Forbidden(
+            "writing needs a token of exactly one tenant: records are written in their tenant's namespace".into(),
+        )),
+    }
+}
+
+/// The stored id of a requested `id`: `tenant:acme/<id>` for a short id; a full id must lie in
+/// `namespace` already. Decided from the id's shape alone, never from the index.
+///
+/// # Errors
+/// [`WriteFailure::BadRequest`] for an empty id, or one in another namespace or malformed.
+pub fn stored_id(namespace: &str, id: &str) -> Result<String, WriteFailure> {
+    if id.trim().is_empty() {
+        return Err(WriteFailure::BadRequest("empty id".into()));
+    }
+    if !id.starts_with(braid::TENANT_PREFIX) {
+        return Ok(format!("{namespace}/{id}"));
+    }
+    match id_tenant(id) {
+        Some(owner) if owner == namespace => Ok(id.to_string()),
+        _ => Err(WriteFailure::BadRequest(format!(
+            "id {id:?} is outside this token's namespace: give a short id, or one starting with {namespace}/"
+        ))),
+    }
+}
+
+/// The record to store for one requested document (a JSON object as a line of a JSONL corpus:
+/// `_id`, `title`, `text`, `acl` or `tenant`, `metadata`; `vector` optional), named `name` in
+/// errors.
+///
+/// # Errors
+/// [`WriteFailure::BadRequest`] for a malformed document, an id outside the namespace, a tenant
+/// other than the writer's, or an ACL token the writer does not hold.
+pub fn admit(
+    index: &Index,
+    principal: &Principal,
+    namespace: &str,
+    name: &str,
+    mut document: Value,
+) -> Result<Record, WriteFailure> {
+    let object = document
+        .as_object_mut()
+        .ok_or_else(|| WriteFailure::BadRequest(format!("{name}: a record must be a JSON object")))?;
+    let vector = match object.remove("vector") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(
+            serde_json::from_value::<Vec<f32>>(value)
+                .map_err(|_| WriteFailure::BadRequest(format!("{name}: `vector` must be an array of numbers")))?,
+        ),
+    };
+    let id = match object.get("_id") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => return Err(WriteFailure::BadRequest(format!("{name}: `_id` must be a string or a number"))),
+    };
+    let bytes = serde_json::to_vec(&document).map_err(|_| WriteFailure::Internal)?;
+    let mut record = parse_document(name, &bytes, &index.config().schema)?.record;
+    record.id = stored_id(namespace, &id)?;
+    let mut acl = Vec::with_capacity(record.acl.len() + 1);
+    for token in &record.acl {
+        let token = token.trim();
+        if token.starts_with(braid::TENANT_PREFIX) {
+            if token != namespace {
+                return Err(WriteFailure::BadRequest(format!(
+                    "{name}: records are written in this token's tenant ({namespace}), not {token}"
+                )));
+            }
+        } else if !principal.has(token) {
+            return Err(WriteFailure::BadRequest(format!(
+                "{name}: the ACL token {token:?} is not held by this token, so it may not grant it"
+            )));
+        }
+        acl.push(token.to_string());
+    }
+    if !acl.iter().any(|t| t == namespace) {
+        acl.push(namespace.to_string());
+    }
+    record.acl = acl;
+    if let Some(vector) = vector {
+        record = record.vector(vector);
+    }
+    record.validate()?;
+    Ok(record)
+}
+
+/// Serialises this server's writes: one writer at a time, so concurrent requests queue instead
+/// of failing with a busy lock.
+#[derive(Debug, Default)]
+pub struct WriteLock(Mutex<()>);
+
+impl WriteLock {
+    /// Upserts `records` and deletes `deletes` (stored ids) in one commit, which `index` serves
+    /// before this returns: a search after the answer sees the write.
+    ///
+    /// # Errors
+    /// [`WriteFailure::Busy`] when another process holds the writer; the library's user errors
+    /// as [`WriteFailure::BadRequest`] (nothing is committed then).
+    pub fn write(&self, index: &Index, records: &[Record], deletes: &[String]) -> Result<Option<String>, WriteFailure> {
+        let _one = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut writer = index.writer()?;
+        for record in records {
+            writer.upsert(record)?;
+        }
+        for id in deletes {
+            writer.delete(id)?;
+        }
+        writer.commit()?;
+        Ok(index.commit_id())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braid::{IndexConfig, Mode, SearchRequest};
+    use serde_json::json;
+
+    fn acme() -> Principal {
+        Principal::from_verified_tokens(["tenant:acme", "group:support"])
+    }
+
+    #[test]
+    fn ids_are_confined_to_the_namespace_by_their_shape() {
+        assert_eq!(stored_id("tenant:acme", "note-1").unwrap(), "tenant:acme/note-1");
+        assert_eq!(stored_id("tenant:acme", "tenant:acme/note-1").unwrap(), "tenant:acme/note-1");
+        for bad in ["tenant:globex/note-1", "tenant:acme", "tenant:acmeco/x", " ", "tenant:/x"] {
+            assert!(matches!(stored_id("tenant:acme", bad), Err(WriteFailure::BadRequest(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_writer_needs_exactly_one_tenant() {
+        assert_eq!(namespace(&acme()).unwrap(), "tenant:acme");
+        for tokens in [vec!["group:support"], vec!["tenant:acme", "tenant:globex"]] {
+            let principal = Principal::from_verified_tokens(tokens);
+            assert!(matches!(namespace(&principal), Err(WriteFailure::Forbidden(_))));
+        }
+    }
+
+    #[test]
+    fn records_get_the_tenant_and_only_tokens_the_writer_holds() {
+        let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let admit = |doc: Value| admit(&index, &acme(), "tenant:acme", "records[0]", doc);
+        let record =
+            admit(json!({"_id": "n1", "title": "Note", "text": "remember the milk", "acl": ["group:support"]}))
+                .unwrap();
+        assert_eq!(record.id, "tenant:acme/n1");
+        assert_eq!(record.acl, ["group:support", "tenant:acme"]);
+        assert_eq!(admit(json!({"_id": 7, "text": "x"})).unwrap().acl, ["tenant:acme"]);
+        assert_eq!(admit(json!({"_id": "n2", "text": "x", "tenant": "acme"})).unwrap().acl, ["tenant:acme"]);
+        for bad in [
+            json!({"_id": "n1", "text": "x", "acl": ["group:sales"]}),
+            json!({"_id": "n1", "text": "x", "tenant": "globex"}),
+            json!({"_id": "n1", "text": "x", "acl": ["__braid:no-acl"]}),
+            json!({"_id": "tenant:globex/n1", "text": "x"}),
+            json!({"text": "no id"}),
+            json!({"_id": "n1", "text": "x", "vector": "no"}),
+            json!(["not", "an", "object"]),
+        ] {
+            assert!(matches!(admit(bad.clone()), Err(WriteFailure::BadRequest(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_write_is_searchable_when_it_returns_and_deletes_are_idempotent() {
+        let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+        let lock = WriteLock::default();
+        let record =
+            admit(&index, &acme(), "tenant:acme", "r", json!({"_id": "n1", "text": "quokka sightings"})).unwrap();
+        lock.write(&index, &[record], &[]).unwrap();
+        let search =
+            |p: Principal| index.search(&SearchRequest::new("quokka", p).mode(Mode::Lexical)).unwrap().hits.len();
+        assert_eq!(search(acme()), 1);
+        assert_eq!(search(Principal::from_verified_tokens(["tenant:globex"])), 0);
+        let gone = ["tenant:acme/n1".to_string()];
+        lock.write(&index, &[], &gone).unwrap();
+        lock.write(&index, &[], &gone).unwrap();
+        assert_eq!(search(acme()), 0);
+    }
+}
