@@ -221,8 +221,9 @@ enum Command {
         #[arg(long)]
         no_feedback: bool,
     },
-    /// Serve an index over HTTP: REST (`/v1/search`, `/v1/stats`, `/v1/health`,
-    /// `/v1/openapi.json`) and MCP (`/mcp`, stateless Streamable HTTP), bearer tokens required.
+    /// Serve an index over HTTP: REST (`/v1/search`, `/v1/stats`, `/v1/records` for writers,
+    /// `/v1/health`, `/v1/openapi.json`) and MCP (`/mcp`, stateless Streamable HTTP), bearer
+    /// tokens required.
     #[cfg(feature = "server")]
     Serve {
         /// The index directory.
@@ -274,6 +275,10 @@ enum TokenAction {
         /// Further ACL tokens, comma-separated.
         #[arg(long, value_delimiter = ',')]
         principal: Vec<String>,
+        /// The token may write records in its tenant's namespace (`write = true`; needs
+        /// --tenant).
+        #[arg(long, requires = "tenant")]
+        write: bool,
     },
     /// Print the SHA-256 of the token read from stdin.
     Hash,
@@ -414,8 +419,8 @@ fn main() -> ExitCode {
         #[cfg(feature = "server")]
         Command::Mcp { index, principal, model } => serve::mcp_stdio(&index, &principal, model.as_deref()),
         #[cfg(feature = "server")]
-        Command::Token { action: TokenAction::New { name, tenant, principal } } => {
-            serve::token_new(&name, tenant.as_deref(), &principal)
+        Command::Token { action: TokenAction::New { name, tenant, principal, write } } => {
+            serve::token_new(&name, tenant.as_deref(), &principal, write)
         }
         #[cfg(feature = "server")]
         Command::Token { action: TokenAction::Hash } => serve::token_hash(),

@@ -9,9 +9,10 @@ use crate::support::{new_token, Reply, Server};
 /// A server whose configuration adds a writer for acme and one for globex; returns their
 /// tokens beside it.
 fn start() -> (Server, String, String) {
-    let acme = new_token(&["--name", "acme-writer", "--tenant", "acme"]);
-    let globex = new_token(&["--name", "globex-writer", "--tenant", "globex"]);
-    let extra = format!("{}write = true\n\n{}write = true\n", acme.entry, globex.entry);
+    let acme = new_token(&["--name", "acme-writer", "--tenant", "acme", "--write"]);
+    let globex = new_token(&["--name", "globex-writer", "--tenant", "globex", "--write"]);
+    assert!(acme.entry.contains("write = true"), "{}", acme.entry);
+    let extra = format!("{}\n{}\n", acme.entry, globex.entry);
     (Server::start_with(5000, "", &extra), acme.token, globex.token)
 }
 

@@ -228,11 +228,12 @@ pub fn mcp_stdio(dir: &Path, principal: &[String], model: Option<&str>) -> Resul
 }
 
 /// `braid token new`: a fresh token on stderr (shown once, stored nowhere) and, on stdout, the
-/// `[[token]]` entry with its hash, ready to append to the configuration.
+/// `[[token]]` entry with its hash, ready to append to the configuration; `write` adds
+/// `write = true`.
 ///
 /// # Errors
 /// When the operating system gives no randomness.
-pub fn token_new(name: &str, tenant: Option<&str>, principal: &[String]) -> Result<()> {
+pub fn token_new(name: &str, tenant: Option<&str>, principal: &[String], write: bool) -> Result<()> {
     let token = auth::new_token()?;
     eprintln!("token: {token}");
     eprintln!("(give it to the client; only its hash goes into the configuration)");
@@ -244,6 +245,9 @@ pub fn token_new(name: &str, tenant: Option<&str>, principal: &[String]) -> Resu
     }
     let tokens: Vec<String> = principal.iter().map(|t| toml_string(t)).collect();
     println!("principal = [{}]", tokens.join(", "));
+    if write {
+        println!("write = true");
+    }
     Ok(())
 }
 

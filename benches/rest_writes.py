@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""What a one-record write over REST costs, commit included: `braid serve` over an index of N
+synthetic records (10 tenants, as the scale corpus draws them), one writer token, W sequential
+`POST /v1/records` of one record each, timed end to end by the client; after every write a
+search checks that the record is found (read your writes; not timed).
+
+    python3 benches/rest_writes.py --records 10000 [--writes 200] [--model default]
+        [--braid target/release/braid] [--out results/rest-writes-10000.json]
+
+With --model the index is built with that embedding model and the server embeds each written
+record (the text is ~60 words: one passage). Standard library only.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+TENANTS = 10
+
+
+def words(rng, vocabulary, n):
+    return " ".join(rng.choice(vocabulary) for _ in range(n))
+
+
+def corpus(path, n, rng, vocabulary):
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"_id": f"r{i}", "title": words(rng, vocabulary, 4),
+                                "text": words(rng, vocabulary, 60), "tenant": f"t{i % TENANTS}"}) + "\n")
+
+
+def post(url, token, path, body):
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST", headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=10_000)
+    parser.add_argument("--writes", type=int, default=200)
+    parser.add_argument("--model", default=None)
+    target = os.environ.get("CARGO_TARGET_DIR", "target")
+    parser.add_argument("--braid", default=os.path.join(target, "release", "braid"))
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    rng = random.Random(42)
+    vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
+                  for _ in range(5000)]
+    with tempfile.TemporaryDirectory() as work:
+        source, index = os.path.join(work, "corpus.jsonl"), os.path.join(work, "index")
+        corpus(source, args.records, rng, vocabulary)
+        build = [args.braid, "index", source, "--index", index] + (["--model", args.model] if args.model else [])
+        started = time.perf_counter()
+        subprocess.run(build, check=True, stdout=subprocess.DEVNULL)
+        build_s = time.perf_counter() - started
+        entry = subprocess.run([args.braid, "token", "new", "--name", "bench", "--tenant", "t0", "--write"],
+                               check=True, capture_output=True, text=True)
+        token = re.search(r"^token: (\S+)", entry.stderr, re.M).group(1)
+        config = os.path.join(work, "braid.toml")
+        with open(config, "w") as f:
+            f.write("reload_seconds = 0\n\n[limits]\nrate_per_second = 100000.0\nburst = 100000\n\n" + entry.stdout)
+        serve = [args.braid, "serve", "--index", index, "--config", config, "--bind", "127.0.0.1:0"]
+        server = subprocess.Popen(serve + (["--model", args.model] if args.model else []),
+                                  stderr=subprocess.PIPE, text=True)
+        try:
+            url = None
+            for line in server.stderr:
+                found = re.search(r"listening on (http://\S+)", line)
+                if found:
+                    url = found.group(1)
+                    break
+            if url is None:
+                sys.exit("the server did not start")
+            latencies, seen = [], 0
+            for i in range(args.writes + 5):
+                marker = f"zq{i}marker"
+                record = {"_id": f"w{i}", "title": words(rng, vocabulary, 4),
+                          "text": words(rng, vocabulary, 58) + f" {marker}"}
+                started = time.perf_counter()
+                written = post(url, token, "/v1/records", {"records": [record]})
+                elapsed = (time.perf_counter() - started) * 1000
+                assert written["ids"] == [f"tenant:t0/w{i}"], written
+                hits = post(url, token, "/v1/search", {"query": marker, "mode": "lexical", "k": 1})["hits"]
+                if i >= 5:  # the first five warm up
+                    latencies.append(elapsed)
+                    seen += bool(hits) and hits[0]["id"] == f"tenant:t0/w{i}"
+        finally:
+            server.terminate()
+            server.wait()
+    result = {
+        "records": args.records, "writes": args.writes, "model": args.model, "build_s": round(build_s, 1),
+        "p50_ms": round(percentile(latencies, 0.5), 2), "p95_ms": round(percentile(latencies, 0.95), 2),
+        "p99_ms": round(percentile(latencies, 0.99), 2), "max_ms": round(max(latencies), 2),
+        "mean_ms": round(statistics.mean(latencies), 2), "read_your_writes": f"{seen}/{args.writes}",
+    }
+    print(json.dumps(result))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
