@@ -19,9 +19,9 @@ fn class_of(err: &braid::Error) -> (&'static str, &'static str) {
         E::InvalidRecord { .. } => ("InvalidRecordError", "invalid_record"),
         E::DimensionMismatch { .. } => ("DimensionMismatchError", "dimension_mismatch"),
         E::LegUnavailable { .. } => ("LegUnavailableError", "leg_unavailable"),
-        E::Model { .. } => ("ModelError", "model"),
+        E::Model { .. } | E::ModelFailed { .. } => ("ModelError", "model"),
         E::LockBusy { .. } => ("LockBusyError", "lock_busy"),
-        E::Corrupt { .. } => ("CorruptError", "corrupt"),
+        E::Corrupt { .. } | E::Unparsable { .. } => ("CorruptError", "corrupt"),
         E::FormatVersion { .. } => ("FormatVersionError", "format_version"),
         E::Io { .. } => ("BraidIOError", "io"),
         E::ReservedToken { .. } => ("ReservedTokenError", "reserved_token"),
@@ -30,8 +30,8 @@ fn class_of(err: &braid::Error) -> (&'static str, &'static str) {
         E::PageOutOfRange { .. } => ("PageOutOfRangeError", "page_out_of_range"),
         E::InvalidCursor { .. } => ("InvalidCursorError", "invalid_cursor"),
         E::StaleCursor => ("StaleCursorError", "stale_cursor"),
-        E::Lexical(_) => ("LexicalError", "lexical"),
-        E::Vector(_) => ("VectorError", "vector"),
+        E::Lexical(_) | E::LexicalEngine { .. } => ("LexicalError", "lexical"),
+        E::Vector(_) | E::VectorEngine { .. } => ("VectorError", "vector"),
         // `braid::Error` is non-exhaustive: a kind added later is still a BraidError.
         _ => ("BraidError", "other"),
     }
@@ -45,7 +45,7 @@ fn fields<'py>(py: Python<'py>, err: &braid::Error) -> PyResult<Bound<'py, PyDic
         E::InvalidRequest { reason } | E::InvalidRecord { reason } | E::InvalidCursor { reason } => {
             d.set_item("reason", reason)?;
         }
-        E::Model { reason } => d.set_item("reason", reason)?,
+        E::Model { reason } | E::ModelFailed { reason, .. } => d.set_item("reason", reason)?,
         E::QueryTooLong { max, got } => {
             d.set_item("max", max)?;
             d.set_item("got", got)?;
@@ -63,6 +63,10 @@ fn fields<'py>(py: Python<'py>, err: &braid::Error) -> PyResult<Bound<'py, PyDic
         E::Corrupt { path, reason } => {
             d.set_item("path", path)?;
             d.set_item("reason", reason)?;
+        }
+        E::Unparsable { path, source } => {
+            d.set_item("path", path)?;
+            d.set_item("reason", source.to_string())?;
         }
         E::FormatVersion { path, found, expected } => {
             d.set_item("path", path)?;
