@@ -26,6 +26,7 @@ pub(crate) const MAX_EDITS: usize = 2;
 
 /// Words indexed by every variant at most [`MAX_EDITS`] deletions away, with their document
 /// frequencies.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub(crate) struct Deletions {
     words: Vec<(String, u64)>,
     /// `(variant hash, word)`, sorted.
@@ -41,12 +42,30 @@ pub(crate) struct Deletions {
 const VARIANTS_PER_BUCKET: usize = 4;
 
 impl Deletions {
-    /// Indexes `words` (word, document frequency), skipping those longer than `max_chars`
-    /// plus [`MAX_EDITS`] characters (no query word the index answers for is that close to
-    /// them).
+    /// A fresh build: [`Deletions::rebuild`] with nothing before.
+    #[cfg(test)]
     pub(crate) fn build<'a>(words: impl Iterator<Item = (&'a [u8], u64)>, max_chars: usize) -> Deletions {
+        Self::rebuild(None, words, max_chars)
+    }
+
+    /// Indexes `words` (word, document frequency; sorted by their bytes, as a vocabulary is),
+    /// skipping those longer than `max_chars` plus [`MAX_EDITS`] characters (no query word the
+    /// index answers for is that close to them). `previous`, the index of the vocabulary
+    /// before, lends its variants for the words both hold: only words new since it are
+    /// hashed, and the sorted list is merged instead of sorted whole. The result is the one a
+    /// fresh build gives (tested), so a snapshot does not depend on the commits before it.
+    pub(crate) fn rebuild<'a>(
+        previous: Option<&Deletions>,
+        words: impl Iterator<Item = (&'a [u8], u64)>,
+        max_chars: usize,
+    ) -> Deletions {
+        let old_words: &[(String, u64)] = previous.map_or(&[], |p| &p.words);
+        // Where each of the previous words went (`u32::MAX`: gone); ids follow the words'
+        // order in both, so the map is increasing and keeps the previous variants sorted.
+        let mut moved = vec![u32::MAX; old_words.len()];
+        let mut old = 0;
         let mut kept = Vec::new();
-        let mut variants = Vec::new();
+        let mut fresh = Vec::new();
         let mut scratch = Vec::new();
         for (bytes, df) in words {
             let Ok(word) = std::str::from_utf8(bytes) else { continue };
@@ -54,11 +73,24 @@ impl Deletions {
                 continue;
             }
             let id = kept.len() as u32;
-            variant_hashes(word, MAX_EDITS, &mut scratch);
-            variants.extend(scratch.iter().map(|&h| (h, id)));
+            while old < old_words.len() && old_words[old].0.as_bytes() < bytes {
+                old += 1;
+            }
+            if old < old_words.len() && old_words[old].0.as_bytes() == bytes {
+                moved[old] = id;
+                old += 1;
+            } else {
+                variant_hashes(word, MAX_EDITS, &mut scratch);
+                fresh.extend(scratch.iter().map(|&h| (h, id)));
+            }
             kept.push((word.to_string(), df));
         }
-        variants.sort_unstable();
+        fresh.sort_unstable();
+        let reused = previous.map_or(&[][..], |p| &p.variants[..]).iter().filter_map(|&(h, id)| {
+            let to = moved[id as usize];
+            (to != u32::MAX).then_some((h, to))
+        });
+        let variants = merge_sorted(reused, fresh);
         let bits = (variants.len() / VARIANTS_PER_BUCKET).max(1).ilog2().clamp(1, 24);
         let shift = 32 - bits;
         let mut buckets = Vec::with_capacity((1 << bits) + 1);
@@ -97,6 +129,25 @@ impl Deletions {
             }
         }
     }
+}
+
+/// The union of two sorted lists, sorted.
+fn merge_sorted(a: impl Iterator<Item = (u32, u32)>, b: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    let mut out = Vec::with_capacity(b.len() + a.size_hint().0);
+    let mut b = b.into_iter().peekable();
+    for x in a {
+        while let Some(&y) = b.peek() {
+            if y < x {
+                out.push(y);
+                b.next();
+            } else {
+                break;
+            }
+        }
+        out.push(x);
+    }
+    out.extend(b);
+    out
 }
 
 /// The hashes of `word` and of every string made by deleting up to `edits` of its characters,
@@ -186,6 +237,25 @@ mod tests {
             let words: Vec<(String, u64)> = words.into_iter().collect();
             let index = Deletions::build(words.iter().map(|(w, d)| (w.as_bytes(), *d)), 32);
             prop_assert_eq!(near(&index, &query, edits, min_df), brute(&words, &query, edits, min_df));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// A rebuild from the previous vocabulary's index is the fresh build, whatever words
+        /// came, went or changed frequency between the two.
+        #[test]
+        fn a_rebuild_is_the_fresh_build(
+            before in prop::collection::btree_map("[abcé]{1,7}", 1u64..50, 0..40),
+            after in prop::collection::btree_map("[abcé]{1,7}", 1u64..50, 0..40),
+            max_chars in 1usize..8,
+        ) {
+            let before: Vec<(&[u8], u64)> = before.iter().map(|(w, d)| (w.as_bytes(), *d)).collect();
+            let after: Vec<(&[u8], u64)> = after.iter().map(|(w, d)| (w.as_bytes(), *d)).collect();
+            let previous = Deletions::build(before.into_iter(), max_chars);
+            let fresh = Deletions::build(after.iter().copied(), max_chars);
+            let rebuilt = Deletions::rebuild(Some(&previous), after.iter().copied(), max_chars);
+            prop_assert_eq!(rebuilt, fresh);
         }
     }
 

@@ -86,7 +86,7 @@ impl LexicalIndex {
             .try_into()
             .map_err(lexical)?;
         let synonyms = SynonymsHandle::default();
-        let snapshot = Snapshot::new(reader.searcher(), fields.clone(), config.clone(), synonyms.clone())?;
+        let snapshot = Snapshot::new(reader.searcher(), fields.clone(), config.clone(), synonyms.clone(), None)?;
         Ok(LexicalIndex { index, reader, fields, config, path, snapshot: RwLock::new(Arc::new(snapshot)), synonyms })
     }
 
@@ -128,8 +128,13 @@ impl LexicalIndex {
     /// [`Error::Lexical`] when the new commit cannot be read.
     pub fn reload(&self) -> Result<()> {
         self.reader.reload().map_err(lexical)?;
-        let snapshot =
-            Snapshot::new(self.reader.searcher(), self.fields.clone(), self.config.clone(), self.synonyms.clone())?;
+        let snapshot = Snapshot::new(
+            self.reader.searcher(),
+            self.fields.clone(),
+            self.config.clone(),
+            self.synonyms.clone(),
+            Some(&self.snapshot()),
+        )?;
         *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
         Ok(())
     }

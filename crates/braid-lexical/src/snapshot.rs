@@ -57,13 +57,16 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The snapshot of `searcher`'s segments; `previous`, the snapshot it replaces, lends the
+    /// work its vocabulary shares with this one (the result is the same without it).
     pub(crate) fn new(
         searcher: Searcher,
         fields: Fields,
         config: SchemaConfig,
         synonyms: SynonymsHandle,
+        previous: Option<&Snapshot>,
     ) -> Result<Self> {
-        let vocabulary = Vocabulary::build(&searcher, fields.words)?;
+        let vocabulary = Vocabulary::build(&searcher, fields.words, previous.map(|p| &p.vocabulary))?;
         let phonetic = Phonetic::build(&vocabulary);
         let analyzer = config.analyzer.build();
         let highlight_stop = crate::snippets::stop_terms(&analyzer);
