@@ -419,6 +419,26 @@ async fn run_write(
     }
 }
 
+/// The writer's namespace and its request body, parsed: the write right first (so a caller
+/// without it learns nothing from its body), then JSON, size and shape; 403/415/413/400 else.
+fn write_request<T: serde::de::DeserializeOwned>(
+    s: &AppState,
+    caller: &Caller,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    what: &str,
+) -> Result<(String, T), Box<Response>> {
+    let namespace = writer_namespace(caller).map_err(|f| Box::new(write_refused(&f)))?;
+    if !is_json(headers) {
+        return Err(Box::new(json_body_required()));
+    }
+    let body = read_body(body, s)?;
+    let parsed = serde_json::from_slice(&body).map_err(|e| {
+        Box::new(failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid {what} request: {e}")))
+    })?;
+    Ok((namespace, parsed))
+}
+
 /// `POST /v1/records`: upserts a batch of records in the caller's namespace, in one commit.
 async fn rest_upsert(
     State(s): State<Shared>,
@@ -427,20 +447,9 @@ async fn rest_upsert(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let namespace = match writer_namespace(&caller) {
-        Ok(ns) => ns,
-        Err(f) => return write_refused(&f),
-    };
-    if !is_json(&headers) {
-        return json_body_required();
-    }
-    let body = match read_body(body, &s) {
-        Ok(b) => b,
+    let (namespace, upserts) = match write_request::<Upserts>(&s, &caller, &headers, body, "records") {
+        Ok(request) => request,
         Err(response) => return *response,
-    };
-    let upserts: Upserts = match serde_json::from_slice(&body) {
-        Ok(u) => u,
-        Err(e) => return failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid records request: {e}")),
     };
     if let Err(f) = check_batch(upserts.records.len(), "records") {
         return write_refused(&f);
@@ -457,20 +466,9 @@ async fn rest_delete_many(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let namespace = match writer_namespace(&caller) {
-        Ok(ns) => ns,
-        Err(f) => return write_refused(&f),
-    };
-    if !is_json(&headers) {
-        return json_body_required();
-    }
-    let body = match read_body(body, &s) {
-        Ok(b) => b,
+    let (namespace, deletes) = match write_request::<Deletes>(&s, &caller, &headers, body, "delete") {
+        Ok(request) => request,
         Err(response) => return *response,
-    };
-    let deletes: Deletes = match serde_json::from_slice(&body) {
-        Ok(d) => d,
-        Err(e) => return failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid delete request: {e}")),
     };
     if let Err(f) = check_batch(deletes.ids.len(), "ids") {
         return write_refused(&f);
