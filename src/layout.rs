@@ -3,9 +3,12 @@
 //! ```text
 //! <dir>/braid.json          the manifest: format, configuration, ordinal counter, model
 //! <dir>/lexical/            tantivy's index; its meta.json is the commit point
-//! <dir>/vectors/            the vector store: vectors.braidvec (the base: every vector and
-//!                           the HNSW graph) and vectors.braidlog (what each commit since the
-//!                           base changed, appended; merged into a new base past half its size)
+//! <dir>/vectors/            the vector store's shared partition (records without a tenant):
+//!                           vectors.braidvec (the base: every vector and the HNSW graph) and
+//!                           vectors.braidlog (what each commit since the base changed,
+//!                           appended; merged into a new base past half its size)
+//! <dir>/vectors/pool/       the same for the tenants not yet promoted (no graph)
+//! <dir>/vectors/tenant-<hex>/  the same for one promoted tenant (hex of its name)
 //! <dir>/synonyms.txt        the synonym set, when one is set (replaced atomically)
 //! ```
 

@@ -58,7 +58,7 @@ pub use braid_core::{
     MAX_QUERY_BYTES, RESERVED_PREFIX, TENANT_PREFIX,
 };
 pub use braid_lexical::{Analyzer, Merges, SchemaConfig, Synonyms, DEFAULT_WRITER_HEAP};
-pub use braid_vector::Quantization;
+pub use braid_vector::{Partition, Quantization, PROMOTE_AT};
 pub use index::{CheckReport, Index, IndexBuilder, IndexConfig};
 pub use searcher::Searcher;
 pub use semantic::EmbeddingInfo;

@@ -3,6 +3,7 @@
 //! checksum: the SHA-256 of the rest of it as compact JSON, so a damaged byte anywhere is an
 //! [`Error::Corrupt`] naming the file rather than a configuration that silently differs.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::Path;
@@ -14,8 +15,12 @@ use crate::layout::Layout;
 use crate::semantic::EmbeddingInfo;
 use crate::IndexConfig;
 
-/// The on-disk format this build writes (and reads, with the earlier one).
-pub(crate) const FORMAT_VERSION: u32 = 2;
+/// The on-disk format this build writes (and reads, with the earlier ones): 3 records the
+/// marks of the vector store's tenant partitions ([`Manifest::vector_partitions`]), which a
+/// reader of format 2 would not open.
+pub(crate) const FORMAT_VERSION: u32 = 3;
+/// The sealed format before tenant partitions: read as the current one (it has none).
+const SEALED_FORMAT: u32 = 2;
 /// The format before the checksum: still read, unchecked; the next commit writes the current one.
 const UNSEALED_FORMAT: u32 = 1;
 
@@ -60,6 +65,10 @@ pub(crate) struct Manifest {
     /// log that lost acknowledged records. Absent in manifests written before the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vector_mark: Option<braid_vector::DiskMark>,
+    /// The same for each tenant partition and the pool, by partition name
+    /// ([`braid_vector::Partition::name`]); `vector_mark` is the shared partition's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub vector_partitions: BTreeMap<String, braid_vector::DiskMark>,
 }
 
 /// The manifest as the file holds it: its fields and their checksum.
@@ -104,7 +113,7 @@ impl Manifest {
         let corrupt = |reason: String| Error::Corrupt { path: path.clone(), reason };
         match version.format {
             UNSEALED_FORMAT => serde_json::from_slice(&bytes).map_err(unparsable),
-            FORMAT_VERSION => {
+            SEALED_FORMAT | FORMAT_VERSION => {
                 let sealed: Sealed = serde_json::from_slice(&bytes).map_err(unparsable)?;
                 let recorded = sealed.checksum.ok_or_else(|| corrupt("no checksum".into()))?;
                 if recorded != sealed.manifest.checksum()? {

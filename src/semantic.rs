@@ -4,9 +4,10 @@
 use std::sync::{Arc, RwLock};
 
 use braid_core::{AllowedSet, Embedder, Error, Ordinal, Result, SearchRequest};
-use braid_vector::{HnswParams, Quantization, SearchPath, VectorStore};
+use braid_vector::{HnswParams, PartitionedStore, Quantization, SearchPath};
 use serde::{Deserialize, Serialize};
 
+use crate::index::VectorTuning;
 use crate::layout::Layout;
 
 /// Which model wrote an index's vectors; recorded in the manifest so that vectors of two
@@ -24,7 +25,8 @@ pub struct EmbeddingInfo {
 pub(crate) struct Semantic {
     pub info: EmbeddingInfo,
     pub embedder: Option<Arc<dyn Embedder>>,
-    pub store: RwLock<VectorStore>,
+    /// The vectors, in tenant partitions ([`PartitionedStore`]).
+    pub store: RwLock<PartitionedStore>,
 }
 
 impl Semantic {
@@ -35,24 +37,28 @@ impl Semantic {
     pub fn new(
         info: EmbeddingInfo,
         embedder: Option<Arc<dyn Embedder>>,
-        store: Option<VectorStore>,
+        store: Option<PartitionedStore>,
         quantization: Quantization,
-        ef_search: Option<usize>,
+        tuning: VectorTuning,
     ) -> Result<Semantic> {
         let mut store = match store {
             Some(s) if s.dim() != info.dim => {
                 return Err(Error::DimensionMismatch { expected: s.dim(), got: info.dim })
             }
             Some(s) => s,
-            None => VectorStore::new(info.dim, HnswParams { quantization, ..HnswParams::default() }),
+            None => PartitionedStore::new(info.dim, HnswParams { quantization, ..HnswParams::default() }),
         };
-        store.set_ef_search(ef_search.unwrap_or(HnswParams::default().ef_search));
+        store.set_ef_search(tuning.ef_search.unwrap_or(HnswParams::default().ef_search));
+        if let Some(records) = tuning.promote_at {
+            store.set_promote_at(records);
+        }
         Ok(Semantic { info, embedder, store: RwLock::new(store) })
     }
 
-    /// The vector store saved in the index, if any. `expected`: the manifest records an
+    /// The vector store saved in the index, if any, its partitions as saved (the caller
+    /// settles them: [`PartitionedStore::settle`]). `expected`: the manifest records an
     /// embedding model, so the store was saved before that commit and must be there.
-    pub fn open_store(layout: &Layout, expected: bool) -> Result<Option<VectorStore>> {
+    pub fn open_store(layout: &Layout, expected: bool) -> Result<Option<PartitionedStore>> {
         let file = layout.vector_file();
         if !file.exists() {
             if expected {
@@ -62,8 +68,9 @@ impl Semantic {
         }
         // The manifest names the vector files its commit's save left; a reader may see a newer
         // manifest than its commit (written after that commit's vectors, so still covered).
-        let mark = crate::manifest::Manifest::read(layout).ok().and_then(|m| m.vector_mark);
-        Ok(Some(VectorStore::open_checked(&layout.vectors(), mark.as_ref())?))
+        let manifest = crate::manifest::Manifest::read(layout).ok();
+        let (mark, marks) = manifest.map(|m| (m.vector_mark, m.vector_partitions)).unwrap_or_default();
+        Ok(Some(PartitionedStore::open(&layout.vectors(), mark.as_ref(), &marks)?))
     }
 
     /// Whether the attached embedder (if any) embeds text in `language`.
@@ -148,6 +155,7 @@ pub(crate) fn no_model() -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use braid_vector::VectorStore;
 
     /// An index searches at the width its builder gave, else at today's default, whatever
     /// width its store was saved with (an older default, or a width another handle chose).
@@ -163,7 +171,8 @@ mod tests {
             store.save(&layout.vectors()).unwrap();
             for (asked, expected) in [(None, default), (Some(64), 64)] {
                 let opened = Semantic::open_store(&layout, true).unwrap();
-                let semantic = Semantic::new(info.clone(), None, opened, Quantization::F32, asked).unwrap();
+                let tuning = VectorTuning { ef_search: asked, promote_at: None };
+                let semantic = Semantic::new(info.clone(), None, opened, Quantization::F32, tuning).unwrap();
                 let width = semantic.store.read().unwrap().params().ef_search;
                 assert_eq!(width, expected, "saved {saved}, asked {asked:?}");
             }

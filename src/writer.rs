@@ -105,6 +105,9 @@ pub struct Writer {
     to_embed: Vec<(Ordinal, String)>,
     /// Vectors ready to insert at commit: each record's, one or one per passage.
     vectors: Vec<(Ordinal, Vec<Vec<f32>>)>,
+    /// The tenant tokens of records with vectors to insert that have any (they place the
+    /// vectors in their tenant's partition).
+    tenants: HashMap<Ordinal, Vec<String>>,
     /// Ordinals whose vectors go at commit (replaced or deleted records).
     superseded: Vec<Ordinal>,
     /// Ids upserted or deleted since the last commit.
@@ -142,6 +145,7 @@ impl Writer {
             pending_ids: HashMap::new(),
             to_embed: Vec::new(),
             vectors: Vec::new(),
+            tenants: HashMap::new(),
             superseded: Vec::new(),
             touched: HashSet::new(),
             unchanged: 0,
@@ -178,6 +182,12 @@ impl Writer {
         self.pending += 1;
         self.supersede(record.id(), committed.map(|r| r.ord));
         self.pending_ids.insert(record.id().to_string(), ord);
+        let tenants: Vec<String> = record.tenants().map(str::to_string).collect();
+        if !tenants.is_empty()
+            && (record.vector.is_some() || self.semantic().is_some_and(|s| s.embeds(record.language())))
+        {
+            self.tenants.insert(ord, tenants);
+        }
         if let Some(vector) = record.vector.as_deref() {
             self.vectors.push((ord, vec![vector.to_vec()]));
         } else if self.semantic().is_some_and(|s| s.embeds(record.language())) {
@@ -222,7 +232,7 @@ impl Writer {
             recorded.as_ref(),
             &snapshot,
             quantization,
-            self.index.ef_search(),
+            self.index.vector_tuning(),
         )?;
         self.index.ordinals().raise_to(next_ord);
         // The cell is set only here and at open, and this writer is the index's only one.
@@ -314,7 +324,9 @@ impl Writer {
             // Searches read the store while it grows: the batch is checked whole, then goes in
             // a part at a time, each under its own write lock, and the file is written under a
             // read lock. Vectors of records not yet committed are outside every allowed set.
-            let checked = semantic.store.read().unwrap_or_else(|p| p.into_inner()).check_passages(&self.vectors)?;
+            let tenants = |ord| self.tenants.get(&ord).cloned().unwrap_or_default();
+            let checked =
+                semantic.store.read().unwrap_or_else(|p| p.into_inner()).check_passages(&self.vectors, tenants)?;
             let mut pieces = checked.chunks(INSERT_PART).peekable();
             while let Some(piece) = pieces.next() {
                 semantic.store.write().unwrap_or_else(|p| p.into_inner()).insert_checked(piece)?;
@@ -333,9 +345,13 @@ impl Writer {
             let next_ord = self.index.ordinals().peek();
             let embedding = parts.embedding.lock().unwrap_or_else(|p| p.into_inner()).clone();
             let config = self.index.config().clone();
-            let vector_mark =
-                parts.semantic.get().and_then(|s| s.store.read().unwrap_or_else(|p| p.into_inner()).disk_mark());
-            Manifest { format: FORMAT_VERSION, config, next_ord, embedding, vector_mark }.write(layout)?;
+            let (vector_mark, vector_partitions) = parts
+                .semantic
+                .get()
+                .map(|s| s.store.read().unwrap_or_else(|p| p.into_inner()).disk_marks())
+                .unwrap_or_default();
+            Manifest { format: FORMAT_VERSION, config, next_ord, embedding, vector_mark, vector_partitions }
+                .write(layout)?;
         }
         self.lexical.commit()?;
         self.after_commit()?;
@@ -348,6 +364,7 @@ impl Writer {
         self.pending = 0;
         self.pending_ids.clear();
         self.vectors.clear();
+        self.tenants.clear();
         self.superseded.clear();
         self.touched.clear();
         Ok(())

@@ -10,7 +10,9 @@
 //! that the index holds exactly batches `0..=N` or `0..=N+1` (the batch being committed may
 //! have made it, but only whole) — by id, by record count, and by search in the lexical, fuzzy
 //! and semantic legs. The next trial continues on the same directory, so recovery after a
-//! crash is exercised too.
+//! crash is exercised too. The records belong to two tenants and to none, and the child's
+//! tenants leave the vector pool for partitions of their own after a few batches, so kills
+//! land in promotions as well (a reopened index settles a promotion a kill interrupted).
 //!
 //! `BRAID_CRASH_TRIALS` sets the number of trials (3 by default; the README's soak runs 50),
 //! `BRAID_CRASH_SEED` the seed of the kill times and samples.
@@ -87,8 +89,20 @@ fn id(batch: u64, i: u64) -> String {
     format!("b{batch}-{i}")
 }
 
+/// A third of the records are public, a third acme's, a third globex's: the tenants' vectors
+/// start in the pool and move to partitions of their own at [`PROMOTE_AT`] records, so kills
+/// also land in promotions.
 fn record(batch: u64, i: u64, version: u64) -> Record {
-    Record::new(id(batch, i)).title(format!("Batch {batch}")).body(body(batch, i, version)).acl(["public"])
+    let acl = ["public", "tenant:acme", "tenant:globex"][(i % 3) as usize];
+    Record::new(id(batch, i)).title(format!("Batch {batch}")).body(body(batch, i, version)).acl([acl])
+}
+
+/// Records at which the child's tenants are promoted (about the fourth batch).
+const PROMOTE_AT: usize = 12;
+
+/// Who the checks search as: sees every record.
+fn everyone() -> Principal {
+    Principal::from_verified_tokens(["tenant:acme", "tenant:globex"])
 }
 
 /// What batch `b` does, in order.
@@ -129,7 +143,7 @@ fn env_u64(name: &str) -> Option<u64> {
 /// it is killed.
 fn child(dir: &Path) {
     let from = env_u64(CHILD_FROM).expect("BRAID_CRASH_FROM");
-    let index = Index::builder().embedder(embedder()).open_or_create(dir).expect("open");
+    let index = Index::builder().embedder(embedder()).promote_tenants_at(PROMOTE_AT).open_or_create(dir).expect("open");
     let mut writer = index.writer().expect("writer");
     // libtest may have printed "test <name> ... " without a newline: mark our lines.
     println!("\n{MARK}ready");
@@ -141,7 +155,7 @@ fn child(dir: &Path) {
 }
 
 fn hit_ids(index: &Index, query: &str, mode: Mode, k: usize) -> Vec<String> {
-    let request = SearchRequest::new(query, Principal::public()).mode(mode).k(k);
+    let request = SearchRequest::new(query, everyone()).mode(mode).k(k);
     index.search(&request).expect("search").hits.into_iter().map(|h| h.id).collect()
 }
 
@@ -150,14 +164,26 @@ fn hit_ids(index: &Index, query: &str, mode: Mode, k: usize) -> Vec<String> {
 /// on are checked record by record in every leg; older ones by id and lexically, plus a
 /// sample in every leg.
 fn verify(dir: &Path, acked: Option<u64>, full_from: u64, rng: &mut SplitMix) -> (Option<u64>, usize) {
-    let records = Index::check(dir).unwrap_or_else(|e| panic!("check after a crash: {e}")).records;
+    let report = Index::check(dir).unwrap_or_else(|e| panic!("check after a crash: {e}"));
+    let records = report.records;
     let index = Index::builder().embedder(embedder()).open(dir).expect("reopen");
-    let public = Principal::public();
+    let public = everyone();
     // The batch being committed at the kill is either wholly in or wholly out.
     let next = acked.map_or(0, |a| a + 1);
     let next_in = index.record(&id(next, 2), &public).expect("read").is_some();
     let last = if next_in { Some(next) } else { acked };
     let want = expected(last);
+    // By batch 5 each tenant holds more than PROMOTE_AT records: it has a partition of its own.
+    if last.is_some_and(|l| l >= 5) {
+        for tenant in ["tenant:acme", "tenant:globex"] {
+            let partition = braid::Partition::Tenant(tenant.into());
+            assert!(
+                report.vector_partitions.iter().any(|(p, n)| *p == partition && *n > 0),
+                "{tenant} not promoted: {:?}",
+                report.vector_partitions
+            );
+        }
+    }
     assert_eq!(records, want.len() as u64, "record count after the crash (acknowledged through {acked:?})");
     assert!(index.record(&id(last.map_or(0, |l| l + 1), 3), &public).unwrap().is_none(), "a later batch leaked in");
     let mut checked = 0;

@@ -86,8 +86,8 @@ fn damaged_or_foreign_indexes_are_typed_errors() {
         }
         other => panic!("expected Unparsable, got {:?}", other.err()),
     }
-    std::fs::write(&manifest, good.replace("\"format\": 2", "\"format\": 99")).unwrap();
-    assert!(matches!(Index::open(dir.path()), Err(Error::FormatVersion { found: 99, expected: 2, .. })));
+    std::fs::write(&manifest, good.replace("\"format\": 3", "\"format\": 99")).unwrap();
+    assert!(matches!(Index::open(dir.path()), Err(Error::FormatVersion { found: 99, expected: 3, .. })));
     // Valid JSON that says something else (a changed setting) fails its checksum.
     assert!(good.contains("\"policy\": \"public\""), "{good}");
     std::fs::write(&manifest, good.replace("\"policy\": \"public\"", "\"policy\": \"deny\"")).unwrap();

@@ -44,7 +44,7 @@ const WORDS: [&str; 20] = [
     "the",
 ];
 /// ACL tokens; `tenant:` ones are tenants.
-const TOKENS: [&str; 6] = ["public", "group:a", "group:b", "tenant:acme", "tenant:globex", "user:1"];
+const TOKENS: [&str; 7] = ["public", "group:a", "group:b", "tenant:acme", "tenant:globex", "user:1", "tenant:initech"];
 
 /// Values of the `category` keyword field (index 3: none).
 const CATEGORIES: [&str; 3] = ["billing", "admin", "security"];
@@ -184,9 +184,15 @@ fn cases() -> u32 {
 }
 
 fn index(policy: AccessPolicy) -> Index {
+    promoting_at(policy, braid::PROMOTE_AT)
+}
+
+/// An index whose tenants leave the vector pool for partitions of their own at `records`.
+fn promoting_at(policy: AccessPolicy, records: usize) -> Index {
     Index::builder()
         .config(IndexConfig { policy, ..IndexConfig::default() })
         .embedder(Arc::new(HashEmbedder::new(32)))
+        .promote_tenants_at(records)
         .create_in_ram()
         .unwrap()
 }
@@ -213,11 +219,14 @@ proptest! {
         principal in principal(),
         queries in proptest::collection::vec((query(), 0usize..FUSIONS.len(), 1usize..15, any::<bool>()), 1..5),
         synonyms in any::<bool>(),
+        promote_at in 1usize..8,
     ) {
         let policy = if deny { AccessPolicy::Deny } else { AccessPolicy::Public };
         // (a): the first writes in two commits, then the changes; `last` keeps each live
-        // record's final version and when it was written.
-        let full = with_synonyms(index(policy), synonyms);
+        // record's final version and when it was written. Its tenants' vectors leave the pool
+        // for partitions of their own after a few records (mid-test, at some commit); (b)
+        // keeps them pooled.
+        let full = with_synonyms(promoting_at(policy, promote_at), synonyms);
         let mut w = full.writer().unwrap();
         let mut last: Vec<Option<(usize, Doc)>> = Vec::new();
         let mut clock = 0;

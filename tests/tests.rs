@@ -25,6 +25,7 @@ mod lifecycle;
 mod noninterference;
 #[cfg(feature = "ingest")]
 mod paging;
+mod partitions;
 mod permissions;
 #[cfg(feature = "ingest")]
 mod quality;

@@ -85,13 +85,23 @@ impl IndexBuilder {
     /// against the exact f32 top 10 is 0.9455 at 1,200 and 0.955 at 1,600, at 6.9 and 9.4 ms
     /// for the graph alone.
     pub fn ef_search(mut self, width: usize) -> Self {
-        self.models.ef_search = Some(width);
+        self.models.tuning.ef_search = Some(width);
+        self
+    }
+
+    /// The number of records at which a tenant's vectors leave the pool shared by small
+    /// tenants for a partition of their own (by default [`braid_vector::PROMOTE_AT`], 10,000;
+    /// see [`braid_vector::PartitionedStore`]). Where a tenant lives changes what a search
+    /// costs, never what it finds. Not saved with the index: a tenant already promoted stays
+    /// in its partition.
+    pub fn promote_tenants_at(mut self, records: usize) -> Self {
+        self.models.tuning.promote_at = Some(records);
         self
     }
 
     /// Checks the settings every way of making an index shares.
     fn check(&self) -> Result<()> {
-        if self.models.ef_search == Some(0) {
+        if self.models.tuning.ef_search == Some(0) {
             return Err(Error::invalid_request("ef_search must be at least 1"));
         }
         Ok(())
@@ -119,6 +129,7 @@ impl IndexBuilder {
             next_ord: 0,
             embedding: None,
             vector_mark: None,
+            vector_partitions: Default::default(),
         };
         manifest.write(&layout)?;
         let parts = Parts::new(lexical, semantic, None, layout.commit_point());

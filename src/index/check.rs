@@ -7,7 +7,7 @@ use braid_core::Result;
 use super::Index;
 
 /// What [`Index::check`] found in an intact index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckReport {
     /// Live records.
     pub records: u64,
@@ -19,6 +19,9 @@ pub struct CheckReport {
     /// search (the same results, more work); indexing the corpus into a new directory
     /// stores them.
     pub feedback_heads: bool,
+    /// The vector store's partitions, each with the records whose vectors it holds (see
+    /// [`braid_vector::PartitionedStore`]); empty when the index has no vectors.
+    pub vector_partitions: Vec<(braid_vector::Partition, usize)>,
 }
 
 impl Index {
@@ -33,16 +36,18 @@ impl Index {
     /// ([`braid_core::Error::damaged_file`]).
     pub fn check(dir: &Path) -> Result<CheckReport> {
         let index = Index::builder().stored_vectors().open(dir)?;
-        let mut orphan_vectors = 0;
+        let (mut orphan_vectors, mut vector_partitions) = (0, Vec::new());
         if let Some(semantic) = index.semantic() {
             let live: std::collections::HashSet<u64> = index.parts().lexical.snapshot().ords()?.into_iter().collect();
             let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
             orphan_vectors = store.ords().filter(|o| !live.contains(o)).count();
+            vector_partitions = store.partitions().map(|(p, n)| (p.clone(), n)).collect();
         }
         Ok(CheckReport {
             records: index.num_records(),
             orphan_vectors,
             feedback_heads: index.parts().lexical.stores_feedback_heads(),
+            vector_partitions,
         })
     }
 }

@@ -277,9 +277,10 @@ impl Index {
         self.parts().semantic.get().cloned()
     }
 
-    /// The graph's search width the builder asked for ([`IndexBuilder::ef_search`]).
-    pub(crate) fn ef_search(&self) -> Option<usize> {
-        self.shared.models.ef_search
+    /// The vector store's settings the builder gave ([`IndexBuilder::ef_search`],
+    /// [`IndexBuilder::promote_tenants_at`]).
+    pub(crate) fn vector_tuning(&self) -> super::models::VectorTuning {
+        self.shared.models.tuning
     }
 
     /// The index's configuration.

@@ -21,4 +21,5 @@ pub use builder::IndexBuilder;
 pub use check::CheckReport;
 pub use config::IndexConfig;
 pub use handle::Index;
+pub(crate) use models::VectorTuning;
 pub(crate) use parts::{open_semantic, Parts};

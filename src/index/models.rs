@@ -18,9 +18,18 @@ pub(super) struct Models {
     pub reranker: Option<Arc<dyn Reranker>>,
     /// Whether records and queries supply their own vectors, and of which model.
     pub vectors: SuppliedVectors,
-    /// The graph's search width asked for ([`super::IndexBuilder::ef_search`]); `None`: the
-    /// default.
+    /// How the vector store is searched and partitioned.
+    pub tuning: VectorTuning,
+}
+
+/// The vector store's settings a builder may give; not saved with the index.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct VectorTuning {
+    /// The graph's search width ([`super::IndexBuilder::ef_search`]); `None`: the default.
     pub ef_search: Option<usize>,
+    /// Records at which a pooled tenant gets a partition of its own
+    /// ([`super::IndexBuilder::promote_tenants_at`]); `None`: [`braid_vector::PROMOTE_AT`].
+    pub promote_at: Option<usize>,
 }
 
 /// Whether the semantic leg runs on vectors that records and queries supply, without a model.
@@ -65,7 +74,7 @@ impl Models {
     pub fn new_semantic(&self, lexical: &LexicalIndex, quantization: Quantization) -> Result<Option<Semantic>> {
         let Some(info) = self.info() else { return Ok(None) };
         let (semantic, _) =
-            open_semantic(None, info, self.embedder.clone(), None, &lexical.snapshot(), quantization, self.ef_search)?;
+            open_semantic(None, info, self.embedder.clone(), None, &lexical.snapshot(), quantization, self.tuning)?;
         Ok(Some(semantic))
     }
 }

@@ -4,9 +4,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use braid_core::{Embedder, OrdSet, Result};
 use braid_lexical::{LexicalIndex, Synonyms};
-use braid_vector::{Quantization, VectorStore};
+use braid_vector::{PartitionedStore, Quantization};
 
-use super::models::{check_model, Models};
+use super::models::{check_model, Models, VectorTuning};
 use crate::layout::Layout;
 use crate::manifest::{self, Manifest};
 use crate::semantic::{EmbeddingInfo, Semantic};
@@ -64,7 +64,7 @@ impl Parts {
             Some(info) => {
                 let quantization = manifest.config.quantization;
                 let (semantic, after_orphans) =
-                    semantic_over(info, models.embedder.clone(), store, &snapshot, quantization, models.ef_search)?;
+                    semantic_over(info, models.embedder.clone(), store, &snapshot, quantization, models.tuning)?;
                 next_ord = next_ord.max(after_orphans);
                 Some(semantic)
             }
@@ -94,36 +94,42 @@ pub(crate) fn open_semantic(
     recorded: Option<&EmbeddingInfo>,
     snapshot: &braid_lexical::Snapshot,
     quantization: Quantization,
-    ef_search: Option<usize>,
+    tuning: VectorTuning,
 ) -> Result<(Semantic, u64)> {
     check_model(&info, recorded)?;
     let store = match layout {
         Some(layout) => Semantic::open_store(layout, recorded.is_some())?,
         None => None,
     };
-    semantic_over(info, embedder, store, snapshot, quantization, ef_search)
+    semantic_over(info, embedder, store, snapshot, quantization, tuning)
 }
 
 /// The semantic leg for vectors of `info` over `store`, the one saved in the index (if any).
 /// Returns it with the smallest ordinal the writer may hand out after it: a crash between
 /// saving vectors and committing their records leaves vectors of records that never
-/// committed, which are dropped here, and their ordinals never reused.
+/// committed, which are dropped here, and their ordinals never reused. Then every record's
+/// vectors are placed in its tenants' partition ([`PartitionedStore::settle`]: a store saved
+/// before partitions migrates here, in memory, and on disk with the next commit).
 fn semantic_over(
     info: EmbeddingInfo,
     embedder: Option<Arc<dyn Embedder>>,
-    mut store: Option<VectorStore>,
+    mut store: Option<PartitionedStore>,
     snapshot: &braid_lexical::Snapshot,
     quantization: Quantization,
-    ef_search: Option<usize>,
+    tuning: VectorTuning,
 ) -> Result<(Semantic, u64)> {
     let mut next_ord = 0;
     if let Some(store) = store.as_mut() {
+        if let Some(records) = tuning.promote_at {
+            store.set_promote_at(records);
+        }
         let live: OrdSet = snapshot.ords()?.into_iter().collect();
         let orphans: Vec<u64> = store.ords().filter(|&o| !live.contains(o)).collect();
         for ord in orphans {
             next_ord = next_ord.max(ord + 1);
             store.delete(ord);
         }
+        store.settle(&snapshot.tenant_ords()?)?;
     }
-    Ok((Semantic::new(info, embedder, store, quantization, ef_search)?, next_ord))
+    Ok((Semantic::new(info, embedder, store, quantization, tuning)?, next_ord))
 }

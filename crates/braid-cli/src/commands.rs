@@ -375,6 +375,20 @@ fn policy_name(policy: AccessPolicy) -> &'static str {
 pub fn check(dir: &Path) -> Result<()> {
     let report = Index::check(dir).with_context(|| format!("checking index {}", dir.display()))?;
     println!("ok: {} holds {} records; every file matches its checksum", dir.display(), report.records);
+    if !report.vector_partitions.is_empty() {
+        let parts: Vec<String> = report
+            .vector_partitions
+            .iter()
+            .map(|(partition, records)| {
+                let name = match partition {
+                    braid::Partition::Tenant(token) => token.clone(),
+                    other => other.name(),
+                };
+                format!("{name} {records}")
+            })
+            .collect();
+        println!("vectors by partition: {}", parts.join(", "));
+    }
     if report.orphan_vectors > 0 {
         println!(
             "note: {} vectors belong to no committed record (a write was cut short); the next writer drops them",

@@ -182,11 +182,23 @@ impl Visibility {
 }
 
 /// A set of ordinals, as a plain bitset.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct OrdSet {
     words: Vec<u64>,
     len: usize,
 }
+
+/// Two sets are equal when they hold the same ordinals, whatever words a removal left empty.
+impl PartialEq for OrdSet {
+    fn eq(&self, other: &Self) -> bool {
+        let (short, long) = if self.words.len() <= other.words.len() { (self, other) } else { (other, self) };
+        self.len == other.len
+            && short.words == long.words[..short.words.len()]
+            && long.words[short.words.len()..].iter().all(|&w| w == 0)
+    }
+}
+
+impl Eq for OrdSet {}
 
 impl OrdSet {
     /// An empty set.
@@ -205,6 +217,48 @@ impl OrdSet {
         self.words[w] |= mask;
         self.len += usize::from(new);
         new
+    }
+
+    /// Removes `ord`; returns whether it was there.
+    pub fn remove(&mut self, ord: Ordinal) -> bool {
+        let (w, b) = ((ord / 64) as usize, ord % 64);
+        let mask = 1u64 << b;
+        match self.words.get_mut(w) {
+            Some(word) if *word & mask != 0 => {
+                *word &= !mask;
+                self.len -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The ordinals in both sets, in one pass over the shorter one's words.
+    ///
+    /// ```
+    /// use braid_core::OrdSet;
+    /// let a: OrdSet = [1, 5, 64, 200].into_iter().collect();
+    /// let b: OrdSet = [5, 64, 65].into_iter().collect();
+    /// assert_eq!(a.intersection(&b).iter().collect::<Vec<_>>(), [5, 64]);
+    /// ```
+    pub fn intersection(&self, other: &OrdSet) -> OrdSet {
+        let mut words: Vec<u64> = self.words.iter().zip(&other.words).map(|(a, b)| a & b).collect();
+        while words.last() == Some(&0) {
+            words.pop();
+        }
+        let len = words.iter().map(|w| w.count_ones() as usize).sum();
+        OrdSet { words, len }
+    }
+
+    /// Adds every ordinal of `other`.
+    pub fn union_with(&mut self, other: &OrdSet) {
+        if other.words.len() > self.words.len() {
+            self.words.resize(other.words.len(), 0);
+        }
+        for (word, theirs) in self.words.iter_mut().zip(&other.words) {
+            *word |= theirs;
+        }
+        self.len = self.words.iter().map(|w| w.count_ones() as usize).sum();
     }
 
     /// Whether `ord` is in the set.

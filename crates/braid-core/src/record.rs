@@ -144,6 +144,20 @@ impl Record {
     pub fn id(&self) -> &str {
         &self.id
     }
+
+    /// The record's tenant tokens: its ACL tokens (trimmed) that name a tenant
+    /// (`tenant:acme`). They decide who may see it, with the rest of the ACL, and which
+    /// partition holds its vectors.
+    ///
+    /// ```
+    /// use braid_core::Record;
+    /// let r = Record::new("a").acl([" tenant:acme ", "group:support"]);
+    /// assert_eq!(r.tenants().collect::<Vec<_>>(), ["tenant:acme"]);
+    /// ```
+    pub fn tenants(&self) -> impl Iterator<Item = &str> {
+        self.acl.iter().map(|t| t.trim()).filter(|t| t.starts_with(crate::TENANT_PREFIX))
+    }
+
     /// The record's language: its `lang` keyword when it has one (`zh`, `zh-CN`, `en`, …),
     /// else detected from title and body by script (see [`Language::detect`]).
     ///

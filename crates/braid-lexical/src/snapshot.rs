@@ -321,6 +321,35 @@ impl Snapshot {
         Ok(out)
     }
 
+    /// Every tenant token the live records carry (`tenant:…`), each with the ordinals of its
+    /// records, in token order: what places each record's vectors in its tenant's partition
+    /// when an index opens. Records without a tenant are in none.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the index cannot be read.
+    pub fn tenant_ords(&self) -> Result<Vec<(String, OrdSet)>> {
+        let mut tokens = std::collections::BTreeSet::new();
+        for segment in self.searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.tenant).map_err(lexical)?;
+            let mut stream = inverted.terms().stream().map_err(lexical)?;
+            while stream.advance() {
+                let token = String::from_utf8_lossy(stream.key());
+                if token != braid_core::NO_TENANT_TOKEN {
+                    tokens.insert(token.into_owned());
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(tokens.len());
+        for token in tokens {
+            let query = TermQuery::new(Term::from_field_text(self.fields.tenant, &token), IndexRecordOption::Basic);
+            let ords: OrdSet = self.searcher.search(&query, &OrdCollector).map_err(lexical)?;
+            if !ords.is_empty() {
+                out.push((token, ords));
+            }
+        }
+        Ok(out)
+    }
+
     /// For each ordinal, the synonyms among `uses` whose every term its record holds (title or
     /// body): what explain reports. Ordinals no live record holds get none.
     ///

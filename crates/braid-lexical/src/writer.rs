@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use braid_core::{Error, Ordinal, Record, Result, NO_ACL_TOKEN, NO_TENANT_TOKEN, TENANT_PREFIX};
+use braid_core::{Error, Ordinal, Record, Result, NO_ACL_TOKEN, NO_TENANT_TOKEN};
 use tantivy::indexer::{LogMergePolicy, NoMergePolicy};
 use tantivy::schema::Field;
 use tantivy::tokenizer::{PreTokenizedString, TextAnalyzer};
@@ -213,7 +213,7 @@ impl LexicalWriter {
         for token in &acl {
             doc.add_text(f.acl, token);
         }
-        let mut tenants = acl.iter().filter(|t| t.starts_with(TENANT_PREFIX)).peekable();
+        let mut tenants = record.tenants().peekable();
         if tenants.peek().is_none() {
             doc.add_text(f.tenant, NO_TENANT_TOKEN);
         }

@@ -10,6 +10,11 @@
 //! ([`SearchPath::Exact`]); [`VectorSearch::path`] says which ran. Deletes and replacements
 //! tombstone a slot; past [`HnswParams::rebuild_tombstone_fraction`] the graph is rebuilt.
 //!
+//! [`PartitionedStore`] keeps one such store per tenant partition — records without a tenant
+//! in a shared one, small tenants together in a pool that is only scanned, each tenant past
+//! [`PROMOTE_AT`] records in its own (with its own graph) — and a search visits only the
+//! partitions its principal's tenants name ([`Partition`], `partitions.rs` has the rules).
+//!
 //! **Invariant:** no search returns an ordinal outside the allowed set or one that was
 //! deleted, whichever path runs.
 //!
@@ -109,6 +114,7 @@ mod graph;
 mod journal;
 mod log;
 mod params;
+mod partitions;
 mod persist;
 mod rows;
 mod scan;
@@ -120,6 +126,7 @@ mod store;
 pub use journal::DiskMark;
 pub use log::LOG_FILE;
 pub use params::{HnswParams, Quantization};
+pub use partitions::{Partition, PartitionedStore, PlacedRecord, PROMOTE_AT};
 pub use persist::{FORMAT_VERSION, VECTORS_FILE};
 pub use search::{SearchPath, VectorSearch};
 pub use store::{CheckedRecord, VectorStore};

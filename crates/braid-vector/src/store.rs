@@ -82,6 +82,9 @@ pub struct VectorStore {
     /// What of the store is on disk, and what the next save must append. Changed under
     /// `&mut self` without locking; a save (under `&self`, while searches run) locks it.
     journal: Mutex<Journal>,
+    /// Whether the exact scan always looks the allowed records up rather than walking every
+    /// slot ([`VectorStore::set_look_up_only`]); not saved.
+    look_up_only: bool,
 }
 
 /// A record's vectors, checked and normalised by [`VectorStore::check_passages`], ready for
@@ -90,6 +93,13 @@ pub struct VectorStore {
 pub struct CheckedRecord {
     ord: Ordinal,
     units: Vec<Vec<f32>>,
+}
+
+impl CheckedRecord {
+    /// The record's ordinal.
+    pub fn ord(&self) -> Ordinal {
+        self.ord
+    }
 }
 
 impl fmt::Debug for VectorStore {
@@ -117,9 +127,58 @@ impl VectorStore {
             graph: None,
             loaded: false,
             journal: Mutex::new(Journal::default()),
+            look_up_only: false,
         };
         store.fit_graph();
         store
+    }
+
+    /// Makes every exact scan look the allowed records up, however many there are, rather than
+    /// walk every slot once they are many: its work is then a function of the allowed records
+    /// alone, never of the others the store holds. What a store shared by many small tenants
+    /// (the pool of [`crate::PartitionedStore`]) wants; a store of one tenant walks faster.
+    pub fn set_look_up_only(&mut self, look_up_only: bool) {
+        self.look_up_only = look_up_only;
+    }
+
+    /// Copies the vectors of `ords` from `from` (a store of the same dimension and
+    /// quantization) as they are stored there — the same f32 components or int8 codes, bit for
+    /// bit — replacing whatever vectors those ordinals had here, and grows the graph once.
+    /// Ordinals `from` holds no vector for are skipped. Returns how many records were copied.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DimensionMismatch`] when the dimensions differ, [`Error::Vector`] when the
+    /// quantizations do (nothing is copied then).
+    pub fn copy_from(&mut self, from: &VectorStore, ords: &[Ordinal]) -> Result<usize> {
+        if from.dim != self.dim {
+            return Err(Error::DimensionMismatch { expected: self.dim, got: from.dim });
+        }
+        if from.quantization() != self.quantization() {
+            return Err(Error::Vector(format!(
+                "cannot copy {} vectors into a {} store",
+                from.quantization().name(),
+                self.quantization().name()
+            )));
+        }
+        let mut copied = 0;
+        for &ord in ords {
+            let Some(&first) = from.slots.get(&ord) else { continue };
+            if let Some(old) = self.slots.remove(&ord) {
+                self.tombstone(old);
+            }
+            self.slots.insert(ord, self.slot_ord.len());
+            for slot in from.run(first) {
+                self.rows.push_stored(from.rows.stored(slot));
+                self.slot_ord.push(ord);
+                self.live.push(true);
+            }
+            copied += 1;
+        }
+        self.extend_graph();
+        self.maybe_rebuild();
+        self.fit_graph();
+        Ok(copied)
     }
 
     /// The number of dimensions every vector has.
@@ -830,7 +889,7 @@ impl VectorStore {
     /// Whether the exact scan finds the allowed records' slots by lookup (few allowed) rather
     /// than by walking every slot.
     fn looks_up(&self, allowed: &AllowedSet) -> bool {
-        allowed.len().saturating_mul(LOOKUP_RATIO) < self.slot_ord.len()
+        self.look_up_only || allowed.len().saturating_mul(LOOKUP_RATIO) < self.slot_ord.len()
     }
 
     fn maybe_rebuild(&mut self) {
