@@ -51,11 +51,11 @@ mod writer;
 pub use braid_core::id_tenant;
 pub use braid_core::{
     AccessPolicy, BoostExplain, Boosts, BoxError, Citation, Decay, DecayFunction, Embedder, Error, Explain, Facet,
-    FacetRange, Facets, FactorExplain, Filter, Fusion, Hit, KeywordBoost, Language, Leg, LegExplain, LegWeights, Mode,
-    Modifier, NumberBoost, Passages, Principal, QuerySyntax, RangeCount, Record, Reranker, Result, SearchRequest,
-    SearchResponse, Snippet, Stage, Stats, Suggestion, SynonymMatch, UnknownName, ValueCount, Visibility,
-    DEFAULT_RERANK_CANDIDATES, MAX_BOOST_FUNCTIONS, MAX_DEPTH, MAX_FACETS, MAX_FACET_RANGES, MAX_FACET_VALUES, MAX_K,
-    MAX_QUERY_BYTES, RESERVED_PREFIX, TENANT_PREFIX,
+    FacetRange, Facets, FactorExplain, Filter, Fusion, GroupBy, Hit, KeywordBoost, Language, Leg, LegExplain,
+    LegWeights, Mode, Modifier, NumberBoost, Passages, Principal, QuerySyntax, RangeCount, Record, Reranker, Result,
+    SearchRequest, SearchResponse, Snippet, Stage, Stats, Suggestion, SynonymMatch, UnknownName, ValueCount,
+    Visibility, DEFAULT_RERANK_CANDIDATES, MAX_BOOST_FUNCTIONS, MAX_DEPTH, MAX_FACETS, MAX_FACET_RANGES,
+    MAX_FACET_VALUES, MAX_K, MAX_QUERY_BYTES, RESERVED_PREFIX, TENANT_PREFIX,
 };
 pub use braid_lexical::{Analyzer, Merges, SchemaConfig, Synonyms, DEFAULT_WRITER_HEAP};
 pub use braid_vector::{Partition, Quantization, PROMOTE_AT};

@@ -179,6 +179,14 @@ fn request_digest(r: &SearchRequest) -> [u8; 8] {
     if r.feedback {
         h.update(b"feedback|");
     }
+    // So do grouping and MMR; requests without them keep their digest too.
+    if let Some(group) = &r.group_by {
+        h.update(format!("group|{:?}|{}|", group.field, group.per_group).as_bytes());
+    }
+    if let Some(lambda) = r.mmr {
+        h.update(b"mmr|");
+        h.update(lambda.to_bits().to_le_bytes());
+    }
     // The query vector as its bytes, after its length: formatted as text, a 384-d vector was
     // most of a hybrid request's work outside the legs (about 400,000 instructions).
     match &r.vector {

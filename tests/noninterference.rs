@@ -309,6 +309,20 @@ proptest! {
                     (a, b) => prop_assert_eq!(a.err().map(|e| e.to_string()), b.err().map(|e| e.to_string())),
                 }
             }
+            // Grouping and MMR: what they keep and reorder comes from visible records (their
+            // fields, vectors and words).
+            for mode in MODES {
+                let diverse = SearchRequest::new(q.as_str(), principal.clone())
+                    .mode(mode)
+                    .k(*k)
+                    .fusion(FUSIONS[*fusion])
+                    .group_by(if *simple { "category" } else { "parent" }, 1 + *k % 2)
+                    .mmr(0.6);
+                match (full.search(&diverse), control.search(&diverse)) {
+                    (Ok(a), Ok(b)) => prop_assert_eq!(comparable(&a), comparable(&b), "diverse {:?} {:?}", q, mode),
+                    (a, b) => prop_assert_eq!(a.err().map(|e| e.to_string()), b.err().map(|e| e.to_string())),
+                }
+            }
             // The same through the record lookups every surface offers.
             for (_, i, _) in &visible {
                 let id = format!("r{i}");

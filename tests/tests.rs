@@ -12,6 +12,7 @@ mod bulk;
 mod cjk;
 mod common;
 mod crash;
+mod diversity;
 mod engine_shape;
 #[cfg(feature = "ingest")]
 mod facets;

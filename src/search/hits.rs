@@ -1,8 +1,8 @@
 //! Stages 7–10: hits for the ranked candidates, collapsing, and snippets.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
-use braid_core::{BoostExplain, Explain, Hit, LegExplain, Result, SynonymMatch};
+use braid_core::{BoostExplain, Explain, Hit, LegExplain, Ordinal, Result, SynonymMatch};
 use braid_fusion::Fused;
 use braid_lexical::{IndexedRecord, Snapshot, SynonymUse};
 
@@ -20,13 +20,18 @@ pub(super) struct Found<'a> {
     pub boosted: Option<&'a Boosted>,
 }
 
-/// Hits for the ranked candidates, in order. With `ids_only`, hits carry ids alone and no
-/// stored record is read; the first `skip` (ranked before the page, never returned) carry ids
-/// alone too.
+/// Hits for the ranked candidates, in order, each with its ordinal (the second list, aligned).
+/// With `ids_only`, hits carry ids alone and no stored record is read; the first `skip`
+/// (ranked before the page, never returned) carry ids alone too.
 ///
 /// Each hit's explain record names the synonyms (of the query's expansions) its record holds,
 /// and how the boosts changed its score.
-pub(super) fn hits(snapshot: &Snapshot, found: &Found<'_>, ids_only: bool, skip: usize) -> Result<Vec<HitWithBody>> {
+pub(super) fn hits(
+    snapshot: &Snapshot,
+    found: &Found<'_>,
+    ids_only: bool,
+    skip: usize,
+) -> Result<(Vec<HitWithBody>, Vec<Ordinal>)> {
     let fused = found.fused;
     let ords: Vec<u64> = fused.iter().map(|f| f.ord).collect();
     let held: BTreeMap<u64, Vec<SynonymMatch>> = if found.synonyms.is_empty() {
@@ -40,12 +45,12 @@ pub(super) fn hits(snapshot: &Snapshot, found: &Found<'_>, ids_only: bool, skip:
     };
     let skip = if ids_only { fused.len() } else { skip.min(fused.len()) };
     let ids = snapshot.ids_of(&ords[..skip])?;
-    let mut hits: Vec<HitWithBody> = fused
+    let (mut hits, mut held_ords): (Vec<HitWithBody>, Vec<Ordinal>) = fused
         .iter()
         .zip(ids)
         .enumerate()
-        .filter_map(|(i, (f, id))| id.map(|id| (bare_hit(i, f, id), String::new())))
-        .collect();
+        .filter_map(|(i, (f, id))| id.map(|id| ((bare_hit(i, f, id), String::new()), f.ord)))
+        .unzip();
     let records = snapshot.records(&ords[skip..])?;
     let mut by_ord: BTreeMap<u64, IndexedRecord> = records.into_iter().map(|r| (r.ord, r)).collect();
     for (i, f) in fused.iter().enumerate().skip(skip) {
@@ -60,8 +65,9 @@ pub(super) fn hits(snapshot: &Snapshot, found: &Found<'_>, ids_only: bool, skip:
             ..bare_hit(i, f, record.id)
         };
         hits.push((hit, record.body));
+        held_ords.push(f.ord);
     }
-    Ok(hits)
+    Ok((hits, held_ords))
 }
 
 /// The hit of the `i`-th ranked candidate: id, score and explain record.
@@ -81,13 +87,6 @@ fn bare_hit(i: usize, f: &Fused, id: String, synonyms: Option<&Vec<SynonymMatch>
         boost,
     };
     Hit::id_only(id, score, explain)
-}
-
-/// Keeps the best hit per article (a record's parent, or the record itself): after rerank, so
-/// the best section per article is the best by the final order.
-pub(super) fn collapse(hits: &mut Vec<HitWithBody>) {
-    let mut seen = HashSet::new();
-    hits.retain(|(hit, _)| seen.insert(hit.parent.clone().unwrap_or_else(|| hit.id.clone())));
 }
 
 /// The final hits, with snippets of `snippet_chars` around the highlighted terms — or with ids

@@ -10,22 +10,25 @@
 //!    kept;
 //! 7. [`hits`](hits::hits) — stored fields of the fused candidates;
 //! 8. rerank — the cross-encoder rescores the top candidates, when the index has one;
-//! 9. [`collapse`](hits::collapse) and truncate to `k`;
+//! 9. [`diversify`] — collapse and [`group`](diversify::group) (at most n hits per article or
+//!    field value), then [`mmr`](diversify::mmr) — and truncate to `k`;
 //! 10. [`snippets`](hits::finish) — of the final hits; then the suggestions computed in 4.
 //!
 //! Each stage's time goes to [`Stats::micros`] under its [`Stage`]; the deadline is checked
 //! between stages.
 
 mod correct;
+mod diversify;
 mod hits;
 mod plan;
 mod recall;
 mod validate;
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::time::Instant;
 
-use braid_core::{Result, SearchRequest, SearchResponse, Stage, Stats, Suggestion, Visibility};
+use braid_core::{GroupBy, Ordinal, Result, SearchRequest, SearchResponse, Stage, Stats, Suggestion, Visibility};
 use braid_fusion::{fuse, BlendParams, FuseParams};
 use tracing::info_span;
 
@@ -40,6 +43,12 @@ fn micros(since: Instant) -> u64 {
 pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<SearchResponse> {
     let started = Instant::now();
     let page = validate::validate(request)?;
+    if let Some(group) = &request.group_by {
+        diversify::check_group(group, searcher.snapshot.schema())?;
+    }
+    if let Some(lambda) = request.mmr {
+        diversify::check_mmr(lambda)?;
+    }
     let plan = plan::plan(searcher, request, &page)?;
     let mut stats = Stats { mode: Some(request.mode), language: Some(plan.language), ..Stats::default() };
     let snapshot = &searcher.snapshot;
@@ -143,8 +152,9 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     }
     // Whether the ranking holds hits past the page (a single leg fetched only the page).
     let mut more = if plan.shortcut { fused.len() >= plan.depth } else { fused.len() > page.end() };
-    // Collapsing needs every candidate: k sections may come from fewer than k articles.
-    if !request.collapse {
+    // Collapsing, grouping and MMR need every candidate: k sections may come from fewer than
+    // k articles.
+    if !request.regroups() {
         fused.truncate(page.end().max(plan.rerank_budget));
     }
     request.check_deadline()?;
@@ -152,10 +162,15 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     // 7. Hits: stored fields for the fused candidates (ids alone when that is all the caller
     // wants and neither reranking nor collapsing needs the records).
     let t = Instant::now();
-    let ids_only = request.ids_only && plan.rerank_budget == 0 && !request.collapse;
-    let skip = if plan.rerank_budget == 0 && !request.collapse { page.offset() } else { 0 };
+    let ids_only = request.ids_only && plan.rerank_budget == 0 && !request.regroups();
+    let skip = if plan.rerank_budget == 0 && !request.regroups() { page.offset() } else { 0 };
     let found = hits::Found { fused: &fused, synonyms: &recalled.synonyms, boosted: boosted.as_ref() };
-    let mut hits = hits::hits(snapshot, &found, ids_only, skip)?;
+    let (mut hits, ords) = hits::hits(snapshot, &found, ids_only, skip)?;
+    // MMR reads each candidate's vector by its ordinal, after rerank may have reordered them.
+    let ord_of: HashMap<String, Ordinal> = match request.mmr {
+        Some(_) => hits.iter().map(|(hit, _)| hit.id.clone()).zip(ords).collect(),
+        None => HashMap::new(),
+    };
     stats.micros.insert(Stage::Hits, micros(t));
     request.check_deadline()?;
 
@@ -168,11 +183,27 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
         stats.micros.insert(Stage::Rerank, micros(t));
     }
 
-    // 9. Collapse, then the page: cut from the ranking; the cursor names what came before the
-    // next one.
-    if request.collapse {
-        hits::collapse(&mut hits);
+    // 9. Diversify — collapse or group, then MMR — then the page: cut from the ranking; the
+    // cursor names what came before the next one.
+    if request.regroups() {
+        let t = Instant::now();
+        if request.collapse {
+            diversify::group(&mut hits, &GroupBy { field: GroupBy::PARENT.into(), per_group: 1 });
+        }
+        if let Some(group) = &request.group_by {
+            diversify::group(&mut hits, group);
+        }
+        if let Some(lambda) = request.mmr {
+            let store = searcher.semantic.as_ref().map(|s| s.store.read().unwrap_or_else(|p| p.into_inner()));
+            let similarity = diversify::RecordSimilarity::new(&hits, |hit| {
+                let ord = ord_of.get(&hit.id)?;
+                store.as_ref()?.vector(*ord)
+            });
+            drop(store);
+            diversify::mmr(&mut hits, lambda, page.end(), &similarity);
+        }
         more = hits.len() > page.end();
+        stats.micros.insert(Stage::Diversify, micros(t));
     }
     let next_cursor = page.cut(&mut hits, |(hit, _)| hit, more)?;
     request.check_deadline()?;

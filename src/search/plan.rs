@@ -52,10 +52,11 @@ pub(super) fn plan<'r>(searcher: &Searcher, request: &'r SearchRequest, page: &P
     let can_embed = semantic.map(|s| supplied.is_some() || s.embeds(language));
     let legs = legs_for(request.mode, can_embed, language)?;
     // A single leg's order is the final order, so it fetches only what the response can use —
-    // unless boosts rescore every candidate, or facets count the semantic leg's candidates.
+    // unless boosts rescore every candidate, grouping or MMR choose among them, or facets count
+    // the semantic leg's candidates.
     let facets = !request.facets.is_empty();
     let semantic_facets = facets && legs == [Leg::Semantic];
-    let shortcut = legs.len() == 1 && !request.collapse && !request.boosts.rescores() && !semantic_facets;
+    let shortcut = legs.len() == 1 && !request.regroups() && !request.boosts.rescores() && !semantic_facets;
     let depth = if shortcut {
         request.candidates_per_leg().min(page.end().max(rerank_budget))
     } else {

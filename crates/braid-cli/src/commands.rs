@@ -437,6 +437,10 @@ pub struct SearchArgs<'a> {
     pub boosts: Option<&'a str>,
     /// Pseudo-relevance feedback on the fused lexical leg (off with `--no-feedback`).
     pub feedback: bool,
+    /// `--group-by`: a field and the most hits a value keeps.
+    pub group_by: Option<(String, usize)>,
+    /// `--mmr`: maximal marginal relevance's lambda.
+    pub mmr: Option<f32>,
 }
 
 /// `braid search`'s paging flags.
@@ -511,6 +515,12 @@ pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
         request = request.boosts(serde_json::from_str(boosts).context("--boosts is not valid boosts JSON")?);
     }
     request = request.feedback(args.feedback);
+    if let Some((field, n)) = &args.group_by {
+        request = request.group_by(field.as_str(), *n);
+    }
+    if let Some(lambda) = args.mmr {
+        request = request.mmr(lambda);
+    }
     if let Some((_, candidates)) = rerank {
         request = request.rerank(candidates);
     }
@@ -544,6 +554,8 @@ pub struct EvalArgs<'a> {
     /// Pseudo-relevance feedback on the fused lexical leg, for every query (off with
     /// `--no-feedback`).
     pub feedback: bool,
+    /// Maximal marginal relevance's lambda, for every query (`--mmr`).
+    pub mmr: Option<f32>,
 }
 
 /// Parses `lexical=1,fuzzy=0.5,semantic=1`.
@@ -576,6 +588,7 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
         baseline,
         synonyms,
         feedback,
+        mmr,
     } = *args;
     let weights = weights.map(parse_weights).transpose()?;
     let boosts: Option<braid::Boosts> =
@@ -630,6 +643,9 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
         if !feedback {
             label.push_str("/no-feedback");
         }
+        if let Some(lambda) = mmr {
+            label.push_str(&format!("/mmr{lambda}"));
+        }
         if typos {
             label.push_str("+typos");
         }
@@ -654,6 +670,9 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
             }
             if let Some(b) = &boosts {
                 request = request.boosts(b.clone());
+            }
+            if let Some(lambda) = mmr {
+                request = request.mmr(lambda);
             }
             let response = index.search(&request)?;
             for (stage, us) in &response.stats.micros {

@@ -141,6 +141,14 @@ enum Command {
         /// the query alone, not again with the terms its top documents agree on.
         #[arg(long)]
         no_feedback: bool,
+        /// At most N hits per value of a field, best first: `parent:2` keeps two sections an
+        /// article, `category` one hit a category (N is 1 when not given).
+        #[arg(long, value_name = "FIELD[:N]", value_parser = parse_group_by)]
+        group_by: Option<(String, usize)>,
+        /// Reorder by maximal marginal relevance with this lambda in [0, 1] (1: relevance
+        /// alone; lower: hits that differ from those above them come up).
+        #[arg(long, value_name = "LAMBDA")]
+        mmr: Option<f32>,
         /// The query text (plain text unless --syntax says otherwise; never tantivy's syntax).
         #[arg(required_unless_present = "vector", num_args = 0..)]
         query: Vec<String>,
@@ -220,6 +228,10 @@ enum Command {
         /// query (runs are labelled `/no-feedback`).
         #[arg(long)]
         no_feedback: bool,
+        /// Reorder every query's hits by maximal marginal relevance with this lambda (runs
+        /// are labelled `/mmrLAMBDA`).
+        #[arg(long, value_name = "LAMBDA")]
+        mmr: Option<f32>,
     },
     /// Serve an index over HTTP: REST (`/v1/search`, `/v1/stats`, `/v1/records` for writers,
     /// `/v1/health`, `/v1/openapi.json`) and MCP (`/mcp`, stateless Streamable HTTP), bearer
@@ -351,6 +363,8 @@ fn main() -> ExitCode {
             facet,
             boosts,
             no_feedback,
+            group_by,
+            mmr,
             query,
         } => {
             let rerank = rerank.as_deref().map(|dir| (dir, rerank_candidates));
@@ -376,6 +390,8 @@ fn main() -> ExitCode {
                 facets: &facet,
                 boosts: boosts.as_deref(),
                 feedback: !no_feedback,
+                group_by,
+                mmr,
             };
             commands::search(&args, &query.join(" "))
         }
@@ -395,6 +411,7 @@ fn main() -> ExitCode {
             baseline,
             synonyms,
             no_feedback,
+            mmr,
         } => commands::eval(
             &commands::EvalArgs {
                 dataset: &dataset,
@@ -409,6 +426,7 @@ fn main() -> ExitCode {
                 baseline: baseline.as_deref(),
                 synonyms: synonyms.as_deref(),
                 feedback: !no_feedback,
+                mmr,
             },
             &mode,
             &fusion,
@@ -455,4 +473,16 @@ fn policy_of(p: Policy) -> braid::AccessPolicy {
         Policy::Public => braid::AccessPolicy::Public,
         Policy::Deny => braid::AccessPolicy::Deny,
     }
+}
+
+/// `--group-by`'s `FIELD[:N]`.
+fn parse_group_by(text: &str) -> Result<(String, usize), String> {
+    let (field, n) = match text.rsplit_once(':') {
+        Some((field, n)) => (field, n.parse::<usize>().map_err(|_| format!("`{n}` is not a number of hits"))?),
+        None => (text, 1),
+    };
+    if field.is_empty() {
+        return Err("no field named".into());
+    }
+    Ok((field.to_string(), n))
 }

@@ -1,5 +1,5 @@
-//! `braid search`'s results flags: `--facet`, `--offset`, `--cursor`, `--boosts`, `--ef-search`
-//! and `--no-feedback`.
+//! `braid search`'s results flags: `--facet`, `--offset`, `--cursor`, `--boosts`, `--ef-search`,
+//! `--no-feedback`, `--group-by` and `--mmr`.
 
 use std::io::Write;
 
@@ -67,6 +67,17 @@ fn facets_pages_and_boosts_on_the_command_line() {
     let zero = braid().args(["search", "--index"]).arg(&index).args(["--ef-search", "0", "walrus"]).output().unwrap();
     assert!(!zero.status.success());
     assert!(String::from_utf8_lossy(&zero.stderr).contains("ef_search"), "{}", String::from_utf8_lossy(&zero.stderr));
+    // One hit a category, then two; MMR with lambda 1 keeps the order.
+    assert_eq!(ids(&search(&index, &["--group-by", "category", "walrus"])), ["d8", "d5"]);
+    assert_eq!(ids(&search(&index, &["--group-by", "category:2", "walrus"])), ["d8", "d7", "d5", "d4"]);
+    assert_eq!(ids(&search(&index, &["--mmr", "1", "walrus"])), ids(&search(&index, &["walrus"])));
+    for (flag, value, says) in
+        [("--group-by", "category:x", "number"), ("--group-by", "nope", "nope"), ("--mmr", "2", "mmr")]
+    {
+        let out = braid().args(["search", "--index"]).arg(&index).args([flag, value, "walrus"]).output().unwrap();
+        assert!(!out.status.success(), "{flag} {value}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{}", String::from_utf8_lossy(&out.stderr));
+    }
 }
 
 #[test]

@@ -307,6 +307,17 @@ fn public_routes_openapi_and_logs() {
     let reply = server.search(&server.acme, json!({"query": "refund", "collapse": true}));
     let schema = json!({"$ref": "#/components/schemas/SearchResponse", "components": doc["components"]});
     validate(&schema, &reply.json()).unwrap();
+    // Grouping and MMR are served; a request outside their bounds is a 400.
+    let grouped = json!({"query": "refund", "group_by": {"field": "parent", "per_group": 1}, "mmr": 0.7});
+    let reply = server.search(&server.acme, grouped);
+    assert_eq!(reply.status, 200, "{:?}", reply.json());
+    validate(&schema, &reply.json()).unwrap();
+    for bad in [
+        json!({"query": "refund", "mmr": 3}),
+        json!({"query": "refund", "group_by": {"field": "nope", "per_group": 1}}),
+    ] {
+        assert_eq!(server.search(&server.acme, bad).status, 400);
+    }
 
     // Logs name the route, status and the caller's label, and never a token, a query or text.
     server.call_tool(&server.acme, "search", json!({"query": "purchase zanzibarite"}));

@@ -51,8 +51,8 @@ pub use models::{Embedder, Reranker};
 pub use passages::Passages;
 pub use record::{check_vector, id_tenant, parse_date, Record};
 pub use request::{
-    Fusion, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, UnknownName, DEFAULT_RERANK_CANDIDATES, MAX_DEPTH,
-    MAX_K, MAX_QUERY_BYTES,
+    Fusion, GroupBy, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, UnknownName, DEFAULT_RERANK_CANDIDATES,
+    MAX_DEPTH, MAX_K, MAX_QUERY_BYTES,
 };
 pub use response::{
     BoostExplain, Explain, FactorExplain, Hit, LegExplain, SearchResponse, Snippet, Stage, Stats, Suggestion,

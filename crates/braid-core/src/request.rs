@@ -233,6 +233,22 @@ impl LegWeights {
     }
 }
 
+/// At most `per_group` hits share one value of `field` ([`SearchRequest::group_by`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupBy {
+    /// `parent` (a section's article; a record without a parent is its own group) or a keyword
+    /// field of the schema (by its first value; a record without one is its own group).
+    pub field: String,
+    /// The most hits one group keeps, at least 1.
+    pub per_group: usize,
+}
+
+impl GroupBy {
+    /// The field that groups a record's sections under their article.
+    pub const PARENT: &'static str = "parent";
+}
+
 /// One search: the query, who asks, and how.
 ///
 /// Built with chained setters, one per field, named as the field it sets (read the field to
@@ -282,6 +298,10 @@ pub struct SearchRequest {
     pub min_score: f32,
     /// See [`SearchRequest::collapse`].
     pub collapse: bool,
+    /// See [`SearchRequest::group_by`].
+    pub group_by: Option<GroupBy>,
+    /// See [`SearchRequest::mmr`].
+    pub mmr: Option<f32>,
     /// See [`SearchRequest::ids_only`].
     pub ids_only: bool,
     /// See [`SearchRequest::deadline`].
@@ -319,6 +339,8 @@ impl SearchRequest {
             fusion: Fusion::default(),
             min_score: 0.0,
             collapse: false,
+            group_by: None,
+            mmr: None,
             ids_only: false,
             deadline: None,
             vector: None,
@@ -487,6 +509,43 @@ impl SearchRequest {
     pub fn collapse(mut self, collapse: bool) -> Self {
         self.collapse = collapse;
         self
+    }
+
+    /// Keeps at most `per_group` hits for each value of `field`, the best by the final order
+    /// (after any rerank): `parent` ([`GroupBy::PARENT`]) keeps the best `per_group` sections of
+    /// each article, a keyword field the best of each of its values (a record is grouped by its
+    /// first value; one without the field, or without a parent, is its own group). A field the
+    /// schema does not declare is an [`crate::Error::UnknownField`]; `per_group` 0 an
+    /// [`crate::Error::InvalidRequest`]. `group_by("parent", 1)` is
+    /// [`SearchRequest::collapse`]. By default, none.
+    ///
+    /// ```
+    /// use braid_core::{Principal, SearchRequest};
+    /// let req = SearchRequest::new("sso setup", Principal::public()).group_by("parent", 2);
+    /// assert_eq!(req.group_by.as_ref().map(|g| g.per_group), Some(2));
+    /// ```
+    pub fn group_by(mut self, field: impl Into<String>, per_group: usize) -> Self {
+        self.group_by = Some(GroupBy { field: field.into(), per_group });
+        self
+    }
+
+    /// Reorders the hits by maximal marginal relevance (Carbonell and Goldstein, 1998): each
+    /// next hit is the one maximising `λ · relevance − (1 − λ) · (its highest similarity to a
+    /// hit already placed)`, where relevance is the hit's score divided by the best score, and
+    /// similarity the cosine of the two records' stored vectors (on an index with vectors; the
+    /// overlap of their words, Jaccard, for records without). `lambda` 1 keeps the relevance
+    /// order; lower values trade relevance for hits that differ from those above them. Runs over
+    /// the request's `depth` candidates, after any grouping. `lambda` outside `[0, 1]` is an
+    /// [`crate::Error::InvalidRequest`]. By default, none.
+    pub fn mmr(mut self, lambda: f32) -> Self {
+        self.mmr = Some(lambda);
+        self
+    }
+
+    /// Whether the final order is decided over every candidate rather than the page alone:
+    /// collapsing, grouping and MMR choose among more candidates than the page holds.
+    pub fn regroups(&self) -> bool {
+        self.collapse || self.group_by.is_some() || self.mmr.is_some()
     }
 
     /// Hits carry their id, score and explanation only: no title, fields or snippet, and the

@@ -261,6 +261,8 @@ pub enum Stage {
     Hits,
     /// The cross-encoder, when one is attached.
     Rerank,
+    /// Grouping and MMR over the final order, when asked for.
+    Diversify,
     /// Snippets of the final hits.
     Snippets,
     /// The whole request.
@@ -269,7 +271,7 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in order.
-    pub const ALL: [Stage; 12] = [
+    pub const ALL: [Stage; 13] = [
         Stage::Visibility,
         Stage::Analyse,
         Stage::Lexical,
@@ -280,6 +282,7 @@ impl Stage {
         Stage::Boosts,
         Stage::Hits,
         Stage::Rerank,
+        Stage::Diversify,
         Stage::Snippets,
         Stage::Total,
     ];
@@ -297,6 +300,7 @@ impl Stage {
             Stage::Boosts => "boosts",
             Stage::Hits => "hits",
             Stage::Rerank => "rerank",
+            Stage::Diversify => "diversify",
             Stage::Snippets => "snippets",
             Stage::Total => "total",
         }
@@ -341,8 +345,8 @@ mod tests {
         // Straight to text: a `serde_json::Value` would sort the keys whatever order they came in.
         let text = serde_json::to_string(&stats).unwrap();
         let expected = concat!(
-            r#""micros":{"analyse":10,"boosts":4,"facets":6,"fusion":5,"fuzzy":8,"hits":3,"lexical":9,"#,
-            r#""semantic":7,"snippets":1,"total":0,"visibility":11}"#
+            r#""micros":{"analyse":11,"boosts":5,"diversify":2,"facets":7,"fusion":6,"fuzzy":9,"hits":4,"#,
+            r#""lexical":10,"semantic":8,"snippets":1,"total":0,"visibility":12}"#
         );
         assert!(text.contains(expected), "{text}");
         assert_eq!(Stage::Total.to_string(), "total");

@@ -95,6 +95,11 @@ impl Snapshot {
         })
     }
 
+    /// The schema the index was created with.
+    pub fn schema(&self) -> &SchemaConfig {
+        &self.config
+    }
+
     /// The number of live records.
     pub fn num_records(&self) -> u64 {
         self.searcher.num_docs()

@@ -8,9 +8,9 @@
 //! Each query line carries a `"vector"`. The allowed sets hold 1 %, 10 %, 50 % and 100 % of the
 //! ordinals, chosen by a hash of the ordinal (the scale corpus draws its ACLs at random, so a
 //! hashed subset is a principal of that visibility as far as the vectors can tell). For each,
-//! every query runs through [`VectorStore::search`] as configured (the graph from
+//! every query runs through [`PartitionedStore::search`] as configured (the graph from
 //! `exact_threshold` allowed records up, the scan below), through the graph forced (threshold
-//! 0), and through [`VectorStore::search_exact`]; recall@10 is against the exact scan. Given
+//! 0), and through [`PartitionedStore::search_exact`]; recall@10 is against the exact scan. Given
 //! the f32 vectors the store was built from (the `.npy` sidecar `braid index --vectors` read,
 //! row `i` the record of ordinal `i`, which a fresh bulk index assigns and this checks on a
 //! sample), it also reports recall@10 against the exact f32 top 10 by brute force: what an
@@ -19,12 +19,16 @@
 //! recall@10 as ann-benchmarks counts it: a hit counts when its cosine distance is within
 //! 0.001 of the exact 10th's, so a record tied with the 10th within that margin is not a miss.
 //! Prints one JSON object.
+//!
+//! The store is opened as an index saves it, in tenant partitions ([`PartitionedStore`]), and
+//! searched as a principal of every tenant: each partition answers for the allowed records it
+//! holds, so "forced" builds a graph in each partition below the threshold first.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use braid_core::{AccessPolicy, AllowedSet, OrdSet, Principal, Visibility};
-use braid_vector::{SearchPath, VectorStore};
+use braid_vector::{Partition, PartitionedStore, SearchPath};
 
 /// ann-benchmarks' margin for its k-nn recall: a hit within this distance of the exact `k`-th
 /// counts (`knn_threshold` there; here on cosine similarity, distance `1 − cos`).
@@ -48,7 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let originals = args.next().map(|path| read_npy(&PathBuf::from(path))).transpose()?;
     let t = Instant::now();
-    let mut store = VectorStore::open(&dir)?;
+    let mut store = PartitionedStore::open(&dir, None, &Default::default())?;
     let open_ms = t.elapsed().as_secs_f64() * 1e3;
     let threshold = store.params().exact_threshold;
     let default_ef = store.params().ef_search;
@@ -64,7 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for pct in [1u64, 10, 50, 100] {
         let subset: OrdSet =
             ords.iter().copied().filter(|o| (o.wrapping_mul(2_654_435_761) >> 7) % 100 < pct).collect();
-        let everyone = Visibility::new(Principal::public(), AccessPolicy::Public, None);
+        let everyone = Visibility::new(every_tenant(&store), AccessPolicy::Public, None);
         let allowed = AllowedSet::new(everyone, subset);
         let mut row = serde_json::json!({ "allowed_pct": pct, "allowed": allowed.len() });
         let exact: Vec<_> = queries.iter().map(|q| store.search_exact(q, 10, &allowed)).collect::<Result<_, _>>()?;
@@ -147,6 +151,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// A principal of every promoted tenant, and of one more tenant so that its searches visit the
+/// pool (which any principal with a tenant visits; the allowed set says which records count).
+fn every_tenant(store: &PartitionedStore) -> Principal {
+    let tenants = store.partitions().filter_map(|(p, _)| match p {
+        Partition::Tenant(token) => Some(token.clone()),
+        _ => None,
+    });
+    Principal::from_verified_tokens(tenants.chain(["tenant:ann-recall".to_string()]))
+}
+
 /// A 2-D little-endian float32 `.npy` file: its column count and its rows, flat.
 fn read_npy(path: &std::path::Path) -> Result<(usize, Vec<f32>), Box<dyn std::error::Error>> {
     let bytes = std::fs::read(path)?;
@@ -165,7 +179,12 @@ fn read_npy(path: &std::path::Path) -> Result<(usize, Vec<f32>), Box<dyn std::er
 }
 
 /// Checks that row `ord` of the originals is the store's vector of `ord` (on a sample).
-fn check_rows(store: &VectorStore, dim: usize, rows: &[f32], ords: &[u64]) -> Result<(), Box<dyn std::error::Error>> {
+fn check_rows(
+    store: &PartitionedStore,
+    dim: usize,
+    rows: &[f32],
+    ords: &[u64],
+) -> Result<(), Box<dyn std::error::Error>> {
     for &ord in ords.iter().step_by((ords.len() / 1000).max(1)) {
         let row = rows.get(ord as usize * dim..(ord as usize + 1) * dim).ok_or("fewer rows than ordinals")?;
         let stored = store.vector(ord).ok_or("a listed ordinal has no vector")?;

@@ -28,6 +28,13 @@ pub struct SearchParams {
     /// Keep only the best section of each article. By default, false.
     #[serde(default)]
     pub collapse: bool,
+    /// At most `per_group` hits per value of `field` ([`SearchRequest::group_by`]). By
+    /// default, none.
+    #[serde(default)]
+    pub group_by: Option<braid::GroupBy>,
+    /// Maximal marginal relevance's lambda ([`SearchRequest::mmr`]). By default, none.
+    #[serde(default)]
+    pub mmr: Option<f32>,
     /// Hits carry id, score and explanation only (no title, fields or snippet). By default,
     /// false.
     #[serde(default)]
@@ -252,6 +259,12 @@ impl Engine {
             .feedback(params.feedback);
         if let Some(cursor) = &params.cursor {
             request = request.cursor(cursor.as_str());
+        }
+        if let Some(group) = &params.group_by {
+            request = request.group_by(group.field.as_str(), group.per_group);
+        }
+        if let Some(lambda) = params.mmr {
+            request = request.mmr(lambda);
         }
         if let Some(depth) = params.depth {
             if depth > MAX_SERVED_DEPTH {

@@ -62,6 +62,23 @@ pub fn search_params(defs: &str, max_k: usize) -> Value {
                 "type": "boolean", "default": false,
                 "description": "Keep only the best section of each article."
             },
+            "group_by": {
+                "type": "object",
+                "properties": {
+                    "field": {
+                        "type": "string",
+                        "description": "parent (an article and its sections are one group) or a keyword field (by its first value)."
+                    },
+                    "per_group": { "type": "integer", "minimum": 1, "description": "The most hits one group keeps." }
+                },
+                "required": ["field", "per_group"],
+                "additionalProperties": false,
+                "description": "At most per_group hits per article or field value, the best first (a record without the field is a group of its own)."
+            },
+            "mmr": {
+                "type": "number", "minimum": 0, "maximum": 1,
+                "description": "Reorder by maximal marginal relevance with this lambda: 1 keeps the relevance order, lower values bring up hits unlike those above them (by their vectors, else their words)."
+            },
             "feedback": {
                 "type": "boolean", "default": true,
                 "description": "In hybrid, rank words the top results agree on too (pseudo-relevance feedback); false ranks by the query's own words."
