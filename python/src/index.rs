@@ -400,12 +400,14 @@ impl PyIndex {
     /// starting after ``offset`` or at ``cursor`` (a previous response's ``next_cursor``).
     /// ``filter``, ``facets`` and ``boosts`` are dicts in the REST API's JSON shape (a facet may
     /// also be a field name). ``vector``: a query vector (1-D array) for the semantic leg.
-    /// ``explain=True`` keeps each hit's explanation. ``timeout``: seconds before the search
-    /// stops with :class:`DeadlineExceededError`. The GIL is released while it runs.
+    /// ``explain=True`` keeps each hit's explanation. ``group_by=(field, n)`` keeps at most ``n``
+    /// hits per article (``"parent"``) or keyword value; ``mmr=lambda`` reorders by maximal
+    /// marginal relevance. ``timeout``: seconds before the search stops with
+    /// :class:`DeadlineExceededError`. The GIL is released while it runs.
     #[pyo3(signature = (query = String::new(), *, principal, mode = None, k = 10, filter = None, facets = None,
         offset = 0, cursor = None, boosts = None, explain = false, vector = None, depth = None, fusion = None,
         weights = None, syntax = None, min_score = None, collapse = false, ids_only = false, snippet_chars = None,
-        suggest = true, feedback = true, rerank = None, timeout = None))]
+        suggest = true, feedback = true, rerank = None, timeout = None, group_by = None, mmr = None))]
     #[allow(clippy::too_many_arguments)]
     fn search<'py>(
         &self,
@@ -433,6 +435,8 @@ impl PyIndex {
         feedback: bool,
         rerank: Option<usize>,
         timeout: Option<f64>,
+        group_by: Option<(String, usize)>,
+        mmr: Option<f32>,
     ) -> PyResult<PySearchResponse> {
         let args = SearchArgs {
             mode,
@@ -455,6 +459,8 @@ impl PyIndex {
             feedback,
             rerank,
             timeout,
+            group_by,
+            mmr,
         };
         let request = request::build(query, principal.get().inner.clone(), args)?;
         let index = self.index.clone();

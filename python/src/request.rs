@@ -35,6 +35,8 @@ pub(crate) struct SearchArgs<'py> {
     pub feedback: bool,
     pub rerank: Option<usize>,
     pub timeout: Option<f64>,
+    pub group_by: Option<(String, usize)>,
+    pub mmr: Option<f32>,
 }
 
 /// `what` read from a dict (or list) in the shape of its JSON.
@@ -55,6 +57,12 @@ pub(crate) fn build(
         .ids_only(args.ids_only)
         .suggest(args.suggest)
         .feedback(args.feedback);
+    if let Some((field, per_group)) = args.group_by {
+        request = request.group_by(field, per_group);
+    }
+    if let Some(lambda) = args.mmr {
+        request = request.mmr(lambda);
+    }
     if let Some(mode) = args.mode {
         request = request.mode(mode.parse::<braid::Mode>().map_err(|e| invalid(e.to_string()))?);
     }

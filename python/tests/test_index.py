@@ -70,6 +70,19 @@ def test_filters_facets_paging_and_boosts(index: braid.Index) -> None:
     assert boosted.hits[0].explain["boost"]["factors"][0]["function"] == "keyword"
 
 
+def test_group_by_and_mmr(index: braid.Index) -> None:
+    both = braid.Principal(["tenant:acme", "tenant:globex"])
+    plain = index.search("invoices billing refund", principal=both, mode="lexical")
+    grouped = index.search("invoices billing refund", principal=both, mode="lexical", group_by=("category", 1))
+    categories = [h.keywords.get("category", [h.id])[0] for h in grouped]
+    assert len(categories) == len(set(categories)) and grouped.ids[0] == plain.ids[0]
+    assert index.search("invoices billing refund", principal=both, mode="lexical", mmr=1.0).ids == plain.ids
+    with pytest.raises(braid.InvalidRequestError):
+        index.search("invoices", principal=both, mmr=2.0)
+    with pytest.raises(braid.UnknownFieldError):
+        index.search("invoices", principal=both, group_by=("nope", 1))
+
+
 def test_delete_and_commit(index: braid.Index) -> None:
     index.delete("returns")
     assert index.pending == 1

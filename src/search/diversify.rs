@@ -92,7 +92,7 @@ impl RecordSimilarity {
 impl Similarity for RecordSimilarity {
     fn between(&self, a: usize, b: usize) -> f32 {
         if let (Some(x), Some(y)) = (&self.vectors[a], &self.vectors[b]) {
-            return x.iter().zip(y).map(|(p, q)| p * q).sum::<f32>().clamp(-1.0, 1.0);
+            return dot(x, y).clamp(-1.0, 1.0);
         }
         let (x, y) = (&self.words[a], &self.words[b]);
         // Both sorted and distinct: one merge counts the words they share.
@@ -110,6 +110,20 @@ impl Similarity for RecordSimilarity {
         }
         shared as f32 / union as f32
     }
+}
+
+/// The dot product of two vectors, in eight independent sums (which the compiler keeps in
+/// one SIMD register; one running sum waits on each addition).
+fn dot(x: &[f32], y: &[f32]) -> f32 {
+    let mut sums = [0.0f32; 8];
+    let (xs, ys) = (x.chunks_exact(8), y.chunks_exact(8));
+    let tail: f32 = xs.remainder().iter().zip(ys.remainder()).map(|(p, q)| p * q).sum();
+    for (a, b) in xs.zip(ys) {
+        for i in 0..8 {
+            sums[i] += a[i] * b[i];
+        }
+    }
+    sums.iter().sum::<f32>() + tail
 }
 
 /// The distinct lowercased alphanumeric words of a title and body, as sorted hashes.
