@@ -7,6 +7,7 @@
 
 #[cfg(feature = "ingest")]
 mod boosts;
+mod budget;
 mod bulk;
 #[cfg(all(feature = "cjk", feature = "models", feature = "ingest"))]
 mod cjk;

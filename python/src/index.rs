@@ -402,12 +402,14 @@ impl PyIndex {
     /// also be a field name). ``vector``: a query vector (1-D array) for the semantic leg.
     /// ``explain=True`` keeps each hit's explanation. ``group_by=(field, n)`` keeps at most ``n``
     /// hits per article (``"parent"``) or keyword value; ``mmr=lambda`` reorders by maximal
-    /// marginal relevance. ``timeout``: seconds before the search stops with
+    /// marginal relevance; ``token_budget=n`` packs the page into at most ``n`` tokens of the
+    /// model's tokenizer (``stats["tokens"]`` says how many). ``timeout``: seconds before the search stops with
     /// :class:`DeadlineExceededError`. The GIL is released while it runs.
     #[pyo3(signature = (query = String::new(), *, principal, mode = None, k = 10, filter = None, facets = None,
         offset = 0, cursor = None, boosts = None, explain = false, vector = None, depth = None, fusion = None,
         weights = None, syntax = None, min_score = None, collapse = false, ids_only = false, snippet_chars = None,
-        suggest = true, feedback = true, rerank = None, timeout = None, group_by = None, mmr = None))]
+        suggest = true, feedback = true, rerank = None, timeout = None, group_by = None, mmr = None,
+        token_budget = None))]
     #[allow(clippy::too_many_arguments)]
     fn search<'py>(
         &self,
@@ -437,6 +439,7 @@ impl PyIndex {
         timeout: Option<f64>,
         group_by: Option<(String, usize)>,
         mmr: Option<f32>,
+        token_budget: Option<usize>,
     ) -> PyResult<PySearchResponse> {
         let args = SearchArgs {
             mode,
@@ -461,6 +464,7 @@ impl PyIndex {
             timeout,
             group_by,
             mmr,
+            token_budget,
         };
         let request = request::build(query, principal.get().inner.clone(), args)?;
         let index = self.index.clone();

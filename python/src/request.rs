@@ -37,6 +37,7 @@ pub(crate) struct SearchArgs<'py> {
     pub timeout: Option<f64>,
     pub group_by: Option<(String, usize)>,
     pub mmr: Option<f32>,
+    pub token_budget: Option<usize>,
 }
 
 /// `what` read from a dict (or list) in the shape of its JSON.
@@ -62,6 +63,9 @@ pub(crate) fn build(
     }
     if let Some(lambda) = args.mmr {
         request = request.mmr(lambda);
+    }
+    if let Some(tokens) = args.token_budget {
+        request = request.token_budget(tokens);
     }
     if let Some(mode) = args.mode {
         request = request.mode(mode.parse::<braid::Mode>().map_err(|e| invalid(e.to_string()))?);

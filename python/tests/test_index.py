@@ -81,6 +81,10 @@ def test_group_by_and_mmr(index: braid.Index) -> None:
         index.search("invoices", principal=both, mmr=2.0)
     with pytest.raises(braid.UnknownFieldError):
         index.search("invoices", principal=both, group_by=("nope", 1))
+    budgeted = index.search("invoices billing refund", principal=both, mode="lexical", token_budget=10_000)
+    assert budgeted.ids == plain.ids and budgeted.stats["tokens"] > 0
+    one = index.search("invoices billing refund", principal=both, mode="lexical", token_budget=budgeted.stats["tokens"] // len(plain.ids))
+    assert len(one.ids) < len(plain.ids) and one.ids == plain.ids[: len(one.ids)]
 
 
 def test_delete_and_commit(index: braid.Index) -> None:

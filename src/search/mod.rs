@@ -12,11 +12,13 @@
 //! 8. rerank — the cross-encoder rescores the top candidates, when the index has one;
 //! 9. [`diversify`] — collapse and [`group`](diversify::group) (at most n hits per article or
 //!    field value), then [`mmr`](diversify::mmr) — and truncate to `k`;
-//! 10. [`snippets`](hits::finish) — of the final hits; then the suggestions computed in 4.
+//! 10. [`snippets`](hits::finish) — of the final hits, packed into the request's
+//!     [token budget](budget::pack) when it has one; then the suggestions computed in 4.
 //!
 //! Each stage's time goes to [`Stats::micros`] under its [`Stage`]; the deadline is checked
 //! between stages.
 
+mod budget;
 mod correct;
 mod diversify;
 mod hits;
@@ -205,13 +207,23 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
         more = hits.len() > page.end();
         stats.micros.insert(Stage::Diversify, micros(t));
     }
-    let next_cursor = page.cut(&mut hits, |(hit, _)| hit, more)?;
+    let mut next_cursor = page.cut(&mut hits, |(hit, _)| hit, more)?;
     request.check_deadline()?;
 
     // 10. Snippets, then the suggestions, from records the caller may see only (computed
     // with the query's words).
     let t = Instant::now();
-    let hits = hits::finish(snapshot, hits, &recalled.highlight, request.ids_only, request.snippet_chars);
+    let mut hits = hits::finish(snapshot, hits, &recalled.highlight, request.ids_only, request.snippet_chars);
+    // 10b. The token budget: the page's hits while they fit; a page cut short has no cursor.
+    if let Some(limit) = request.token_budget {
+        let embedder = searcher.semantic.as_ref().and_then(|s| s.embedder.clone());
+        let (kept, tokens) = budget::pack(&hits, limit, embedder.as_deref());
+        if kept < hits.len() {
+            hits.truncate(kept);
+            next_cursor = None;
+        }
+        stats.tokens = Some(tokens);
+    }
     stats.micros.insert(Stage::Snippets, micros(t));
     let suggestions: Vec<Suggestion> =
         if request.suggest { words.iter().filter_map(|w| w.suggestion.clone()).collect() } else { Vec::new() };

@@ -441,6 +441,8 @@ pub struct SearchArgs<'a> {
     pub group_by: Option<(String, usize)>,
     /// `--mmr`: maximal marginal relevance's lambda.
     pub mmr: Option<f32>,
+    /// `--token-budget`: the most tokens the page holds.
+    pub token_budget: Option<usize>,
 }
 
 /// `braid search`'s paging flags.
@@ -520,6 +522,9 @@ pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
     }
     if let Some(lambda) = args.mmr {
         request = request.mmr(lambda);
+    }
+    if let Some(tokens) = args.token_budget {
+        request = request.token_budget(tokens);
     }
     if let Some((_, candidates)) = rerank {
         request = request.rerank(candidates);

@@ -149,6 +149,10 @@ enum Command {
         /// alone; lower: hits that differ from those above them come up).
         #[arg(long, value_name = "LAMBDA")]
         mmr: Option<f32>,
+        /// Pack the page into at most N tokens (the model's tokenizer, or words without a
+        /// model): hits in order while they fit; the count is in the JSON's stats.tokens.
+        #[arg(long, value_name = "N")]
+        token_budget: Option<usize>,
         /// The query text (plain text unless --syntax says otherwise; never tantivy's syntax).
         #[arg(required_unless_present = "vector", num_args = 0..)]
         query: Vec<String>,
@@ -365,6 +369,7 @@ fn main() -> ExitCode {
             no_feedback,
             group_by,
             mmr,
+            token_budget,
             query,
         } => {
             let rerank = rerank.as_deref().map(|dir| (dir, rerank_candidates));
@@ -392,6 +397,7 @@ fn main() -> ExitCode {
                 feedback: !no_feedback,
                 group_by,
                 mmr,
+                token_budget,
             };
             commands::search(&args, &query.join(" "))
         }

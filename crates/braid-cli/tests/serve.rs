@@ -312,6 +312,9 @@ fn public_routes_openapi_and_logs() {
     let reply = server.search(&server.acme, grouped);
     assert_eq!(reply.status, 200, "{:?}", reply.json());
     validate(&schema, &reply.json()).unwrap();
+    let budgeted = server.search(&server.acme, json!({"query": "refund", "token_budget": 5}));
+    assert_eq!(budgeted.status, 200);
+    assert!(budgeted.json()["stats"]["tokens"].as_u64().is_some_and(|t| t <= 5), "{:?}", budgeted.json());
     for bad in [
         json!({"query": "refund", "mmr": 3}),
         json!({"query": "refund", "group_by": {"field": "nope", "per_group": 1}}),

@@ -29,6 +29,14 @@ pub trait Embedder: Send + Sync {
     fn covers(&self, language: Language) -> bool {
         !language.is_cjk() || self.languages().is_none_or(|l| l.contains(&language))
     }
+
+    /// The number of tokens the model's tokenizer makes of `text`, special tokens excluded;
+    /// `None` (the default) when the embedder has no tokenizer to count with. What
+    /// [`crate::SearchRequest::token_budget`] counts in.
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        let _ = text;
+        None
+    }
 }
 
 /// A cross-encoder: scores (query, passage) pairs jointly; higher is more relevant.

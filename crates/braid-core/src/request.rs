@@ -302,6 +302,8 @@ pub struct SearchRequest {
     pub group_by: Option<GroupBy>,
     /// See [`SearchRequest::mmr`].
     pub mmr: Option<f32>,
+    /// See [`SearchRequest::token_budget`].
+    pub token_budget: Option<usize>,
     /// See [`SearchRequest::ids_only`].
     pub ids_only: bool,
     /// See [`SearchRequest::deadline`].
@@ -341,6 +343,7 @@ impl SearchRequest {
             collapse: false,
             group_by: None,
             mmr: None,
+            token_budget: None,
             ids_only: false,
             deadline: None,
             vector: None,
@@ -539,6 +542,24 @@ impl SearchRequest {
     /// [`crate::Error::InvalidRequest`]. By default, none.
     pub fn mmr(mut self, lambda: f32) -> Self {
         self.mmr = Some(lambda);
+        self
+    }
+
+    /// Packs the page into at most `tokens` tokens of text, counted with the index's
+    /// embedding model's tokenizer ([`crate::Embedder::count_tokens`]; as words, split on white
+    /// space and punctuation, on an index without one): hits are taken in order, each
+    /// counting its title, section path and snippet, until the next would not fit, and the
+    /// response's `stats.tokens` says how many the page holds. A page cut short by the budget
+    /// carries no `next_cursor`; the next page starts at `offset` plus the hits returned. By
+    /// default, none (no budget).
+    ///
+    /// ```
+    /// use braid_core::{Principal, SearchRequest};
+    /// let req = SearchRequest::new("sso setup", Principal::public()).token_budget(512);
+    /// assert_eq!(req.token_budget, Some(512));
+    /// ```
+    pub fn token_budget(mut self, tokens: usize) -> Self {
+        self.token_budget = Some(tokens);
         self
     }
 

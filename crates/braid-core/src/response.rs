@@ -227,6 +227,10 @@ pub struct Stats {
     pub allowed: usize,
     /// Candidates the cross-encoder scored (0 when no reranker ran).
     pub reranked: usize,
+    /// The tokens the page's hits hold, when the request had a token budget
+    /// (`SearchRequest::token_budget`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<usize>,
 }
 
 /// [`Stats::micros`] as an object keyed by stage name, sorted by name: the order the JSON had

@@ -242,6 +242,11 @@ impl Embedder for OnnxEmbedder {
         self.languages.as_deref()
     }
 
+    /// Counts with the model's own tokenizer (`None` only if it fails on the text).
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        self.tokenizer.count(text).ok()
+    }
+
     /// Embeds `texts` in batches, shortest first (less padding), and returns the vectors in
     /// input order. An empty slice gives an empty result; an empty text is embedded as
     /// `[CLS] [SEP]`.

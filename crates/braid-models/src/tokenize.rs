@@ -52,6 +52,11 @@ impl TextTokenizer {
         Ok(TextTokenizer { inner, pad_id, single_specials, pair_specials })
     }
 
+    /// The tokens of `text`, without special tokens or truncation.
+    pub(crate) fn count(&self, text: &str) -> Result<usize> {
+        Ok(self.inner.encode_fast(text, false).map_err(tokenisation_failed)?.len())
+    }
+
     /// The special tokens added around a pair (3 for BERT: `[CLS] a [SEP] b [SEP]`).
     pub(crate) fn pair_specials(&self) -> usize {
         self.pair_specials

@@ -35,6 +35,9 @@ pub struct SearchParams {
     /// Maximal marginal relevance's lambda ([`SearchRequest::mmr`]). By default, none.
     #[serde(default)]
     pub mmr: Option<f32>,
+    /// The most tokens the page holds ([`SearchRequest::token_budget`]). By default, none.
+    #[serde(default)]
+    pub token_budget: Option<usize>,
     /// Hits carry id, score and explanation only (no title, fields or snippet). By default,
     /// false.
     #[serde(default)]
@@ -265,6 +268,9 @@ impl Engine {
         }
         if let Some(lambda) = params.mmr {
             request = request.mmr(lambda);
+        }
+        if let Some(tokens) = params.token_budget {
+            request = request.token_budget(tokens);
         }
         if let Some(depth) = params.depth {
             if depth > MAX_SERVED_DEPTH {

@@ -75,6 +75,10 @@ pub fn search_params(defs: &str, max_k: usize) -> Value {
                 "additionalProperties": false,
                 "description": "At most per_group hits per article or field value, the best first (a record without the field is a group of its own)."
             },
+            "token_budget": {
+                "type": "integer", "minimum": 0,
+                "description": "Pack the page into at most this many tokens of the embedding model's tokenizer (words on an index without a model): hits in order, each counting its title, section path and snippet, while they fit. stats.tokens gives the count; a page cut short has no next_cursor."
+            },
             "mmr": {
                 "type": "number", "minimum": 0, "maximum": 1,
                 "description": "Reorder by maximal marginal relevance with this lambda: 1 keeps the relevance order, lower values bring up hits unlike those above them (by their vectors, else their words)."
