@@ -6,7 +6,8 @@ Usage: python3 datasets/by_type.py DATASET SPLIT RESULTS.json [RESULTS.json ...]
 Reads the queries of DATASET/queries.jsonl judged in DATASET/qrels/SPLIT.tsv and each run's
 `per_query` nDCG@10 from the results files (the JSON array `braid eval --out` writes), and prints
 a Markdown table: one row per run, the mean over all the split's queries, then per
-`metadata.type` (question, fragment, code, phrase) and for the misspelt and clean queries
+`metadata.type` (question, fragment, code, phrase), per `metadata.kind` (the Chinese set's
+natural, keyword, mixed, pinyin, homophone) and for the misspelt and clean queries
 (`metadata.misspelt`), with the number of queries in each column's header. A run that lacks a
 judged query counts it as 0, as `braid eval` does.
 """
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 TYPES = ["question", "fragment", "code", "phrase"]
+KINDS = ["natural", "keyword", "mixed", "pinyin", "homophone"]
 
 
 def main():
@@ -31,6 +33,7 @@ def main():
     judged = sorted({line.split("\t")[0] for line in lines if line.strip()})
     groups = [("all", judged)]
     groups += [(t, [q for q in judged if queries[q].get("type") == t]) for t in TYPES]
+    groups += [(k, [q for q in judged if queries[q].get("kind") == k]) for k in KINDS]
     groups += [("misspelt", [q for q in judged if queries[q].get("misspelt") is True]),
                ("clean", [q for q in judged if queries[q].get("misspelt") is False])]
     groups = [(name, ids) for name, ids in groups if ids]

@@ -124,6 +124,43 @@ fn homophone_typos_reach_the_intended_word() {
 }
 
 #[test]
+fn hybrids_lexical_leg_reads_a_homophone_corrected_inside_its_run() {
+    // `同部` is corrected to `同步` inside the run `同部失败`: the lexical leg matches the words
+    // the query means, not a record that happens to hold `失败` alone.
+    let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+    let mut w = index.writer().unwrap();
+    w.upsert(&Record::new("upload").title("上传失败").body("上传失败时请检查文件大小，上传失败会自动重试。")).unwrap();
+    w.upsert(&Record::new("sync").title("同步失败怎么办").body("先检查网络连接。")).unwrap();
+    w.commit().unwrap();
+    let r = index.search(&SearchRequest::new("同部失败", Principal::public())).unwrap();
+    assert_eq!(ids(&r)[0], "sync");
+    let lexical = r.hits[0].explain.legs.iter().find(|l| l.leg == Leg::Lexical).map(|l| l.rank);
+    assert_eq!(lexical, Some(1), "{:?}", r.hits[0].explain);
+}
+
+#[test]
+fn a_chinese_title_outweighs_a_body_that_repeats_the_word() {
+    // Chinese terms weigh a title match by the CJK title boost (0.5), English ones by the
+    // fitted 0.1: the record titled with the query's word comes first in Chinese.
+    let index = Index::create_in_ram(IndexConfig::default()).unwrap();
+    assert_eq!(index.config().schema.cjk_title_boost, Some(0.5));
+    let mut w = index.writer().unwrap();
+    w.upsert(&Record::new("body").title("常见问题").body("发票 发票 抬头 发票 开具 说明 文字 内容 更多 更多 更多"))
+        .unwrap();
+    w.upsert(&Record::new("title").title("发票").body("开具 说明 文字 内容 更多 更多 更多 更多 更多 更多 更多"))
+        .unwrap();
+    w.commit().unwrap();
+    let top = |q: &str, title: Option<f32>| {
+        let mut request = SearchRequest::new(q, Principal::public()).mode(Mode::Lexical);
+        request.boosts.title = title;
+        ids(&index.search(&request).unwrap()).first().map(|s| s.to_string())
+    };
+    assert_eq!(top("发票", None).as_deref(), Some("title"));
+    // At English's 0.1 the body's three matches win: the weight is what decides.
+    assert_eq!(top("发票", Some(0.1)).as_deref(), Some("body"));
+}
+
+#[test]
 fn pinyin_suggestions_and_hits_come_from_visible_records_only() {
     let support = Principal::from_verified_tokens(["group:support"]);
     for q in ["juemi yuan", "juemi", "绝秘预案", "jmya"] {
@@ -174,6 +211,17 @@ fn english_model_is_not_used_for_chinese() {
     let r = index.search(&SearchRequest::new("return an item", Principal::public()).mode(Mode::Semantic)).unwrap();
     assert_eq!(r.stats.legs, [Leg::Semantic]);
     assert_eq!(ids(&r), ["en"]);
+    // Pinyin is Latin text, but "did you mean" reads it as the Chinese word it names: the
+    // English model cannot read that correction, so hybrid runs the word legs on it, and
+    // semantic mode embeds the query as typed.
+    let r = index.search(&SearchRequest::new("tuikuan", Principal::public())).unwrap();
+    assert_eq!(r.stats.language, Some(Language::Other));
+    assert_eq!(r.suggestions.first().map(|s| s.suggestion.as_str()), Some("退款"));
+    assert_eq!(r.stats.legs, [Leg::Lexical, Leg::Fuzzy]);
+    assert_eq!(ids(&r)[0], "refunds");
+    let r = index.search(&SearchRequest::new("tuikuan", Principal::public()).mode(Mode::Semantic)).unwrap();
+    assert_eq!(r.stats.legs, [Leg::Semantic]);
+    assert_eq!(r.stats.embedded, None);
     // Re-indexing an unchanged Chinese record is a no-op, although it has no vector.
     let mut w = index.writer().unwrap();
     w.upsert(&corpus().remove(0)).unwrap();
@@ -187,24 +235,28 @@ fn a_model_covering_chinese_is_used_for_it() {
     let index = semantic_index(model(Some(&[Language::En, Language::Zh])));
     let r = index.search(&SearchRequest::new("同步失败", Principal::public()).mode(Mode::Hybrid)).unwrap();
     assert_eq!(r.stats.legs, [Leg::Lexical, Leg::Fuzzy, Leg::Semantic]);
+    // Pinyin corrected to Chinese is embedded as Chinese by a model that reads it.
+    let r = index.search(&SearchRequest::new("tuikuan", Principal::public())).unwrap();
+    assert_eq!(r.stats.legs, [Leg::Lexical, Leg::Fuzzy, Leg::Semantic]);
+    assert_eq!(r.stats.embedded.as_deref(), Some("退款"));
     let r = index.search(&SearchRequest::new("return an item", Principal::public()).mode(Mode::Semantic)).unwrap();
     assert_eq!(r.hits.len(), 3);
 }
 
-/// The Chinese help center, lexical legs only (no multilingual model exists here).
-#[test]
-fn chinese_helpcenter_quality() {
+/// The Chinese help center as the default request and its legs see it, nDCG@10 per mode (lexical,
+/// fuzzy, hybrid), and how many pinyin and homophone queries hybrid brings an answer to the top
+/// 10 for.
+fn chinese_helpcenter_scores(index: &Index) -> ([f64; 3], (usize, usize)) {
     let dir = repo().join("datasets/helpcenter/zh");
     let dataset = Dataset::load(&dir, "test").unwrap();
-    let index = index_of(&dir);
     let kinds: HashMap<String, String> = dataset
         .queries
         .iter()
         .map(|q| (q.id.clone(), q.metadata.get("kind").and_then(|k| k.as_str()).unwrap_or("").to_string()))
         .collect();
-    let mut scores = Vec::new();
+    let mut scores = [0.0; 3];
     let mut reached = (0usize, 0usize);
-    for mode in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid] {
+    for (at, mode) in [Mode::Lexical, Mode::Fuzzy, Mode::Hybrid].into_iter().enumerate() {
         let report = evaluate(&dataset, mode.name(), |q| -> braid::Result<Vec<String>> {
             let principal = match q.metadata.get("principal").and_then(|p| p.as_array()) {
                 Some(t) => Principal::from_verified_tokens(t.iter().filter_map(|t| t.as_str())),
@@ -222,14 +274,42 @@ fn chinese_helpcenter_quality() {
             Ok(articles)
         })
         .unwrap();
-        scores.push(report.ndcg_at_10);
+        scores[at] = report.ndcg_at_10;
     }
-    eprintln!(
-        "helpcenter/zh nDCG@10: lexical {:.4}, fuzzy {:.4}, hybrid {:.4}; pinyin+homophone in top 10: {}/{}",
-        scores[0], scores[1], scores[2], reached.0, reached.1
-    );
-    assert!(scores[2] >= 0.80, "hybrid nDCG@10 {:.4}", scores[2]);
-    assert!(reached.1 >= 20 && reached.0 * 10 >= reached.1 * 8, "{}/{}", reached.0, reached.1);
+    (scores, reached)
+}
+
+/// The Chinese help center, without an embedding model and with the English one (the setting
+/// of issue 46's measurement: the semantic leg must not run on Chinese it cannot read). The
+/// floors sit a little under what this build measures (lexical 0.8046, fuzzy and hybrid
+/// 0.9791, the same with and without the model; docs/ranking.md, "Chinese"), and above what
+/// the build before measured (0.8029, 0.9774, hybrid 0.9667 below its fuzzy leg): the homophone
+/// corrections the lexical leg did not read, and the title weight 0.1 fitted on English text.
+#[test]
+fn chinese_helpcenter_quality() {
+    let dir = repo().join("datasets/helpcenter/zh");
+    let without = index_of(&dir);
+    let with = Index::builder().embedder(model(None)).create_in_ram().unwrap();
+    let mut w = with.writer().unwrap();
+    for record in braid::ingest::Source::detect(&dir).unwrap().records(&with.config().schema) {
+        w.upsert(&record.unwrap()).unwrap();
+    }
+    w.commit().unwrap();
+    for (name, index) in [("no model", &without), ("all-MiniLM-L6-v2", &with)] {
+        let ([lexical, fuzzy, hybrid], reached) = chinese_helpcenter_scores(index);
+        eprintln!(
+            "helpcenter/zh ({name}) nDCG@10: lexical {lexical:.4}, fuzzy {fuzzy:.4}, hybrid {hybrid:.4}; \
+             pinyin+homophone in top 10: {}/{}",
+            reached.0, reached.1
+        );
+        // The default request is at least as good as its legs, and no worse than this build.
+        assert!(hybrid >= lexical, "{name}: hybrid {hybrid:.4} below its lexical leg {lexical:.4}");
+        assert!(hybrid + 0.002 >= fuzzy, "{name}: hybrid {hybrid:.4} below its fuzzy leg {fuzzy:.4}");
+        assert!(hybrid >= 0.975, "{name}: hybrid nDCG@10 {hybrid:.4}");
+        assert!(lexical >= 0.804, "{name}: lexical nDCG@10 {lexical:.4}");
+        assert!(fuzzy >= 0.975, "{name}: fuzzy nDCG@10 {fuzzy:.4}");
+        assert!(reached.1 >= 20 && reached.0 == reached.1, "{name}: {}/{}", reached.0, reached.1);
+    }
 }
 
 proptest::proptest! {

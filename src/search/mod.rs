@@ -30,7 +30,9 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use braid_core::{GroupBy, Ordinal, Result, SearchRequest, SearchResponse, Stage, Stats, Suggestion, Visibility};
+use braid_core::{
+    GroupBy, Language, Ordinal, Result, SearchRequest, SearchResponse, Stage, Stats, Suggestion, Visibility,
+};
 use braid_fusion::{fuse, BlendParams, FuseParams};
 use tracing::info_span;
 
@@ -51,7 +53,7 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     if let Some(lambda) = request.mmr {
         diversify::check_mmr(lambda)?;
     }
-    let plan = plan::plan(searcher, request, &page)?;
+    let mut plan = plan::plan(searcher, request, &page)?;
     let mut stats = Stats { mode: Some(request.mode), language: Some(plan.language), ..Stats::default() };
     let snapshot = &searcher.snapshot;
 
@@ -85,8 +87,7 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     }
     let boosts = &request.boosts;
     if boosts.reweights_fields() {
-        let title = boosts.title.unwrap_or_else(|| view.title_boost());
-        view.set_field_weights(title, boosts.body.unwrap_or(1.0));
+        view.set_field_weights(boosts.title, boosts.body.unwrap_or(1.0));
     }
     let view = view;
     // The words that score: the query itself, less the simple syntax's operators.
@@ -98,7 +99,15 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     };
     // The query as "did you mean" corrects it: what the semantic leg embeds and, beside the
     // fuzzy leg, what the lexical leg reads.
-    let embedded = if plan.embeds_text() { correct::corrected(&scoring, &words) } else { Cow::Borrowed(&*scoring) };
+    let mut embedded = if plan.embeds_text() { correct::corrected(&scoring, &words) } else { Cow::Borrowed(&*scoring) };
+    // A correction the model cannot read (pinyin corrected to Chinese, under an English model)
+    // is not embedded: hybrid drops the semantic leg, semantic mode embeds the text as typed.
+    if embedded != scoring {
+        let covers = searcher.semantic.as_deref().is_some_and(|s| s.embeds(Language::detect(&embedded)));
+        if !plan.embeds_correction(covers) {
+            embedded = Cow::Borrowed(&*scoring);
+        }
+    }
     if embedded != scoring {
         stats.embedded = Some(embedded.to_string());
     }

@@ -35,6 +35,23 @@ impl Plan<'_> {
     pub fn embeds_text(&self) -> bool {
         self.supplied.is_none() && self.legs.contains(&Leg::Semantic)
     }
+
+    /// Whether the semantic leg embeds `corrected`, the query as "did you mean" corrects it,
+    /// given whether the model `covers` the corrected text's language. A correction can change
+    /// the language: pinyin (Latin letters, which every model is asked to read) is corrected
+    /// to the Chinese words it names. A model that does not cover that language reads its
+    /// characters as unknown tokens, so its vector ranks noise: hybrid then runs without the
+    /// semantic leg, as it does for a query typed in that language; semantic mode, asked for
+    /// that leg alone, embeds the query as typed. `false` means the text as typed is embedded.
+    pub fn embeds_correction(&mut self, covers: bool) -> bool {
+        if covers || !self.embeds_text() {
+            return true;
+        }
+        if self.legs.len() > 1 {
+            self.legs.retain(|leg| *leg != Leg::Semantic);
+        }
+        false
+    }
 }
 
 /// Plans `request` on `searcher`.
@@ -94,4 +111,41 @@ fn legs_for(mode: Mode, semantic: Option<bool>, language: Language) -> Result<Ve
         Mode::Hybrid if semantic == Some(true) => vec![Leg::Lexical, Leg::Fuzzy, Leg::Semantic],
         Mode::Hybrid => vec![Leg::Lexical, Leg::Fuzzy],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(legs: &[Leg], supplied: Option<&'static [f32]>) -> Plan<'static> {
+        Plan {
+            legs: legs.to_vec(),
+            language: Language::Other,
+            supplied,
+            rerank_budget: 0,
+            depth: 100,
+            shortcut: false,
+            facets: false,
+        }
+    }
+
+    #[test]
+    fn a_correction_the_model_cannot_read_is_not_embedded() {
+        let all = [Leg::Lexical, Leg::Fuzzy, Leg::Semantic];
+        // Covered: embedded, every leg runs.
+        let mut hybrid = plan(&all, None);
+        assert!(hybrid.embeds_correction(true));
+        assert_eq!(hybrid.legs, all);
+        // Not covered: hybrid runs the word legs alone.
+        assert!(!hybrid.embeds_correction(false));
+        assert_eq!(hybrid.legs, [Leg::Lexical, Leg::Fuzzy]);
+        // Semantic mode keeps its leg and embeds the text as typed.
+        let mut semantic = plan(&[Leg::Semantic], None);
+        assert!(!semantic.embeds_correction(false));
+        assert_eq!(semantic.legs, [Leg::Semantic]);
+        // A supplied vector embeds nothing, so no correction can be in its way.
+        let mut supplied = plan(&all, Some(&[1.0]));
+        assert!(supplied.embeds_correction(false));
+        assert_eq!(supplied.legs, all);
+    }
 }

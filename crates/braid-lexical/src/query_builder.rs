@@ -74,9 +74,10 @@ fn synonym_alternative(fields: &Fields, config: &SchemaConfig, terms: &[String],
         return scored_term(fields, config, term, weight);
     }
     let mut all: Vec<WeightedTerm> = terms.iter().map(|t| WeightedTerm::new(fields.text, t, weight)).collect();
-    if config.title_boost > 0.0 {
-        all.extend(terms.iter().map(|t| WeightedTerm::new(fields.title, t, weight * config.title_boost)));
-    }
+    all.extend(terms.iter().filter_map(|t| {
+        let title = config.title_boost_of(t);
+        (title > 0.0).then(|| WeightedTerm::new(fields.title, t, weight * title))
+    }));
     Alternative::All { terms: all, counted: terms.len() }
 }
 
@@ -113,12 +114,13 @@ fn query_text<'t>(config: &SchemaConfig, text: &'t str) -> Cow<'t, str> {
     }
 }
 
-/// BM25 for one analysed term over the flat title+body field, plus the title boost, all
-/// times `weight`.
+/// BM25 for one analysed term over the flat title+body field, plus the term's title boost
+/// ([`SchemaConfig::title_boost_of`]), all times `weight`.
 pub(crate) fn scored_term(fields: &Fields, config: &SchemaConfig, term: &str, weight: f32) -> Alternative {
     let mut terms = vec![WeightedTerm::new(fields.text, term, weight)];
-    if config.title_boost > 0.0 {
-        terms.push(WeightedTerm::new(fields.title, term, weight * config.title_boost));
+    let title = config.title_boost_of(term);
+    if title > 0.0 {
+        terms.push(WeightedTerm::new(fields.title, term, weight * title));
     }
     Alternative::Terms(terms)
 }

@@ -103,15 +103,10 @@ impl<'a> View<'a> {
     }
 
     /// Makes the lexical and fuzzy legs (plain query syntax) weigh a title match by `title`
-    /// instead of the schema's `title_boost`, and the flat title+body BM25 by `body` instead
-    /// of 1.
-    pub fn set_field_weights(&mut self, title: f32, body: f32) {
+    /// instead of the schema's title boosts (`None` keeps them: `title_boost`, and
+    /// `cjk_title_boost` for CJK terms), and the flat title+body BM25 by `body` instead of 1.
+    pub fn set_field_weights(&mut self, title: Option<f32>, body: f32) {
         self.weights = Some(FieldWeights { title, body });
-    }
-
-    /// The schema's title boost (what [`View::set_field_weights`] replaces).
-    pub fn title_boost(&self) -> f32 {
-        self.snapshot.config.title_boost
     }
 
     /// Makes the lexical and fuzzy legs record every allowed record they match (score above
@@ -225,7 +220,7 @@ impl<'a> View<'a> {
     ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
         let s = self.snapshot;
         if let Some(weights) = self.weights {
-            reweight(&mut query, &s.fields, weights);
+            reweight(&mut query, &s.fields, &s.config, weights);
         }
         scorer::top_k(&s.searcher, &s.ord_columns, &query, self, &self.docs, depth, matches)
     }
