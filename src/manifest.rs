@@ -119,6 +119,16 @@ impl Manifest {
                 if recorded != sealed.manifest.checksum()? {
                     return Err(corrupt("checksum mismatch".into()));
                 }
+                // The checksum covers what the file parses to, so damage that still parses to
+                // the same manifest (a key turned unknown whose value was its default) passes
+                // it. A manifest of this format is also, byte for byte, what it writes.
+                if version.format == FORMAT_VERSION {
+                    let again = Sealed { manifest: sealed.manifest, checksum: Some(recorded) };
+                    if serde_json::to_vec_pretty(&again).map_err(encode)? != bytes {
+                        return Err(corrupt("bytes that the manifest it holds does not write".into()));
+                    }
+                    return Ok(again.manifest);
+                }
                 Ok(sealed.manifest)
             }
             found => Err(Error::FormatVersion { path, found, expected: FORMAT_VERSION }),

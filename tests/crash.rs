@@ -28,7 +28,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use braid::{Embedder, Error, Index, IndexConfig, Mode, Principal, Record, SearchRequest};
+use braid::{Embedder, Error, Index, IndexConfig, Mode, Partition, Principal, Record, SearchRequest};
 use braid_eval::SplitMix;
 
 /// Records added per batch.
@@ -353,6 +353,7 @@ fn a_writer_in_another_process_gets_a_lock_error() {
 
 const VLOG_CHILD: &str = "BRAID_VLOG_CHILD";
 const VLOG_FROM: &str = "BRAID_VLOG_FROM";
+const PROMO_CHILD: &str = "BRAID_PROMO_CHILD";
 /// Vectors per batch of the vector-store crash test, and their dimensions.
 const VBATCH: u64 = 40;
 const VDIM: usize = 32;
@@ -433,50 +434,13 @@ fn sigkill_during_vector_appends_and_merges_loses_nothing() {
     let (mut last, mut acked_total, mut mid_merge) = (None::<u64>, 0usize, 0usize);
     for trial in 0..trials {
         let from = last.map_or(0, |l| l + 1);
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "crash::sigkill_during_vector_appends_and_merges_loses_nothing",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(VLOG_CHILD, &dir)
-            .env(VLOG_FROM, from.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn the child");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let Some(ours) = line.strip_prefix(MARK) else { continue };
-                if tx.send(ours.to_string()).is_err() {
-                    break;
-                }
-            }
-        });
-        match rx.recv_timeout(Duration::from_secs(120)) {
-            Ok(line) if line == "ready" => {}
-            other => {
-                let _ = child.kill();
-                let out = child.wait_with_output().unwrap();
-                panic!("the child never became ready ({other:?}): {}", String::from_utf8_lossy(&out.stderr));
-            }
-        }
-        std::thread::sleep(Duration::from_millis(20 + rng.below(400) as u64));
-        child.kill().expect("SIGKILL");
-        let status = child.wait().unwrap();
-        reader.join().unwrap();
-        let acks: Vec<u64> =
-            rx.try_iter().filter_map(|l| l.strip_prefix("ack ").and_then(|n| n.parse().ok())).collect();
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-        {
-            use std::os::unix::process::ExitStatusExt;
-            assert_eq!(status.signal(), Some(9), "the child ended by itself ({status}): {stderr}");
-        }
-        assert!(acks.windows(2).all(|w| w[1] == w[0] + 1), "acks out of order: {acks:?}");
+        let acks = run_and_kill(
+            "crash::sigkill_during_vector_appends_and_merges_loses_nothing",
+            VLOG_CHILD,
+            &dir,
+            from,
+            &mut rng,
+        );
         acked_total += acks.len();
         let acked = acks.iter().copied().max().or(last);
         mid_merge += usize::from(dir.join(format!("{}.tmp", braid_vector::VECTORS_FILE)).exists());
@@ -517,6 +481,190 @@ fn sigkill_during_vector_appends_and_merges_loses_nothing() {
     eprintln!(
         "vector crash summary: {trials} trials, {acked_total} batches acknowledged, 0 lost, through batch {last:?}; \
          {mid_merge} kills left a half-written base (a merge under way)"
+    );
+    assert!(acked_total > 0, "no trial acknowledged a save");
+}
+
+/// Runs this test binary's `test` as a child (`child_env` naming `dir`, [`VLOG_FROM`] the first
+/// batch), waits until it is ready, kills it with SIGKILL 20–420 ms later, and returns the
+/// batches it acknowledged, in order.
+fn run_and_kill(test: &str, child_env: &str, dir: &Path, from: u64, rng: &mut SplitMix) -> Vec<u64> {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(child_env, dir)
+        .env(VLOG_FROM, from.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the child");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let Some(ours) = line.strip_prefix(MARK) else { continue };
+            if tx.send(ours.to_string()).is_err() {
+                break;
+            }
+        }
+    });
+    match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(line) if line == "ready" => {}
+        other => {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("the child never became ready ({other:?}): {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(20 + rng.below(400) as u64));
+    child.kill().expect("SIGKILL");
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let acks: Vec<u64> = rx.try_iter().filter_map(|l| l.strip_prefix("ack ").and_then(|n| n.parse().ok())).collect();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(9), "the child ended by itself ({status}): {stderr}");
+    }
+    assert!(acks.windows(2).all(|w| w[1] == w[0] + 1), "acks out of order: {acks:?}");
+    acks
+}
+
+/// The tenant of ordinal `o` in the promotion test: tenant k holds the second half of batch
+/// k − 1 and the first half of batch k, so each batch completes a tenant whose first records an
+/// earlier save put in the pool.
+fn promo_tenant(o: u64) -> String {
+    format!("tenant:t{}", (o + VBATCH / 2) / VBATCH)
+}
+
+/// Each tenant's ordinals among `ords`, as the lexical index would list them.
+fn promo_postings(ords: impl Iterator<Item = u64>) -> Vec<(String, braid_core::OrdSet)> {
+    let mut by: std::collections::BTreeMap<String, braid_core::OrdSet> = Default::default();
+    for o in ords {
+        by.entry(promo_tenant(o)).or_default().insert(o);
+    }
+    by.into_iter().collect()
+}
+
+/// Batch `b` of the promotion test: [`VBATCH`] new ordinals, each placed by [`promo_tenant`],
+/// and the tombstone of the record batch `b − 1` deleted. As in an index: a deletion committed
+/// with batch `d` reaches the vector store after its commit point, with the next batch's save,
+/// and a changed record gets a new ordinal, so a save that a kill cuts short leaves only
+/// vectors no commit holds (which an index drops when it opens; here, whatever the model of the
+/// acknowledged batches lacks).
+fn promo_batch(store: &mut braid_vector::PartitionedStore, b: u64) {
+    let items: Vec<(u64, Vec<Vec<f32>>)> = (b * VBATCH..(b + 1) * VBATCH).map(|o| (o, vec![vector_of(o, 0)])).collect();
+    let placed = store.check_passages(&items, |o| vec![promo_tenant(o)]).expect("check");
+    store.insert_checked(&placed).expect("insert");
+    if let Some(gone) = b.checked_sub(1).and_then(promo_deleted) {
+        store.delete(gone);
+    }
+}
+
+/// The record the commit of batch `d` deletes: the second of the batch two before it.
+fn promo_deleted(d: u64) -> Option<u64> {
+    d.checked_sub(2).map(|b| b * VBATCH + 1)
+}
+
+/// The vectors that batches `0..=last`, committed, must leave: every record they added but
+/// those their commits deleted.
+fn promo_model(last: Option<u64>) -> braid_vector::PartitionedStore {
+    let mut store = braid_vector::PartitionedStore::new(VDIM, vector_params());
+    store.set_promote_at(VBATCH as usize);
+    let Some(last) = last else { return store };
+    for b in 0..=last {
+        promo_batch(&mut store, b);
+    }
+    if let Some(gone) = promo_deleted(last) {
+        store.delete(gone);
+    }
+    store
+}
+
+/// The promotion child: opens (or starts) the partitioned store, then saves batch after batch,
+/// each promoting a tenant out of the pool, printing `ack N` once the save of batch N returned.
+fn promo_child(dir: &Path) {
+    let from = env_u64(VLOG_FROM).expect("BRAID_VLOG_FROM");
+    let mut store = if from == 0 {
+        let mut store = braid_vector::PartitionedStore::new(VDIM, vector_params());
+        store.set_promote_at(VBATCH as usize);
+        store
+    } else {
+        let mut store = braid_vector::PartitionedStore::open(dir, None, &Default::default()).expect("open");
+        store.set_promote_at(VBATCH as usize);
+        let postings = promo_postings(store.ords().collect::<Vec<_>>().into_iter());
+        store.settle(&postings).expect("settle");
+        store
+    };
+    println!("\n{MARK}ready");
+    for b in from.. {
+        promo_batch(&mut store, b);
+        store.save(dir).expect("save");
+        println!("{MARK}ack {b}");
+    }
+}
+
+/// Kills a process whose every save promotes a tenant out of the pool (the tenant's partition
+/// written, then the pool's tombstones) with SIGKILL at random moments: reopened and settled,
+/// the store holds every acknowledged batch, each record once and where its tenant says.
+#[test]
+fn sigkill_during_promotions_loses_nothing() {
+    if let Ok(dir) = std::env::var(PROMO_CHILD) {
+        promo_child(Path::new(&dir));
+        return;
+    }
+    let trials = env_u64("BRAID_CRASH_TRIALS").unwrap_or(3) * 3;
+    let seed = env_u64("BRAID_CRASH_SEED").unwrap_or(11);
+    let mut rng = SplitMix::new(seed);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("vectors");
+    let (mut last, mut acked_total) = (None::<u64>, 0usize);
+    for trial in 0..trials {
+        let from = last.map_or(0, |l| l + 1);
+        let acks = run_and_kill("crash::sigkill_during_promotions_loses_nothing", PROMO_CHILD, &dir, from, &mut rng);
+        acked_total += acks.len();
+        let acked = acks.iter().copied().max().or(last);
+        if !dir.join(braid_vector::VECTORS_FILE).exists() {
+            assert_eq!(acked, None, "acknowledged batches but no vector file");
+            continue;
+        }
+        let mut store = braid_vector::PartitionedStore::open(&dir, None, &Default::default())
+            .unwrap_or_else(|e| panic!("open after a kill: {e}"));
+        store.set_promote_at(VBATCH as usize);
+        let model = promo_model(acked);
+        let missing: Vec<u64> = model.ords().filter(|o| !store.contains(*o)).collect();
+        assert!(missing.is_empty(), "trial {trial}: acknowledged vectors lost: {missing:?}");
+        // The save in flight may have reached some partitions: what it wrote belongs to no
+        // acknowledged batch, and goes as an index's open drops vectors no commit holds.
+        let orphans: Vec<u64> = store.ords().filter(|o| !model.contains(*o)).collect();
+        for o in orphans {
+            store.delete(o);
+        }
+        store.settle(&promo_postings(model.ords())).expect("settle");
+        let mut ords: Vec<u64> = store.ords().collect();
+        ords.sort_unstable();
+        let mut want: Vec<u64> = model.ords().collect();
+        want.sort_unstable();
+        assert_eq!(ords, want, "trial {trial}: live ordinals (acknowledged through {acked:?})");
+        // Every promotion acknowledged stands; one under way at the kill may stand too (its
+        // partition written before the pool's tombstones), which changes where records live,
+        // never what a search finds. Either way each record is once, where its tenant says.
+        let parts: Vec<Partition> = store.partitions().map(|(p, _)| p.clone()).collect();
+        for (partition, _) in model.partitions() {
+            assert!(parts.contains(partition), "trial {trial}: the acknowledged promotion of {partition:?} was lost");
+        }
+        for &ord in &want {
+            assert_eq!(store.vector(ord), model.vector(ord), "trial {trial}: the vector of {ord}");
+            let own = Partition::Tenant(promo_tenant(ord));
+            let home = if parts.contains(&own) { own } else { Partition::Pool };
+            assert_eq!(store.partition_of(ord), Some(home), "trial {trial}: where {ord} lives");
+        }
+        // The next child goes on after the last acknowledged batch; the vectors of the one
+        // in flight are written again.
+        last = acked;
+    }
+    eprintln!(
+        "promotion crash summary: {trials} trials, {acked_total} batches acknowledged, 0 lost, through batch {last:?}"
     );
     assert!(acked_total > 0, "no trial acknowledged a save");
 }
