@@ -231,6 +231,7 @@ mod tests {
             "query": "x", "k": 3, "mode": "fuzzy", "collapse": true, "feedback": false, "ids_only": true, "vector": [0.5, 1], "syntax": "simple",
             "filters": [{ "keyword": { "field": "category", "value": "billing" } }],
             "offset": 10, "cursor": "c", "depth": 50,
+            "group_by": { "field": "parent", "per_group": 2 }, "mmr": 0.7, "token_budget": 500,
             "facets": [
                 { "values": { "field": "category", "size": 5 } },
                 { "ranges": { "field": "updated", "ranges": [{ "to": 1.0 }, { "from": 1.0, "to": null }] } }
