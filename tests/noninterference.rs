@@ -43,8 +43,9 @@ const WORDS: [&str; 20] = [
     "webhook",
     "the",
 ];
-/// ACL tokens; `tenant:` ones are tenants.
-const TOKENS: [&str; 6] = ["public", "group:a", "group:b", "tenant:acme", "tenant:globex", "user:1"];
+/// ACL tokens; `tenant:` ones are tenants, `owner:` ones owners (both conjunctive classes).
+const TOKENS: [&str; 8] =
+    ["public", "group:a", "group:b", "tenant:acme", "tenant:globex", "user:1", "owner:u1", "owner:u2"];
 
 /// Values of the `category` keyword field (index 3: none).
 const CATEGORIES: [&str; 3] = ["billing", "admin", "security"];

@@ -18,8 +18,9 @@ pub(crate) const NUMBER_PREFIX: &str = "num.";
 ///
 /// By default: English analysis, title boost 0.1 on top of the flat title+body field (fitted
 /// on training splits, `research/scripts/title_study.sh`),
-/// keyword fields `category`, `tags`, `lang`, `audience`, `source`, numeric fields
-/// `updated`, `created`, `priority`.
+/// keyword fields `category`, `tags`, `lang`, `audience`, `source`, `kind`, numeric fields
+/// `updated`, `created`, `priority`, `importance`, `expires` (`kind`, `importance` and
+/// `expires` are what an agent's memory writes, with `created`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SchemaConfig {
     /// The analyzer for title and body.
@@ -37,8 +38,8 @@ impl Default for SchemaConfig {
         SchemaConfig {
             analyzer: Analyzer::English,
             title_boost: 0.1,
-            keyword_fields: ["category", "tags", "lang", "audience", "source"].map(String::from).into(),
-            numeric_fields: ["updated", "created", "priority"].map(String::from).into(),
+            keyword_fields: ["category", "tags", "lang", "audience", "source", "kind"].map(String::from).into(),
+            numeric_fields: ["updated", "created", "priority", "importance", "expires"].map(String::from).into(),
         }
     }
 }
