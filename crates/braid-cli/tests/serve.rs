@@ -301,7 +301,7 @@ fn public_routes_openapi_and_logs() {
             operations += 1;
         }
     }
-    assert_eq!(operations, 10);
+    assert_eq!(operations, 15);
     assert_eq!(server.request("GET", "/nope", &[], None).status, 404);
     // A REST answer fits the documented schema.
     let reply = server.search(&server.acme, json!({"query": "refund", "collapse": true}));
