@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -94,6 +95,8 @@ def main():
                     break
             if url is None:
                 sys.exit("the server did not start")
+            # Keep reading the server's log, so that a full pipe never blocks it.
+            threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
             mcp = Mcp(url, token)
             started = time.perf_counter()
             for i in range(args.memories):

@@ -66,8 +66,10 @@ pub const MAX_RECALL: usize = 50;
 /// How long recency takes to halve a memory's weight by default: one day, in seconds.
 pub const DEFAULT_HALF_LIFE: f64 = 86_400.0;
 /// With an embedding model, a new memory whose embedding has at least this cosine with one of
-/// the scope's memories reinforces it instead of being added. Paraphrases of one fact by the
-/// bundled model score about 0.9 to 0.97; different facts of one topic below 0.9.
+/// the scope's memories reinforces it instead of being added. Deliberately high: a restatement
+/// with a word or two changed reinforces, while a sentence that changes a fact (another number,
+/// another name) should stay a memory of its own; merging two facts loses one, keeping a near
+/// copy costs a row. Not fitted on data yet.
 pub const DUPLICATE_COSINE: f32 = 0.95;
 /// The weight of importance in recall: a factor of `1 + IMPORTANCE_WEIGHT · importance`.
 pub const IMPORTANCE_WEIGHT: f64 = 0.1;

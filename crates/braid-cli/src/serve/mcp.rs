@@ -1,8 +1,9 @@
 //! The Model Context Protocol, without a transport: JSON-RPC 2.0 messages, protocol revisions,
-//! and the two tools, `search` and `read_section`. The HTTP transport (`http.rs`, stateless
+//! and the tools: `search` and `read_section`, and the memory tools `remember`, `recall`,
+//! `forget` and `update` ([`super::memory`]). The HTTP transport (`http.rs`, stateless
 //! Streamable HTTP) and the stdio transport (`stdio.rs`) hand it parsed JSON (and, over HTTP,
-//! the request's MCP headers) with the caller's principal; both tools call the same [`Engine`]
-//! as the REST API.
+//! the request's MCP headers) with the caller ([`Who`]: its principal and write right); every
+//! tool calls the same [`Engine`] as the REST API.
 //!
 //! Two eras are served side by side, as the 2026-07-28 text allows a dual-era server to:
 //! - **legacy** (2025-03-26, 2025-06-18, 2025-11-25): an `initialize` handshake agrees on a

@@ -7,8 +7,11 @@
 //! any record that is not of that tenant alone ([`braid::id_tenant`]), whichever way it was
 //! written, so a writer cannot name another tenant's record: such an id is refused for its
 //! shape, before the index is read, and the answer is the same whether the record exists or not.
-//! Within the namespace every record is visible to the writer (its tenant token admits the whole
-//! tenant), and answers never say whether an id existed before (deletes are idempotent).
+//! Within the namespace every record but other callers' memories is visible to the writer (its
+//! tenant token admits the whole tenant; a memory also needs its owner token), and answers never
+//! say whether an id existed before (deletes are idempotent). Ids in the namespace's memory
+//! folder (`tenant:<name>/memory/…`) are refused by their shape: only the memory routes write
+//! them ([`super::memory`]).
 //!
 //! A record's `acl` may only name tokens the writer holds, never a reserved one; its `tenant`,
 //! when given, must be the writer's.
