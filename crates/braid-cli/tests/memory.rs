@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use crate::support::idp::{jwks, Idp, Key, SCOPE};
 use crate::support::{new_token, Reply, Server};
 
 /// A server with two writers of tenant acme (alice, bob); returns their tokens beside it.
@@ -146,5 +147,43 @@ fn mcp_memory_tools_share_the_rest_scope() {
     // A reading token gets a tool error, not a protocol error.
     let refused = server.call_tool(&server.acme, "remember", json!({"text": "x"}));
     assert_eq!(refused["isError"], true);
+    server.stop();
+}
+
+#[test]
+fn oauth_users_of_one_tenant_have_scopes_of_their_own() {
+    let key = Key::generate("memory");
+    let idp = Idp::start(jwks(&[&key]));
+    // The issuer names its users (`sub` → user:test-idp/<sub>, owner:user:test-idp/<sub>) and
+    // grants the write right with the scope braid:write.
+    let section = idp
+        .oauth_section()
+        .replace("required_scopes", "write_scope = \"braid:write\"\nrequired_scopes")
+        .replace("tenant_claim", "user_claim = \"sub\"\ntenant_claim");
+    let server = Server::start_with(5000, "", &section);
+    let token = |sub: Option<&str>| {
+        let mut claims = idp.claims("acme");
+        claims["scope"] = json!(format!("{SCOPE} braid:write"));
+        match sub {
+            Some(sub) => claims["sub"] = json!(sub),
+            None => {
+                claims.as_object_mut().unwrap().remove("sub");
+            }
+        }
+        key.sign(&claims)
+    };
+    let (one, two) = (token(Some("user-1")), token(Some("user-2")));
+    let reply = send(&server, &one, "POST", "/v1/memories", Some(json!({"text": "Badge number 5521 for user one"})));
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let id = reply.json()["memory"]["id"].as_str().unwrap().to_string();
+    assert_eq!(recall(&server, &one, "badge number"), ["Badge number 5521 for user one"]);
+    // The other user of the tenant, with the same groups and the write right, sees nothing.
+    assert!(recall(&server, &two, "badge number").is_empty());
+    let theirs = send(&server, &two, "DELETE", &format!("/v1/memories/{}", encoded(&id)), None);
+    let none = send(&server, &two, "DELETE", &format!("/v1/memories/{}", encoded(&format!("{id}0"))), None);
+    assert_eq!((theirs.status, &theirs.text), (404, &none.text));
+    // A token whose issuer names no user has no memory scope.
+    let anonymous = send(&server, &token(None), "POST", "/v1/memories", Some(json!({"text": "x"})));
+    assert_eq!(anonymous.status, 403, "{}", anonymous.text);
     server.stop();
 }
