@@ -35,7 +35,7 @@ pub(crate) fn visibility_query(fields: &Fields, visibility: &Visibility) -> Resu
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![
         (Occur::Must, terms(fields.acl, visibility.acl_terms())),
         (Occur::Must, terms(fields.tenant, visibility.tenant_terms())),
-        (Occur::Must, owner_query(fields, visibility)),
+        (Occur::MustNot, foreign_owned_query(fields, visibility)),
     ];
     if let Some(filter) = visibility.filter() {
         clauses.push((Occur::Must, filter_query(fields, filter)?));
@@ -43,21 +43,21 @@ pub(crate) fn visibility_query(fields: &Fields, visibility: &Visibility) -> Resu
     Ok(Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(clauses)), 0.0)))
 }
 
-/// The owner rule: the record names no owner token, or it names one the principal holds.
-fn owner_query(fields: &Fields, visibility: &Visibility) -> Box<dyn Query> {
+/// What the owner rule excludes: records that name an owner token (an ACL term in the range
+/// of [`OWNER_PREFIX`]) but none the principal holds. As a `MustNot` clause it only walks the
+/// postings of owner tokens — the owned records — never every document.
+fn foreign_owned_query(fields: &Fields, visibility: &Visibility) -> Box<dyn Query> {
     let owned: Box<dyn Query> = Box::new(RangeQuery::new(
         Bound::Included(Term::from_field_text(fields.acl, OWNER_PREFIX)),
         Bound::Excluded(Term::from_field_text(fields.acl, &owner_prefix_end())),
     ));
-    let unowned: Box<dyn Query> =
-        Box::new(BooleanQuery::new(vec![(Occur::Must, Box::new(AllQuery) as Box<dyn Query>), (Occur::MustNot, owned)]));
     let held = visibility.owner_terms();
     if held.is_empty() {
-        return unowned;
+        return owned;
     }
     let held: Box<dyn Query> =
         Box::new(TermSetQuery::new(held.into_iter().map(|t| Term::from_field_text(fields.acl, t))));
-    Box::new(BooleanQuery::new(vec![(Occur::Should, unowned), (Occur::Should, held)]))
+    Box::new(BooleanQuery::new(vec![(Occur::Must, owned), (Occur::MustNot, held)]))
 }
 
 /// The smallest text above every token that starts with [`OWNER_PREFIX`]: the prefix with its
