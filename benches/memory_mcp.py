@@ -82,7 +82,9 @@ def main():
         token = re.search(r"^token: (\S+)", entry.stderr, re.M).group(1)
         config = os.path.join(work, "braid.toml")
         with open(config, "w") as f:
-            f.write("reload_seconds = 0\n\n[limits]\nrate_per_second = 100000.0\nburst = 100000\n\n" + entry.stdout)
+            # A generous time budget: the bench measures latency, not the 503 past the budget.
+            f.write("reload_seconds = 0\n\n[limits]\nrate_per_second = 100000.0\nburst = 100000\n"
+                    "timeout_ms = 30000\n\n" + entry.stdout)
         serve = [args.braid, "serve", "--index", index, "--config", config, "--bind", "127.0.0.1:0"]
         server = subprocess.Popen(serve + (["--model", args.model] if args.model else []),
                                   stderr=subprocess.PIPE, text=True)
