@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -85,6 +86,9 @@ def main():
                     break
             if url is None:
                 sys.exit("the server did not start")
+            # Keep reading the server's log: a full pipe would block the server (its request log
+            # outgrows the 64 KiB pipe buffer after a few hundred requests).
+            threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
             latencies, seen = [], 0
             for i in range(args.writes + 5):
                 marker = f"zq{i}marker"

@@ -39,6 +39,7 @@ mod facets;
 mod index;
 mod layout;
 mod manifest;
+pub mod memory;
 mod paging;
 mod rerank;
 mod scoring;
@@ -55,7 +56,7 @@ pub use braid_core::{
     LegWeights, Mode, Modifier, NumberBoost, Passages, Principal, QuerySyntax, RangeCount, Record, Reranker, Result,
     SearchRequest, SearchResponse, Snippet, Stage, Stats, Suggestion, SynonymMatch, UnknownName, ValueCount,
     Visibility, DEFAULT_RERANK_CANDIDATES, MAX_BOOST_FUNCTIONS, MAX_DEPTH, MAX_FACETS, MAX_FACET_RANGES,
-    MAX_FACET_VALUES, MAX_K, MAX_QUERY_BYTES, RESERVED_PREFIX, TENANT_PREFIX,
+    MAX_FACET_VALUES, MAX_K, MAX_QUERY_BYTES, OWNER_PREFIX, RESERVED_PREFIX, TENANT_PREFIX,
 };
 pub use braid_lexical::{Analyzer, Merges, SchemaConfig, Synonyms, DEFAULT_WRITER_HEAP};
 pub use braid_vector::{Partition, Quantization, PROMOTE_AT};

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use braid_core::{AccessPolicy, AllowedSet, Principal, Reranker, Result, SearchRequest, SearchResponse, Visibility};
+use braid_core::{
+    AccessPolicy, AllowedSet, Filter, Principal, Reranker, Result, SearchRequest, SearchResponse, Visibility,
+};
 use braid_lexical::Snapshot;
 
 use crate::index::Parts;
@@ -51,6 +53,32 @@ impl Searcher {
     /// The records `principal` may see, with no filter.
     fn allowed(&self, principal: &Principal) -> Result<AllowedSet> {
         self.snapshot.allowed_set(Visibility::new(principal.clone(), self.policy, None))
+    }
+
+    /// The ids of every record `principal` may see that `filter` admits, in no particular
+    /// order: a listing by filter alone, with no query (what memory uses to find a scope's
+    /// expired or kind-matching memories).
+    ///
+    /// # Errors
+    /// [`braid_core::Error::UnknownField`] for a filter on an undeclared field; the store's
+    /// errors.
+    pub fn ids_where(&self, principal: &Principal, filter: &Filter) -> Result<Vec<String>> {
+        let allowed =
+            self.snapshot.allowed_set(Visibility::new(principal.clone(), self.policy, Some(filter.clone())))?;
+        let ords: Vec<u64> = allowed.ords().iter().collect();
+        Ok(self.snapshot.ids_of(&ords)?.into_iter().flatten().collect())
+    }
+
+    /// The records `principal` may see that `filter` admits, in no particular order (see
+    /// [`Searcher::ids_where`]).
+    ///
+    /// # Errors
+    /// As [`Searcher::ids_where`].
+    pub fn records_where(&self, principal: &Principal, filter: &Filter) -> Result<Vec<StoredRecord>> {
+        let allowed =
+            self.snapshot.allowed_set(Visibility::new(principal.clone(), self.policy, Some(filter.clone())))?;
+        let ords: Vec<u64> = allowed.ords().iter().collect();
+        Ok(self.snapshot.records(&ords)?.into_iter().map(StoredRecord::from).collect())
     }
 
     /// Reads one record by id on behalf of `principal`: `None` when it does not exist or the

@@ -25,6 +25,20 @@ pub struct StoredRecord {
 }
 
 impl StoredRecord {
+    /// The record as it will read back once written (its ACL and vector left out).
+    pub(crate) fn from_record(r: &braid_core::Record) -> StoredRecord {
+        StoredRecord {
+            id: r.id.clone(),
+            title: r.title.clone(),
+            body: r.body.clone(),
+            parent: r.parent.clone(),
+            section: r.section.clone(),
+            lines: r.lines,
+            keywords: r.keywords.clone(),
+            numbers: r.numbers.clone(),
+        }
+    }
+
     /// How to cite the record (see [`braid_core::Citation`]).
     pub fn citation(&self) -> braid_core::Citation {
         braid_core::Citation {

@@ -43,8 +43,18 @@ const WORDS: [&str; 20] = [
     "webhook",
     "the",
 ];
-/// ACL tokens; `tenant:` ones are tenants.
-const TOKENS: [&str; 7] = ["public", "group:a", "group:b", "tenant:acme", "tenant:globex", "user:1", "tenant:initech"];
+/// ACL tokens; `tenant:` ones are tenants, `owner:` ones owners (both conjunctive classes).
+const TOKENS: [&str; 9] = [
+    "public",
+    "group:a",
+    "group:b",
+    "tenant:acme",
+    "tenant:globex",
+    "user:1",
+    "owner:u1",
+    "owner:u2",
+    "tenant:initech",
+];
 
 /// Values of the `category` keyword field (index 3: none).
 const CATEGORIES: [&str; 3] = ["billing", "admin", "security"];

@@ -24,6 +24,7 @@ mod helpcenter;
 mod hostile_input;
 mod leaks;
 mod lifecycle;
+mod memory;
 mod noninterference;
 #[cfg(feature = "ingest")]
 mod paging;

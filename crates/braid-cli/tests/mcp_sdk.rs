@@ -11,7 +11,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::support::idp::{jwks, Idp, Key};
-use crate::support::{build_index, Server, GLOBEX_SECRET};
+use crate::support::{build_index, new_token, Server, GLOBEX_SECRET};
 
 const MODES: [(&str, &str); 3] = [("auto", "2026-07-28"), ("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")];
 
@@ -47,7 +47,11 @@ fn client(python: &Path, mode: &str, target: &[&str]) -> Value {
 
 fn check(answer: &Value, mode: &str, revision: &str, what: &str) {
     assert_eq!(answer["protocol_version"], revision, "{what} {mode}: {answer}");
-    assert_eq!(answer["tools"], serde_json::json!(["search", "read_section"]), "{what} {mode}");
+    assert_eq!(
+        answer["tools"],
+        serde_json::json!(["search", "read_section", "remember", "recall", "forget", "update"]),
+        "{what} {mode}"
+    );
     assert_eq!(answer["is_error"], false, "{what} {mode}: {answer}");
     let text = answer["text"].as_str().unwrap();
     assert!(
@@ -80,4 +84,33 @@ fn official_sdk_over_http_and_stdio_in_every_mode() {
     }
     let log = server.stop();
     assert!(log.contains("2026-07-28"), "the server saw no 2026-07-28 request");
+}
+
+/// The memory tools through the official SDK (its `auto` mode only, to keep CI short):
+/// remember → recall → update → forget, each read back by the next recall.
+#[test]
+fn official_sdk_drives_the_memory_tools() {
+    let Some(python) = python() else { return };
+    let writer = new_token(&["--name", "sdk-agent", "--tenant", "acme", "--write"]);
+    let server = Server::start_with(10_000, "", &writer.entry);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/memory_client.py");
+    let out = Command::new(&python)
+        .arg(script)
+        .args(["--http", &format!("{}/mcp", server.url), "--token", &writer.token])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    let answer: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(answer["protocol_version"], "2026-07-28", "{answer}");
+    let first = answer["remembered"]["memory"]["id"].as_str().unwrap();
+    assert!(first.starts_with("tenant:acme/memory/"), "{answer}");
+    assert_eq!(answer["recalled"], serde_json::json!(["The staging database is on port 5544"]), "{answer}");
+    assert_eq!(answer["updated"]["replaced"], first, "{answer}");
+    assert_eq!(answer["after_update"], serde_json::json!(["The staging database moved to port 6655"]), "{answer}");
+    assert_eq!(answer["forgotten"], serde_json::json!([answer["updated"]["memory"]["id"]]), "{answer}");
+    assert_eq!(answer["after_forget"], serde_json::json!([]), "{answer}");
+    // Another caller of the tenant never saw any of it.
+    assert!(!server.search(&server.acme, serde_json::json!({"query": "staging database"})).text.contains("5544"));
+    server.stop();
 }

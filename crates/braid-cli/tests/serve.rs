@@ -41,14 +41,23 @@ fn mcp_session_initialize_list_call_read() {
     assert_eq!(reply.status, 200);
     let tools = reply.json()["result"]["tools"].as_array().unwrap().clone();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["search", "read_section"]);
+    assert_eq!(names, ["search", "read_section", "remember", "recall", "forget", "update"]);
     for tool in &tools {
         assert_eq!(tool["inputSchema"]["type"], "object");
         assert_eq!(tool["outputSchema"]["type"], "object");
         let a = &tool["annotations"];
+        // Reading tools are read-only and idempotent; remember adds, forget and update delete.
+        let expected = match tool["name"].as_str().unwrap() {
+            "search" | "read_section" | "recall" => (true, false, true),
+            "remember" => (false, false, false),
+            "forget" => (false, true, true),
+            _ => (false, true, false),
+        };
         assert_eq!(
             (&a["readOnlyHint"], &a["destructiveHint"], &a["idempotentHint"]),
-            (&json!(true), &json!(false), &json!(true))
+            (&json!(expected.0), &json!(expected.1), &json!(expected.2)),
+            "{}",
+            tool["name"]
         );
         assert_eq!(a["openWorldHint"], false);
     }
@@ -301,7 +310,7 @@ fn public_routes_openapi_and_logs() {
             operations += 1;
         }
     }
-    assert_eq!(operations, 10);
+    assert_eq!(operations, 15);
     assert_eq!(server.request("GET", "/nope", &[], None).status, 404);
     // A REST answer fits the documented schema.
     let reply = server.search(&server.acme, json!({"query": "refund", "collapse": true}));

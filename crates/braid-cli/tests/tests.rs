@@ -8,6 +8,7 @@ mod ingest_access;
 mod mcp_modern;
 mod mcp_sdk;
 mod mcp_stdio;
+mod memory;
 mod noninterference;
 mod oauth;
 mod search_flags;

@@ -9,6 +9,13 @@ use crate::{Filter, Ordinal};
 pub const PUBLIC_TOKEN: &str = "public";
 /// Tokens that start with this prefix name a tenant (`tenant:acme`).
 pub const TENANT_PREFIX: &str = "tenant:";
+/// Tokens that start with this prefix name an **owner** (`owner:user:corp/alice`): a
+/// conjunctive scope. A record whose ACL names owner tokens is visible only to a principal
+/// holding one of them, whatever else its ACL grants — as a tenant token confines a record to
+/// its tenant. An agent's memory carries its tenant and its owner, so it is visible to that
+/// owner in that tenant alone. Owner tokens are granted from a verified identity only (the
+/// server derives one per caller and refuses them in its configuration).
+pub const OWNER_PREFIX: &str = "owner:";
 /// Braid's own namespace: [`NO_ACL_TOKEN`], [`NO_TENANT_TOKEN`] and any later internal term
 /// start with it. No record ACL, principal or server configuration may use a token that does
 /// ([`crate::Error::ReservedToken`]).
@@ -101,6 +108,11 @@ impl Principal {
         self.tokens().filter(|t| t.starts_with(TENANT_PREFIX))
     }
 
+    /// The principal's owner tokens (`owner:…`, see [`OWNER_PREFIX`]), sorted.
+    pub fn owners(&self) -> impl Iterator<Item = &str> {
+        self.tokens().filter(|t| t.starts_with(OWNER_PREFIX))
+    }
+
     /// Whether the principal holds `token`.
     pub fn has(&self, token: &str) -> bool {
         self.tokens.contains(token)
@@ -166,18 +178,27 @@ impl Visibility {
         terms
     }
 
+    /// The owner tokens a record naming owners must carry one of to be visible: the
+    /// principal's (see [`OWNER_PREFIX`]).
+    pub fn owner_terms(&self) -> Vec<&str> {
+        self.principal.owners().collect()
+    }
+
     /// The reference rule, on a record's raw ACL: visible iff the ACL meets the principal's
-    /// tokens and, when the ACL names tenants, one of them is the principal's. Indexes
-    /// implement the same rule with indexed terms; tests compare them with this oracle.
+    /// tokens and, for each conjunctive class the ACL names — tenants (`tenant:…`) and owners
+    /// (`owner:…`) — one token of that class is the principal's. Indexes implement the same
+    /// rule with indexed terms; tests compare them with this oracle.
     pub fn admits_acl(&self, acl: &[String]) -> bool {
         let acl: Vec<&str> = acl.iter().map(|t| t.trim()).filter(|t| !t.is_empty()).collect();
         if acl.is_empty() {
             return self.policy == AccessPolicy::Public;
         }
         let meets = acl.iter().any(|t| self.principal.has(t));
-        let tenants: Vec<&&str> = acl.iter().filter(|t| t.starts_with(TENANT_PREFIX)).collect();
-        let tenant_ok = tenants.is_empty() || tenants.iter().any(|t| self.principal.has(t));
-        meets && tenant_ok
+        let class_ok = |prefix: &str| {
+            let named: Vec<&&str> = acl.iter().filter(|t| t.starts_with(prefix)).collect();
+            named.is_empty() || named.iter().any(|t| self.principal.has(t))
+        };
+        meets && class_ok(TENANT_PREFIX) && class_ok(OWNER_PREFIX)
     }
 }
 
@@ -384,6 +405,42 @@ mod tests {
         let deny = Visibility::new(Principal::public(), AccessPolicy::Deny, None);
         assert!(!deny.admits_acl(&acl(&[])));
         assert!(deny.admits_acl(&acl(&["public"])));
+    }
+
+    #[test]
+    fn owner_tokens_are_conjunctive() {
+        let alice = Visibility::new(
+            Principal::from_verified_tokens(["tenant:acme", "owner:user:idp/alice", "group:support"]),
+            AccessPolicy::Public,
+            None,
+        );
+        let bob = Visibility::new(
+            Principal::from_verified_tokens(["tenant:acme", "owner:user:idp/bob", "group:support"]),
+            AccessPolicy::Public,
+            None,
+        );
+        let memory = acl(&["tenant:acme", "owner:user:idp/alice"]);
+        assert!(alice.admits_acl(&memory));
+        // The tenant token alone no longer admits it: bob shares the tenant, not the owner.
+        assert!(!bob.admits_acl(&memory));
+        // Nor does any disjunctive token the record also names.
+        assert!(!bob.admits_acl(&acl(&["tenant:acme", "owner:user:idp/alice", "group:support", "public"])));
+        assert!(!bob.admits_acl(&acl(&["owner:user:idp/alice", "public"])));
+        // Several owners: any of them.
+        assert!(bob.admits_acl(&acl(&["tenant:acme", "owner:user:idp/alice", "owner:user:idp/bob"])));
+        // The owner does not escape the tenant check: alice in another tenant sees nothing.
+        let alice_globex = Visibility::new(
+            Principal::from_verified_tokens(["tenant:globex", "owner:user:idp/alice"]),
+            AccessPolicy::Public,
+            None,
+        );
+        assert!(!alice_globex.admits_acl(&memory));
+        assert!(alice_globex.admits_acl(&acl(&["owner:user:idp/alice"])));
+        // A principal without owner tokens sees no owned record, even a "public" one.
+        let anyone = Visibility::new(Principal::public(), AccessPolicy::Public, None);
+        assert!(!anyone.admits_acl(&acl(&["public", "owner:user:idp/alice"])));
+        assert_eq!(alice.owner_terms(), ["owner:user:idp/alice"]);
+        assert!(anyone.owner_terms().is_empty());
     }
 
     #[test]

@@ -36,7 +36,7 @@ mod response;
 
 pub use access::{
     is_reserved_token, AccessPolicy, AllowedSet, OrdSet, Principal, Visibility, NO_ACL_TOKEN, NO_TENANT_TOKEN,
-    PUBLIC_TOKEN, RESERVED_PREFIX, TENANT_PREFIX,
+    OWNER_PREFIX, PUBLIC_TOKEN, RESERVED_PREFIX, TENANT_PREFIX,
 };
 pub use boost::{Boosts, Decay, DecayFunction, KeywordBoost, Modifier, NumberBoost, MAX_BOOST_FUNCTIONS};
 pub use citation::Citation;

@@ -19,7 +19,8 @@ pub(crate) const NUMBER_PREFIX: &str = "num.";
 /// By default: English analysis, title boost 0.1 on top of the flat title+body field (fitted
 /// on training splits, `research/scripts/title_study.sh`) and 0.5 for words in a CJK script
 /// (which those splits do not hold), keyword fields `category`, `tags`, `lang`, `audience`,
-/// `source`, numeric fields `updated`, `created`, `priority`.
+/// `source`, `kind`, numeric fields `updated`, `created`, `priority`, `importance`, `expires`
+/// (`kind`, `importance` and `expires` are what an agent's memory writes, with `created`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SchemaConfig {
     /// The analyzer for title and body.
@@ -46,8 +47,8 @@ impl Default for SchemaConfig {
             analyzer: Analyzer::English,
             title_boost: 0.1,
             cjk_title_boost: Some(0.5),
-            keyword_fields: ["category", "tags", "lang", "audience", "source"].map(String::from).into(),
-            numeric_fields: ["updated", "created", "priority"].map(String::from).into(),
+            keyword_fields: ["category", "tags", "lang", "audience", "source", "kind"].map(String::from).into(),
+            numeric_fields: ["updated", "created", "priority", "importance", "expires"].map(String::from).into(),
         }
     }
 }

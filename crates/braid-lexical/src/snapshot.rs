@@ -117,7 +117,13 @@ impl Snapshot {
     /// What `visibility` admits on this snapshot, as ordinals and as document ids per segment;
     /// computed once per rule (the key names the principal's tokens, the policy and the filter).
     pub(crate) fn allowed_docs(&self, visibility: &Visibility) -> Result<Arc<AllowedDocs>> {
-        let key = format!("{:?}|{:?}|{:?}", visibility.acl_terms(), visibility.tenant_terms(), visibility.filter());
+        let key = format!(
+            "{:?}|{:?}|{:?}|{:?}",
+            visibility.acl_terms(),
+            visibility.tenant_terms(),
+            visibility.owner_terms(),
+            visibility.filter()
+        );
         let cached = self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key);
         if let Some(docs) = cached {
             return Ok(docs);

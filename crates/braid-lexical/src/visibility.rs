@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, RwLock};
 
-use braid_core::{Filter, OrdSet, Result, Visibility};
+use braid_core::{Filter, OrdSet, Result, Visibility, OWNER_PREFIX};
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
 use tantivy::index::SegmentId;
@@ -21,7 +21,13 @@ use crate::schema::Fields;
 pub(crate) const SECTION_SEPARATOR: char = '\u{1f}';
 
 /// The visibility rule as a non-scoring tantivy query: the record's ACL meets the principal,
-/// its tenant (if any) is the principal's, and the structured filter holds.
+/// its tenant (if any) is the principal's, its owner (if any) is the principal's, and the
+/// structured filter holds.
+///
+/// Owner tokens (`owner:…`, [`braid_core::OWNER_PREFIX`]) need no field of their own: they are
+/// ACL terms, and "names an owner" is the range of ACL terms that start with the prefix. So
+/// the rule reads the same terms in every index, including one written before owners were
+/// conjunctive — where such a record becomes visible to fewer principals, never to more.
 pub(crate) fn visibility_query(fields: &Fields, visibility: &Visibility) -> Result<Box<dyn Query>> {
     let terms = |field: Field, tokens: Vec<&str>| -> Box<dyn Query> {
         Box::new(TermSetQuery::new(tokens.into_iter().map(|t| Term::from_field_text(field, t))))
@@ -29,11 +35,39 @@ pub(crate) fn visibility_query(fields: &Fields, visibility: &Visibility) -> Resu
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![
         (Occur::Must, terms(fields.acl, visibility.acl_terms())),
         (Occur::Must, terms(fields.tenant, visibility.tenant_terms())),
+        (Occur::MustNot, foreign_owned_query(fields, visibility)),
     ];
     if let Some(filter) = visibility.filter() {
         clauses.push((Occur::Must, filter_query(fields, filter)?));
     }
     Ok(Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(clauses)), 0.0)))
+}
+
+/// What the owner rule excludes: records that name an owner token (an ACL term in the range
+/// of [`OWNER_PREFIX`]) but none the principal holds. As a `MustNot` clause it only walks the
+/// postings of owner tokens — the owned records — never every document.
+fn foreign_owned_query(fields: &Fields, visibility: &Visibility) -> Box<dyn Query> {
+    let owned: Box<dyn Query> = Box::new(RangeQuery::new(
+        Bound::Included(Term::from_field_text(fields.acl, OWNER_PREFIX)),
+        Bound::Excluded(Term::from_field_text(fields.acl, &owner_prefix_end())),
+    ));
+    let held = visibility.owner_terms();
+    if held.is_empty() {
+        return owned;
+    }
+    let held: Box<dyn Query> =
+        Box::new(TermSetQuery::new(held.into_iter().map(|t| Term::from_field_text(fields.acl, t))));
+    Box::new(BooleanQuery::new(vec![(Occur::Must, owned), (Occur::MustNot, held)]))
+}
+
+/// The smallest text above every token that starts with [`OWNER_PREFIX`]: the prefix with its
+/// last byte raised by one (`owner;`).
+fn owner_prefix_end() -> String {
+    let mut end = OWNER_PREFIX.as_bytes().to_vec();
+    if let Some(last) = end.last_mut() {
+        *last += 1;
+    }
+    String::from_utf8(end).unwrap_or_else(|_| OWNER_PREFIX.to_string())
 }
 
 fn filter_query(fields: &Fields, filter: &Filter) -> Result<Box<dyn Query>> {
@@ -374,6 +408,18 @@ impl SegmentCollector for OrdSegmentCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_owner_range_holds_exactly_the_owner_tokens() {
+        let end = owner_prefix_end();
+        assert_eq!(end, "owner;");
+        for inside in ["owner:", "owner:user:idp/alice", "owner:\u{10ffff}"] {
+            assert!(inside >= OWNER_PREFIX && inside < end.as_str(), "{inside}");
+        }
+        for outside in ["owner", "owners:x", "owner;x", "ownerx", "Owner:x", "public", "tenant:acme"] {
+            assert!(!(outside >= OWNER_PREFIX && outside < end.as_str()), "{outside}");
+        }
+    }
 
     #[test]
     fn allowed_docs_seek_like_a_linear_scan() {

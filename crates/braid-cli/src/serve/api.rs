@@ -8,6 +8,8 @@ use std::time::Instant;
 use braid::{Boosts, Facet, Filter, Index, Mode, Principal, QuerySyntax, SearchRequest, SearchResponse, StoredRecord};
 use serde::Deserialize;
 
+use super::write::WriteLock;
+
 /// The search parameters of `POST /v1/search` and of the MCP `search` tool. There is no
 /// principal field: unknown fields are refused, and the principal comes from the token.
 #[derive(Debug, Clone, Deserialize)]
@@ -187,12 +189,20 @@ pub struct Engine {
     failures: AtomicU64,
     /// The largest `k` accepted.
     pub max_k: usize,
+    /// One writer at a time, for record writes and memories alike.
+    writes: WriteLock,
 }
 
 impl Engine {
     /// Serves `index`, accepting `k` up to `max_k`.
     pub fn new(index: Index, max_k: usize) -> Self {
-        Engine { index, failures: AtomicU64::new(0), max_k }
+        Engine { index, failures: AtomicU64::new(0), max_k, writes: WriteLock::default() }
+    }
+
+    /// The server's one write lock: every write, REST or MCP, records or memories, goes through
+    /// it, so concurrent requests queue instead of failing with a busy lock.
+    pub fn writes(&self) -> &WriteLock {
+        &self.writes
     }
 
     /// The index. A search takes one searcher when it starts ([`Index::search`]), so a refresh

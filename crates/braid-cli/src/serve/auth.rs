@@ -58,7 +58,7 @@ impl TokenMap {
             let (rate, burst) = t.rate(&config.limits);
             let caller = Caller {
                 name: t.name.clone(),
-                principal: Principal::from_verified_tokens(t.acl_tokens()),
+                principal: Principal::from_verified_tokens(t.acl_tokens().into_iter().chain([owner_of_token(&t.name)])),
                 operator: t.operator,
                 write: t.write,
                 quota: Arc::new(Quota::new(rate, burst, now)),
@@ -80,6 +80,13 @@ impl TokenMap {
         let index = (found as usize).checked_sub(1)?;
         self.entries.get(index).map(|(_, caller)| Arc::clone(caller))
     }
+}
+
+/// The owner token of a static token: `owner:token:<name>` (names are unique in a
+/// configuration, and no configured token may start with `owner:`), so each static token has
+/// a memory scope of its own.
+pub fn owner_of_token(name: &str) -> String {
+    format!("{}token:{}", braid::OWNER_PREFIX, name.trim())
 }
 
 /// Why a request gets no caller.
@@ -273,6 +280,8 @@ mod tests {
         assert_eq!(acme.name.as_str(), "a");
         assert!(acme.principal.has("tenant:acme") && !acme.principal.has("tenant:globex"));
         assert!(!acme.operator);
+        // Each token holds its own owner token, and no other.
+        assert_eq!(acme.principal.owners().collect::<Vec<_>>(), ["owner:token:a"]);
         let globex = map.verify("token-of-globex-01").unwrap();
         assert_eq!(globex.name.as_str(), "g");
         // Each token has its own quota.

@@ -324,6 +324,13 @@ impl Config {
             }
             ensure!(hashes.insert(hash), "token {:?}: the same hash appears twice", t.name);
             Principal::try_from_verified_tokens(t.acl_tokens()).with_context(|| format!("token {:?}", t.name))?;
+            if let Some(owner) = t.acl_tokens().iter().find(|a| a.trim().starts_with(braid::OWNER_PREFIX)) {
+                bail!(
+                    "token {:?}: {owner:?} is an owner token, which the server grants from the token's name \
+                     (owner:token:<name>) and never takes from the configuration",
+                    t.name
+                );
+            }
             if let Some(tenant) = &t.tenant {
                 ensure!(!tenant.trim().is_empty(), "token {:?}: empty tenant", t.name);
                 // A tenant pins the token: its principal cannot add another tenant.
@@ -393,6 +400,8 @@ mod tests {
             (format!("reload_seconds = -1.0\n{}", token("")), "reload_seconds"),
             (format!("[limits]\nunauthenticated_burst = 0\n{}", token("")), "unauthenticated"),
             (token("principal = [\" __braid:no-tenant\"]"), "reserved"),
+            // Owner tokens come from the token's name only.
+            (token("principal = [\"owner:token:b\"]"), "owner token"),
             // A token's tenant pins it: its principal cannot name another tenant.
             (token("tenant = \"acme\"\nprincipal = [\"tenant:globex\"]"), "pins it"),
             (format!("[limits]\nmax_connections = 8\nmax_connections_per_address = 8\n{}", token("")), "below"),

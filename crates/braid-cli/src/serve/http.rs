@@ -25,10 +25,11 @@ use super::auth::{Authenticator, Caller, Refusal};
 use super::config::{Config, Limits};
 use super::limit::Quotas;
 use super::mcp::{self, Mcp, Reply, Version};
+use super::memory::{ForgetParams, UpdateParams, Who};
 use super::oauth;
 use super::openapi;
 use super::origin::Origins;
-use super::write::{self, WriteFailure, WriteLock, Written};
+use super::write::{self, WriteFailure, Written};
 
 /// What every handler shares.
 pub struct AppState {
@@ -41,8 +42,6 @@ pub struct AppState {
     permits: Arc<Semaphore>,
     limits: Limits,
     origins: Origins,
-    /// One writer at a time for `/v1/records`.
-    writes: WriteLock,
     openapi: Value,
     started: Instant,
 }
@@ -73,7 +72,6 @@ pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
         permits: Arc::new(Semaphore::new(limits.concurrency())),
         openapi: openapi::document(engine.max_k),
         origins: Origins::new(config.allowed_origins.as_deref(), config.bind),
-        writes: WriteLock::default(),
         started: Instant::now(),
         engine,
         limits,
@@ -92,6 +90,10 @@ pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
         .route("/v1/records", post(rest_upsert).route_layer(auth.clone()))
         .route("/v1/records/delete", post(rest_delete_many).route_layer(auth.clone()))
         .route("/v1/records/{id}", delete(rest_delete_one).route_layer(auth.clone()))
+        .route("/v1/memories", post(rest_remember).route_layer(auth.clone()))
+        .route("/v1/memories/recall", post(rest_recall).route_layer(auth.clone()))
+        .route("/v1/memories/forget", post(rest_forget).route_layer(auth.clone()))
+        .route("/v1/memories/{id}", delete(rest_forget_one).put(rest_update).route_layer(auth.clone()))
         .route("/mcp", post(mcp_post).route_layer(auth))
         .route("/v1/health", get(health))
         .route("/v1/openapi.json", get(openapi_document))
@@ -125,11 +127,22 @@ fn retry_after(mut response: Response, seconds: u64) -> Response {
 
 /// The routes by name, for logs: never the raw path, which a client chooses.
 fn route_name(path: &str) -> &'static str {
-    const ROUTES: [&str; 7] =
-        ["/v1/search", "/v1/stats", "/v1/records", "/v1/records/delete", "/v1/health", "/v1/openapi.json", "/mcp"];
+    const ROUTES: [&str; 10] = [
+        "/v1/search",
+        "/v1/stats",
+        "/v1/records",
+        "/v1/records/delete",
+        "/v1/memories",
+        "/v1/memories/recall",
+        "/v1/memories/forget",
+        "/v1/health",
+        "/v1/openapi.json",
+        "/mcp",
+    ];
     match ROUTES.into_iter().find(|r| *r == path) {
         Some(route) => route,
         None if path.starts_with("/v1/records/") => "/v1/records/{id}",
+        None if path.starts_with("/v1/memories/") => "/v1/memories/{id}",
         None => "other",
     }
 }
@@ -362,6 +375,7 @@ fn write_refused(f: &WriteFailure) -> Response {
     match f {
         WriteFailure::Forbidden(m) => failure(StatusCode::FORBIDDEN, "forbidden", m.clone()),
         WriteFailure::BadRequest(m) => failure(StatusCode::BAD_REQUEST, "bad_request", m.clone()),
+        WriteFailure::NotFound(m) => failure(StatusCode::NOT_FOUND, "not_found", m.clone()),
         WriteFailure::Busy => retry_after(failure(StatusCode::SERVICE_UNAVAILABLE, "busy", f.message()), 1),
         WriteFailure::Internal => failure(StatusCode::INTERNAL_SERVER_ERROR, "internal", f.message()),
     }
@@ -407,7 +421,7 @@ async fn run_write(
             stored.push(write::admit(&index, &caller.principal, &namespace, &format!("records[{i}]"), document)?);
         }
         let deletes = ids.iter().map(|id| write::stored_id(&namespace, id)).collect::<Result<Vec<_>, _>>()?;
-        let commit = st.writes.write(&index, &stored, &deletes)?;
+        let commit = st.engine.writes().write(&index, &stored, &deletes)?;
         let ids = stored.into_iter().map(|r| r.id).chain(deletes).collect();
         Ok::<_, WriteFailure>(Written { commit, ids })
     })
@@ -488,6 +502,121 @@ async fn rest_delete_one(
         Err(f) => return write_refused(&f),
     };
     run_write(s, caller, deadline, namespace, Vec::new(), vec![id]).await
+}
+
+/// The JSON body of a memory request, parsed: 415/413/400 else.
+fn memory_body<T: serde::de::DeserializeOwned>(
+    s: &AppState,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    what: &str,
+) -> Result<T, Box<Response>> {
+    if !is_json(headers) {
+        return Err(Box::new(json_body_required()));
+    }
+    let body = read_body(body, s)?;
+    serde_json::from_slice(&body)
+        .map_err(|e| Box::new(failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid {what} request: {e}"))))
+}
+
+/// Runs one memory operation for `caller` on the blocking pool and answers with its JSON.
+async fn run_memory<T: serde::Serialize + Send + 'static>(
+    s: Shared,
+    caller: Arc<Caller>,
+    deadline: Deadline,
+    work: impl FnOnce(&Engine, Who<'_>) -> Result<T, WriteFailure> + Send + 'static,
+) -> Response {
+    let done = blocking(&s, deadline, caller.operator, move |st| {
+        work(&st.engine, Who { principal: &caller.principal, write: caller.write })
+    })
+    .await;
+    match done {
+        Ok(Ok(value)) => json_response(StatusCode::OK, &serde_json::to_value(value).unwrap_or(Value::Null)),
+        Ok(Err(f)) => write_refused(&f),
+        Err(response) => response,
+    }
+}
+
+/// `POST /v1/memories`: remembers a note in the caller's scope (or reinforces its duplicate).
+async fn rest_remember(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Extension(deadline): Extension<Deadline>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let note: braid::memory::Note = match memory_body(&s, &headers, body, "remember") {
+        Ok(n) => n,
+        Err(response) => return *response,
+    };
+    run_memory(s, caller, deadline, move |engine, who| engine.remember(who, &note)).await
+}
+
+/// `POST /v1/memories/recall`: the caller's memories that best answer a cue.
+async fn rest_recall(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Extension(deadline): Extension<Deadline>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let cue: braid::memory::Cue = match memory_body(&s, &headers, body, "recall") {
+        Ok(c) => c,
+        Err(response) => return *response,
+    };
+    run_memory(s, caller, deadline, move |engine, who| {
+        engine.recall(who, &cue).map(|memories| json!({ "memories": memories }))
+    })
+    .await
+}
+
+/// `POST /v1/memories/forget`: forgets one memory by id, or every memory of a kind.
+async fn rest_forget(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Extension(deadline): Extension<Deadline>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let params: ForgetParams = match memory_body(&s, &headers, body, "forget") {
+        Ok(p) => p,
+        Err(response) => return *response,
+    };
+    run_memory(s, caller, deadline, move |engine, who| engine.forget(who, &params)).await
+}
+
+/// `DELETE /v1/memories/{id}`: forgets one memory of the caller's scope (404 otherwise).
+async fn rest_forget_one(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Extension(deadline): Extension<Deadline>,
+    Path(id): Path<String>,
+) -> Response {
+    let params = ForgetParams { id: Some(id), kind: None };
+    run_memory(s, caller, deadline, move |engine, who| engine.forget(who, &params)).await
+}
+
+/// `PUT /v1/memories/{id}`: supersedes one memory of the caller's scope with a new note.
+async fn rest_update(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    Extension(deadline): Extension<Deadline>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let note: braid::memory::Note = match memory_body(&s, &headers, body, "update") {
+        Ok(n) => n,
+        Err(response) => return *response,
+    };
+    let params = UpdateParams {
+        id,
+        text: note.text,
+        kind: note.kind,
+        importance: note.importance,
+        ttl_seconds: note.ttl_seconds,
+    };
+    run_memory(s, caller, deadline, move |engine, who| engine.update(who, &params)).await
 }
 
 /// `POST /v1/search`: the search parameters in, `braid::SearchResponse` out.
@@ -635,7 +764,7 @@ async fn mcp_post(
     let outcome = match blocking(&s, deadline, caller.operator, move |st| {
         let headers =
             mcp::HttpHeaders { protocol_version: version.as_deref(), method: method.as_deref(), name: name.as_deref() };
-        st.mcp.handle_http(payload, &headers, &caller.principal)
+        st.mcp.handle_http(payload, &headers, Who { principal: &caller.principal, write: caller.write })
     })
     .await
     {

@@ -1,8 +1,9 @@
 //! The Model Context Protocol, without a transport: JSON-RPC 2.0 messages, protocol revisions,
-//! and the two tools, `search` and `read_section`. The HTTP transport (`http.rs`, stateless
+//! and the tools: `search` and `read_section`, and the memory tools `remember`, `recall`,
+//! `forget` and `update` ([`super::memory`]). The HTTP transport (`http.rs`, stateless
 //! Streamable HTTP) and the stdio transport (`stdio.rs`) hand it parsed JSON (and, over HTTP,
-//! the request's MCP headers) with the caller's principal; both tools call the same [`Engine`]
-//! as the REST API.
+//! the request's MCP headers) with the caller ([`Who`]: its principal and write right); every
+//! tool calls the same [`Engine`] as the REST API.
 //!
 //! Two eras are served side by side, as the 2026-07-28 text allows a dual-era server to:
 //! - **legacy** (2025-03-26, 2025-06-18, 2025-11-25): an `initialize` handshake agrees on a
@@ -26,7 +27,9 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::api::{Engine, Failure, SearchParams};
+use super::memory::{self, ForgetParams, UpdateParams, Who};
 use super::schema;
+use braid::memory::{Cue, Note};
 
 /// JSON-RPC: the payload is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
@@ -259,7 +262,8 @@ impl Mcp {
     /// for `tools/call`, `Mcp-Name`) must match the body, and the body's `_meta` must name the
     /// same revision. Any other request is served in the legacy revision its header names
     /// (2025-03-26 without one); `initialize` always starts the legacy handshake.
-    pub fn handle_http(&self, payload: Value, headers: &HttpHeaders, principal: &Principal) -> Outcome {
+    pub fn handle_http<'a>(&self, payload: Value, headers: &HttpHeaders, who: impl Into<Who<'a>>) -> Outcome {
+        let principal = who.into();
         let id = payload.get("id").filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(Value::Null);
         let mismatch =
             |why: String| Outcome::malformed(error(id.clone(), HEADER_MISMATCH, format!("Header mismatch: {why}")));
@@ -335,7 +339,8 @@ impl Mcp {
     /// Answers one line of a stdio connection on behalf of `principal`; `negotiated` is the
     /// revision an earlier `initialize` agreed on. A request whose `_meta` names 2026-07-28 is
     /// served statelessly whatever came before; others in the negotiated revision.
-    pub fn handle_stdio(&self, payload: Value, negotiated: Option<Version>, principal: &Principal) -> Outcome {
+    pub fn handle_stdio<'a>(&self, payload: Value, negotiated: Option<Version>, who: impl Into<Who<'a>>) -> Outcome {
+        let principal = who.into();
         let is_initialize = payload.get("method").and_then(Value::as_str) == Some("initialize");
         match meta_version(&payload).filter(|_| !is_initialize) {
             None => self.handle(payload, negotiated.unwrap_or(Version::ASSUMED), principal),
@@ -348,7 +353,8 @@ impl Mcp {
 
     /// Answers one legacy payload — a message, or (in revision 2025-03-26 only) a batch of
     /// them — on behalf of `principal`, in protocol revision `version`.
-    pub fn handle(&self, payload: Value, version: Version, principal: &Principal) -> Outcome {
+    pub fn handle<'a>(&self, payload: Value, version: Version, who: impl Into<Who<'a>>) -> Outcome {
+        let principal = who.into();
         let Value::Array(items) = payload else { return self.message(payload, version, principal) };
         if !version.allows_batches() {
             let why = format!("JSON-RPC batches are not part of MCP {}: send one message per request", version.name());
@@ -375,7 +381,7 @@ impl Mcp {
     }
 
     /// A 2026-07-28 message (over HTTP, its headers already checked against the body).
-    fn modern(&self, message: Value, principal: &Principal) -> Outcome {
+    fn modern(&self, message: Value, principal: Who<'_>) -> Outcome {
         let Value::Object(obj) = &message else {
             return Outcome::malformed(error(Value::Null, INVALID_REQUEST, "a JSON-RPC message is a JSON object"));
         };
@@ -447,21 +453,25 @@ impl Mcp {
     }
 
     /// `tools/call`: the tool's result, or the JSON-RPC error (code, message).
-    fn call(&self, params: &Value, version: Version, principal: &Principal) -> Result<Value, (i64, String)> {
+    fn call(&self, params: &Value, version: Version, principal: Who<'_>) -> Result<Value, (i64, String)> {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err((INVALID_PARAMS, "tools/call needs params.name".into()));
         };
         let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
         let answer = match name {
-            "search" => self.search(arguments, principal),
-            "read_section" => self.read_section(arguments, principal),
+            "search" => self.search(arguments, principal.principal),
+            "read_section" => self.read_section(arguments, principal.principal),
+            "remember" => self.remember(arguments, principal),
+            "recall" => self.recall(arguments, principal),
+            "forget" => self.forget(arguments, principal),
+            "update" => self.update(arguments, principal),
             _ => return Err((INVALID_PARAMS, format!("unknown tool: {name}"))),
         };
         tracing::debug!(target: "braid::serve::mcp", tool = name, is_error = answer.is_err(), "tool call");
         Ok(tool_result(answer, version))
     }
 
-    fn message(&self, message: Value, version: Version, principal: &Principal) -> Outcome {
+    fn message(&self, message: Value, version: Version, principal: Who<'_>) -> Outcome {
         let Value::Object(obj) = &message else {
             return Outcome::malformed(error(Value::Null, INVALID_REQUEST, "a JSON-RPC message is a JSON object"));
         };
@@ -507,6 +517,7 @@ impl Mcp {
         let defs = "#/$defs";
         let mut search_input = schema::search_params(defs, self.engine.max_k);
         search_input["$defs"] = json!({ "Filter": schema::filter(defs) });
+        // (name, title, description, input, output, read only, destructive, idempotent)
         let tools = [
             (
                 "search",
@@ -517,6 +528,9 @@ impl Mcp {
                  full with read_section.",
                 search_input,
                 schema::search_output(),
+                true,
+                false,
+                true,
             ),
             (
                 "read_section",
@@ -525,21 +539,67 @@ impl Mcp {
                  pass the next_offset of one read as the offset of the next.",
                 schema::read_params(),
                 schema::read_output(),
+                true,
+                false,
+                true,
+            ),
+            (
+                "remember",
+                "Remember",
+                "Store a memory in your own private scope (no other user sees it): a short text, with an \
+                 optional kind (preference, fact, task, …), importance 1-10 and time to live. Repeating a \
+                 memory you already have reinforces it (more important, more recent) and returns its id.",
+                memory::note_schema(),
+                memory::written_schema(),
+                false,
+                false,
+                false,
+            ),
+            (
+                "recall",
+                "Recall memories",
+                "Recall your memories that best answer a query, ranked by relevance, recency and importance. \
+                 An empty query lists the most recent and important ones. Expired memories never appear.",
+                memory::cue_schema(),
+                memory::recalled_schema(),
+                true,
+                false,
+                true,
+            ),
+            (
+                "forget",
+                "Forget memories",
+                "Forget one of your memories by id, or every memory of a kind.",
+                memory::forget_schema(),
+                memory::forgotten_schema(),
+                false,
+                true,
+                true,
+            ),
+            (
+                "update",
+                "Update a memory",
+                "Replace one of your memories with a corrected text. The old memory is forgotten (not kept as \
+                 history); the answer gives the new id.",
+                memory::update_schema(),
+                memory::written_schema(),
+                false,
+                true,
+                false,
             ),
         ];
         tools
             .into_iter()
-            .map(|(name, title, description, input, output)| {
+            .map(|(name, title, description, input, output, read_only, destructive, idempotent)| {
                 let mut tool = json!({
                     "name": name,
                     "description": description,
                     "inputSchema": input,
-                    // Both tools only read a closed index: no side effects, same answer twice.
                     "annotations": {
                         "title": title,
-                        "readOnlyHint": true,
-                        "destructiveHint": false,
-                        "idempotentHint": true,
+                        "readOnlyHint": read_only,
+                        "destructiveHint": destructive,
+                        "idempotentHint": idempotent,
                         "openWorldHint": false
                     }
                 });
@@ -557,6 +617,35 @@ impl Mcp {
             serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for search: {e}"))?;
         let response = self.engine.search(principal, &params).map_err(|f| f.message())?;
         Ok(search_text_and_data(&response))
+    }
+
+    fn remember(&self, arguments: Value, who: Who<'_>) -> Result<(String, Value), String> {
+        let note: Note =
+            serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for remember: {e}"))?;
+        let written = self.engine.remember(who, &note).map_err(|f| f.message())?;
+        Ok((memory::written_text(&written), serde_json::to_value(&written).unwrap_or(Value::Null)))
+    }
+
+    fn recall(&self, arguments: Value, who: Who<'_>) -> Result<(String, Value), String> {
+        let cue: Cue = serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for recall: {e}"))?;
+        let memories = self.engine.recall(who, &cue).map_err(|f| f.message())?;
+        Ok((memory::recalled_text(&memories), json!({ "memories": memories })))
+    }
+
+    fn forget(&self, arguments: Value, who: Who<'_>) -> Result<(String, Value), String> {
+        let params: ForgetParams =
+            serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for forget: {e}"))?;
+        let forgotten = self.engine.forget(who, &params).map_err(|f| f.message())?;
+        let text =
+            format!("Forgot {} memor{}.", forgotten.ids.len(), if forgotten.ids.len() == 1 { "y" } else { "ies" });
+        Ok((text, serde_json::to_value(&forgotten).unwrap_or(Value::Null)))
+    }
+
+    fn update(&self, arguments: Value, who: Who<'_>) -> Result<(String, Value), String> {
+        let params: UpdateParams =
+            serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for update: {e}"))?;
+        let written = self.engine.update(who, &params).map_err(|f| f.message())?;
+        Ok((memory::written_text(&written), serde_json::to_value(&written).unwrap_or(Value::Null)))
     }
 
     fn read_section(&self, arguments: Value, principal: &Principal) -> Result<(String, Value), String> {
@@ -612,7 +701,8 @@ fn known_method(method: &str) -> &'static str {
         .unwrap_or("other")
 }
 
-const INSTRUCTIONS: &str = "Use `search` to find passages (cite them as [n]) and `read_section` to read one in full.";
+const INSTRUCTIONS: &str = "Use `search` to find passages (cite them as [n]) and `read_section` to read one in full. \
+    `remember`, `recall`, `forget` and `update` keep your own private memories.";
 
 fn server_info() -> Value {
     json!({ "name": "braid", "title": "Braid", "version": env!("CARGO_PKG_VERSION") })

@@ -24,6 +24,7 @@ mod http;
 mod jwks;
 mod limit;
 mod mcp;
+mod memory;
 mod oauth;
 mod openapi;
 mod origin;

@@ -264,6 +264,11 @@ impl OAuthConfig {
             let fixed = i.principal.iter().chain(i.scope_tokens.values().flatten());
             for acl in fixed {
                 ensure!(!reserved(acl), "issuer {:?}: {acl:?} is reserved for Braid's own index terms", i.name);
+                ensure!(
+                    !acl.trim().starts_with(braid::OWNER_PREFIX),
+                    "issuer {:?}: {acl:?} is an owner token, which the server grants from the user claim only",
+                    i.name
+                );
             }
             if let Some(rate) = i.rate_per_second {
                 in_range("oauth.issuer.rate_per_second", rate).with_context(|| format!("issuer {:?}", i.name))?;
@@ -637,6 +642,9 @@ fn principal(config: &IssuerConfig, claims: &Value, scopes: &HashSet<String>) ->
     }
     if let Some(user) = string_claim(&config.user_claim)? {
         tokens.push(format!("user:{ns}/{user}"));
+        // The user's memory scope: conjunctive, in the issuer's namespace, from the verified
+        // claim alone (configured tokens may not name an owner).
+        tokens.push(format!("{}user:{ns}/{user}", braid::OWNER_PREFIX));
     }
     if let Some(name) = &config.groups_claim {
         match claims.get(name) {
@@ -660,7 +668,8 @@ fn principal(config: &IssuerConfig, claims: &Value, scopes: &HashSet<String>) ->
             tokens.extend(acl.iter().cloned());
         }
     }
-    if tokens.iter().any(|t| reserved(t)) {
+    let owners = tokens.iter().filter(|t| t.trim().starts_with(braid::OWNER_PREFIX)).count();
+    if tokens.iter().any(|t| reserved(t)) || owners > 1 {
         return Err(Rejection::InvalidToken("the token's claims name a reserved ACL token".into()));
     }
     // Verified claims, mapped by the operator's configuration: a verified source.
@@ -729,6 +738,9 @@ mod tests {
         let mut reserved = config("https://a.example/mcp");
         reserved.issuers[0].principal = vec!["__braid:all".into()];
         assert!(format!("{:#}", reserved.validate().unwrap_err()).contains("reserved"));
+        let mut owner = config("https://a.example/mcp");
+        owner.issuers[0].principal = vec!["owner:user:idp/root".into()];
+        assert!(format!("{:#}", owner.validate().unwrap_err()).contains("owner token"));
     }
 
     #[test]
@@ -746,6 +758,7 @@ mod tests {
         }
         // Claim values land in the issuer's namespace only.
         assert!(!p.has("user:u1") && !p.has("group:support"));
+        assert_eq!(p.owners().collect::<Vec<_>>(), ["owner:user:idp/u1"]);
         assert!(!p.has("tenant:globex"));
         let no_scope = json!({"tid": "acme"});
         assert!(!principal(&issuer, &no_scope, &scopes(&no_scope)).unwrap().has("group:internal"));

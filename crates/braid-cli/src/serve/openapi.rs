@@ -57,6 +57,22 @@ pub fn document(max_k: usize) -> Value {
     upsert_responses["415"] = error("The body is not Content-Type: application/json.");
     let mut delete_many_responses = write_responses();
     delete_many_responses["415"] = error("The body is not Content-Type: application/json.");
+    let memory_responses = |ok: &str, schema: &str, not_found: bool| {
+        let mut responses = guarded(json!({
+            "description": ok,
+            "content": { "application/json": { "schema": { "$ref": format!("{defs}/{schema}") } } }
+        }));
+        responses["400"] = error("Invalid parameters (an unknown field, a text, kind, importance, time to live or k out of bounds), or an index created without the memory fields.");
+        responses["403"] = error("The token may not write (write = true, or the OAuth write scope; recall needs no write right), or has no memory scope (exactly one tenant and, for OAuth, a user claim); or a refused Origin.");
+        responses["415"] = error("The body is not Content-Type: application/json.");
+        responses["503"] =
+            error("No answer within limits.timeout_ms, or another process holds the index's writer (Retry-After: 1).");
+        if not_found {
+            responses["404"] = error("No memory with this id in your scope: the same answer for an id that never existed, expired, or is another caller's.");
+        }
+        responses
+    };
+    let written = "Written and committed: the memory as stored (a reinforced duplicate keeps its id), the expired memories of the scope this write purged, and the commit now served.";
     let not_allowed = json!({
         "summary": "Not offered: the server is stateless and streams nothing",
         "security": [],
@@ -122,6 +138,43 @@ pub fn document(max_k: usize) -> Value {
                     "responses": write_responses()
                 }
             },
+            "/v1/memories": {
+                "post": {
+                    "summary": "Remember a note in the caller's own memory scope (or reinforce its duplicate)",
+                    "description": "A memory is visible to its owner in its tenant alone (owner tokens are conjunctive). The same normalised text, or with an embedding model cosine >= 0.95, reinforces the existing memory: importance max(old, new) + 1, created = now, the later expiry. Expired memories of the scope are purged by this write.",
+                    "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": format!("{defs}/Note") } } } },
+                    "responses": memory_responses(written, "MemoryWritten", false)
+                }
+            },
+            "/v1/memories/recall": {
+                "post": {
+                    "summary": "Recall the caller's live memories: relevance x recency x importance",
+                    "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": format!("{defs}/Cue") } } } },
+                    "responses": memory_responses("The memories, best first. Expired ones are never returned.", "Recalled", false)
+                }
+            },
+            "/v1/memories/forget": {
+                "post": {
+                    "summary": "Forget one memory by id, or every memory of a kind, in the caller's scope",
+                    "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": format!("{defs}/Forget") } } } },
+                    "responses": memory_responses("Forgotten and committed: the ids deleted.", "Forgotten", true)
+                }
+            },
+            "/v1/memories/{id}": {
+                "delete": {
+                    "summary": "Forget one memory of the caller's scope",
+                    "parameters": [{ "name": "id", "in": "path", "required": true, "schema": { "type": "string" },
+                                     "description": "The id remember or recall returned, percent-encoded." }],
+                    "responses": memory_responses("Forgotten and committed.", "Forgotten", true)
+                },
+                "put": {
+                    "summary": "Supersede one memory of the caller's scope with a new note (the old one is deleted)",
+                    "parameters": [{ "name": "id", "in": "path", "required": true, "schema": { "type": "string" },
+                                     "description": "The id remember or recall returned, percent-encoded." }],
+                    "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": format!("{defs}/Note") } } } },
+                    "responses": memory_responses(written, "MemoryWritten", true)
+                }
+            },
             "/v1/health": {
                 "get": {
                     "summary": "Liveness",
@@ -139,7 +192,7 @@ pub fn document(max_k: usize) -> Value {
                     "summary": "Model Context Protocol, Streamable HTTP, stateless",
                     "description": format!(
                         "JSON-RPC 2.0: initialize (protocol versions {}), ping, tools/list, tools/call with the tools \
-                         `search` and `read_section`. Send Accept: application/json (with text/event-stream if you \
+                         `search`, `read_section`, `remember`, `recall`, `forget` and `update`. Send Accept: application/json (with text/event-stream if you \
                          like; answers are always application/json) and, after initialize, MCP-Protocol-Version; \
                          without it 2025-03-26 is assumed. No session id is issued.",
                         versions.join(", ")
@@ -203,6 +256,12 @@ pub fn document(max_k: usize) -> Value {
                     },
                     "required": ["commit", "ids"]
                 },
+                "Note": super::memory::note_schema(),
+                "Cue": super::memory::cue_schema(),
+                "Forget": super::memory::forget_schema(),
+                "MemoryWritten": super::memory::written_schema(),
+                "Recalled": super::memory::recalled_schema(),
+                "Forgotten": super::memory::forgotten_schema(),
                 "JsonRpc": {
                     "description": "A JSON-RPC 2.0 message, or (2025-03-26 only) an array of them.",
                     "oneOf": [

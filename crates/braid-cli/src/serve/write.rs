@@ -7,8 +7,11 @@
 //! any record that is not of that tenant alone ([`braid::id_tenant`]), whichever way it was
 //! written, so a writer cannot name another tenant's record: such an id is refused for its
 //! shape, before the index is read, and the answer is the same whether the record exists or not.
-//! Within the namespace every record is visible to the writer (its tenant token admits the whole
-//! tenant), and answers never say whether an id existed before (deletes are idempotent).
+//! Within the namespace every record but other callers' memories is visible to the writer (its
+//! tenant token admits the whole tenant; a memory also needs its owner token), and answers never
+//! say whether an id existed before (deletes are idempotent). Ids in the namespace's memory
+//! folder (`tenant:<name>/memory/…`) are refused by their shape: only the memory routes write
+//! them ([`super::memory`]).
 //!
 //! A record's `acl` may only name tokens the writer holds, never a reserved one; its `tenant`,
 //! when given, must be the writer's.
@@ -16,7 +19,7 @@
 use std::sync::Mutex;
 
 use braid::ingest::beir::parse_document;
-use braid::{id_tenant, Index, Principal, Record};
+use braid::{id_tenant, Index, Principal, Record, Writer};
 use serde_json::Value;
 
 /// The most records one request may write or delete.
@@ -29,6 +32,8 @@ pub enum WriteFailure {
     Forbidden(String),
     /// The request is malformed or names what the caller may not write (400).
     BadRequest(String),
+    /// What the caller named is not there, or not its to see: one answer for both (404).
+    NotFound(String),
     /// Another process (`braid index`) holds the index's writer (503, retry).
     Busy,
     /// Something broke on the server; details are in its log only (500).
@@ -39,7 +44,7 @@ impl WriteFailure {
     /// The message for the caller.
     pub fn message(&self) -> String {
         match self {
-            WriteFailure::Forbidden(m) | WriteFailure::BadRequest(m) => m.clone(),
+            WriteFailure::Forbidden(m) | WriteFailure::BadRequest(m) | WriteFailure::NotFound(m) => m.clone(),
             WriteFailure::Busy => "another writer holds the index; try again shortly".to_string(),
             WriteFailure::Internal => "internal error (see the server's log)".to_string(),
         }
@@ -91,15 +96,27 @@ pub fn stored_id(namespace: &str, id: &str) -> Result<String, WriteFailure> {
     if id.trim().is_empty() {
         return Err(WriteFailure::BadRequest("empty id".into()));
     }
-    if !id.starts_with(braid::TENANT_PREFIX) {
-        return Ok(format!("{namespace}/{id}"));
+    let stored = if !id.starts_with(braid::TENANT_PREFIX) {
+        format!("{namespace}/{id}")
+    } else {
+        match id_tenant(id) {
+            Some(owner) if owner == namespace => id.to_string(),
+            _ => {
+                return Err(WriteFailure::BadRequest(format!(
+                    "id {id:?} is outside this token's namespace: give a short id, or one starting with {namespace}/"
+                )))
+            }
+        }
+    };
+    // Memories are written through the memory routes only, which confine each to its owner's
+    // scope: a record write never names one, whoever's it is and whether it exists.
+    if braid::memory::is_memory_id(&stored) {
+        return Err(WriteFailure::BadRequest(format!(
+            "ids under {namespace}/{}/ are memories: write them with /v1/memories",
+            braid::memory::MEMORY_FOLDER
+        )));
     }
-    match id_tenant(id) {
-        Some(owner) if owner == namespace => Ok(id.to_string()),
-        _ => Err(WriteFailure::BadRequest(format!(
-            "id {id:?} is outside this token's namespace: give a short id, or one starting with {namespace}/"
-        ))),
-    }
+    Ok(stored)
 }
 
 /// The record to store for one requested document (a JSON object as a line of a JSONL corpus:
@@ -185,6 +202,26 @@ impl WriteLock {
         writer.commit()?;
         Ok(index.commit_id())
     }
+
+    /// Runs `work` with the index's writer and commits what it wrote (nothing when it wrote
+    /// nothing), which `index` serves before this returns. When `work` fails, nothing is
+    /// committed.
+    ///
+    /// # Errors
+    /// `work`'s failure; [`WriteFailure::Busy`] when another process holds the writer.
+    pub fn run<T>(
+        &self,
+        index: &Index,
+        work: impl FnOnce(&mut Writer) -> Result<T, WriteFailure>,
+    ) -> Result<(T, Option<String>), WriteFailure> {
+        let _one = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut writer = index.writer()?;
+        let out = work(&mut writer)?;
+        if writer.pending() > 0 {
+            writer.commit()?;
+        }
+        Ok((out, index.commit_id()))
+    }
 }
 
 #[cfg(test)]
@@ -201,7 +238,16 @@ mod tests {
     fn ids_are_confined_to_the_namespace_by_their_shape() {
         assert_eq!(stored_id("tenant:acme", "note-1").unwrap(), "tenant:acme/note-1");
         assert_eq!(stored_id("tenant:acme", "tenant:acme/note-1").unwrap(), "tenant:acme/note-1");
-        for bad in ["tenant:globex/note-1", "tenant:acme", "tenant:acmeco/x", " ", "tenant:/x"] {
+        for bad in [
+            "tenant:globex/note-1",
+            "tenant:acme",
+            "tenant:acmeco/x",
+            " ",
+            "tenant:/x",
+            "memory/x",
+            "tenant:acme/memory/0123/4567",
+            "memory",
+        ] {
             assert!(matches!(stored_id("tenant:acme", bad), Err(WriteFailure::BadRequest(_))), "{bad}");
         }
     }
