@@ -80,6 +80,11 @@ fn mcp_session_initialize_list_call_read() {
     let data = &result["structuredContent"];
     validate(&search_tool["outputSchema"], data).unwrap();
     assert_eq!(data["sources"][0]["id"], "acme-refunds#annual");
+    // With a token budget the tool says how many tokens its results hold.
+    let budgeted = server.call_tool(token, "search", json!({"query": "refund annual plan", "token_budget": 400}));
+    validate(&search_tool["outputSchema"], &budgeted["structuredContent"]).unwrap();
+    let tokens = budgeted["structuredContent"]["tokens"].as_u64().unwrap();
+    assert!(tokens <= 400 && budgeted["content"][0]["text"].as_str().unwrap().contains(&format!("{tokens} tokens")));
     assert_eq!(data["sources"][0]["section"], json!(["Refunds", "Annual plans"]));
     assert_eq!(data["sources"][0]["lines"], json!([3, 9]));
     // Stage timings are for operators only (docs/threat-model.md): a tenant's token sees none.
@@ -323,6 +328,7 @@ fn public_routes_openapi_and_logs() {
     validate(&schema, &reply.json()).unwrap();
     let budgeted = server.search(&server.acme, json!({"query": "refund", "token_budget": 5}));
     assert_eq!(budgeted.status, 200);
+    validate(&schema, &budgeted.json()).unwrap();
     assert!(budgeted.json()["stats"]["tokens"].as_u64().is_some_and(|t| t <= 5), "{:?}", budgeted.json());
     for bad in [
         json!({"query": "refund", "mmr": 3}),

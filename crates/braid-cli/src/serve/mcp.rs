@@ -770,6 +770,10 @@ fn search_text_and_data(response: &SearchResponse) -> (String, Value) {
         data["facets"] = json!(facets);
         text.push_str(&format!("\n{} matching records you may see.", facets.matched));
     }
+    if let Some(tokens) = response.stats.tokens {
+        data["tokens"] = json!(tokens);
+        text.push_str(&format!("\nThese results hold {tokens} tokens of text."));
+    }
     if let Some(cursor) = &response.next_cursor {
         data["next_cursor"] = json!(cursor);
         text.push_str(&format!("\nMore results: call search again with cursor \"{cursor}\"."));

@@ -282,6 +282,10 @@ pub fn search_output() -> Value {
             },
             "legs": { "type": "array", "items": { "type": "string" }, "description": "The recall legs that ran." },
             "facets": facets_output(),
+            "tokens": {
+                "type": "integer", "minimum": 0,
+                "description": "With token_budget: the tokens of text these results hold."
+            },
             "next_cursor": next_cursor()
         },
         "required": ["sources", "suggestions", "steps", "legs"],
@@ -401,7 +405,8 @@ pub fn search_response() -> Value {
                     "micros": number_map(&micros_description()),
                     "semantic_path": { "type": "string", "enum": ["hnsw", "exact"] },
                     "allowed": { "type": "integer", "description": "Records the caller may see under the filters." },
-                    "reranked": { "type": "integer" }
+                    "reranked": { "type": "integer" },
+                    "tokens": { "type": "integer", "description": "With token_budget: the tokens of text the page holds." }
                 },
                 "required": ["legs", "micros", "allowed"]
             }
