@@ -267,6 +267,13 @@ enum Command {
         /// The embedding model directory, when the index's own cannot be found.
         #[arg(long)]
         model: Option<String>,
+        /// Whose memories the memory tools keep (`owner:local:<NAME>`; with exactly one
+        /// tenant in --principal). Without it the memory tools answer that there is no scope.
+        #[arg(long, value_name = "NAME")]
+        owner: Option<String>,
+        /// Let the memory tools write (remember, update, forget).
+        #[arg(long)]
+        write: bool,
     },
     /// Make a bearer token for `braid serve`, or hash one.
     #[cfg(feature = "server")]
@@ -441,7 +448,9 @@ fn main() -> ExitCode {
         #[cfg(feature = "server")]
         Command::Serve { index, config, bind, model } => serve::serve(&index, &config, bind, model.as_deref()),
         #[cfg(feature = "server")]
-        Command::Mcp { index, principal, model } => serve::mcp_stdio(&index, &principal, model.as_deref()),
+        Command::Mcp { index, principal, model, owner, write } => {
+            serve::mcp_stdio(&index, &principal, model.as_deref(), owner.as_deref(), write)
+        }
         #[cfg(feature = "server")]
         Command::Token { action: TokenAction::New { name, tenant, principal, write } } => {
             serve::token_new(&name, tenant.as_deref(), &principal, write)

@@ -36,6 +36,44 @@ fn stdio_session_initialize_list_call_read() {
     assert_eq!(replies[6]["error"]["code"], -32700);
 }
 
+/// `braid mcp --owner NAME --write` keeps that owner's memories; without `--write` the memory
+/// tools read but never write, and an owner token given as a token is refused.
+#[test]
+fn stdio_memory_needs_an_owner_and_the_write_right() {
+    let dir = tempfile::tempdir().unwrap();
+    build_index(dir.path());
+    let call = |id: u64, name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}}});
+    let remember = call(2, "remember", json!({"text": "The build server is called lighthouse"}));
+    let recall = call(3, "recall", json!({"query": "build server"}));
+    let session = |args: &[&str]| -> Vec<Value> {
+        let input: Vec<String> = [&init, &remember, &recall].iter().map(|v| v.to_string()).collect();
+        stdio_session(dir.path(), args, &input).iter().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let writer = session(&["--principal", "tenant:acme", "--owner", "ops", "--write"]);
+    assert_eq!(writer[1]["result"]["isError"], false, "{}", writer[1]);
+    assert!(writer[2].to_string().contains("lighthouse"), "{}", writer[2]);
+    // The same owner without the write right still recalls; another owner sees nothing.
+    let reader = session(&["--principal", "tenant:acme", "--owner", "ops"]);
+    assert_eq!(reader[1]["result"]["isError"], true, "{}", reader[1]);
+    assert!(reader[2].to_string().contains("lighthouse"), "{}", reader[2]);
+    let other = session(&["--principal", "tenant:acme", "--owner", "dev"]);
+    assert_eq!(other[2]["result"]["isError"], false, "{}", other[2]);
+    assert!(!other[2].to_string().contains("lighthouse"), "{}", other[2]);
+    let refused = crate::support::braid()
+        .args(["mcp", "--principal", "tenant:acme,owner:local:ops", "--index"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--owner"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}
+
 #[test]
 fn token_hash_matches_token_new() {
     let token = crate::support::new_token(&["--name", "x"]);

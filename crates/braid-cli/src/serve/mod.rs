@@ -218,14 +218,31 @@ async fn shutdown() {
 ///
 /// # Errors
 /// When the index cannot be opened or stdio fails.
-pub fn mcp_stdio(dir: &Path, principal: &[String], model: Option<&str>) -> Result<()> {
+pub fn mcp_stdio(
+    dir: &Path,
+    principal: &[String],
+    model: Option<&str>,
+    owner: Option<&str>,
+    write: bool,
+) -> Result<()> {
+    // Owner tokens come from an identity, never from a token list (as in the configuration).
+    if let Some(token) = principal.iter().find(|t| t.trim().starts_with(braid::OWNER_PREFIX)) {
+        anyhow::bail!("--principal {token:?}: owner tokens are not given as tokens; use --owner NAME");
+    }
+    let owner = match owner.map(str::trim) {
+        Some("") => anyhow::bail!("--owner needs a name"),
+        Some(name) => Some(format!("{}local:{name}", braid::OWNER_PREFIX)),
+        None => None,
+    };
     let reload = Duration::from_secs_f64(config::DEFAULT_RELOAD_SECONDS);
     let engine = open(dir, model, None, config::Limits::default().max_k, Some(reload))?;
     let server = mcp::Mcp::new(engine);
     // The operator's command line is a verified source of principal tokens.
-    let principal = Principal::try_from_verified_tokens(principal).context("--principal")?;
+    let principal = Principal::try_from_verified_tokens(principal.iter().map(String::as_str).chain(owner.as_deref()))
+        .context("--principal")?;
+    let who = memory::Who { principal: &principal, write };
     // The operator's own session: stage timings are shown.
-    api::with_timings(true, || stdio::run(&server, &principal, std::io::stdin().lock(), std::io::stdout().lock()))
+    api::with_timings(true, || stdio::run(&server, who, std::io::stdin().lock(), std::io::stdout().lock()))
 }
 
 /// `braid token new`: a fresh token on stderr (shown once, stored nowhere) and, on stdout, the

@@ -9,10 +9,10 @@
 use std::io::{BufRead, Write};
 
 use anyhow::Result;
-use braid::Principal;
 use serde_json::Value;
 
 use super::mcp::{self, Mcp, Reply};
+use super::memory::Who;
 
 /// The longest message line read; longer ones are answered with a parse error.
 const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
@@ -71,21 +71,15 @@ fn write_reply(output: &mut impl Write, reply: Reply) -> Result<()> {
     Ok(())
 }
 
-/// Serves `mcp` as `principal` until stdin closes.
+/// Serves `mcp` as `who` until stdin closes.
 ///
 /// # Errors
 /// When stdin or stdout fails.
-pub fn run(mcp: &Mcp, principal: &Principal, input: impl BufRead, output: impl Write) -> Result<()> {
-    run_bounded(mcp, principal, input, output, MAX_LINE_BYTES)
+pub fn run(mcp: &Mcp, who: Who<'_>, input: impl BufRead, output: impl Write) -> Result<()> {
+    run_bounded(mcp, who, input, output, MAX_LINE_BYTES)
 }
 
-fn run_bounded(
-    mcp: &Mcp,
-    principal: &Principal,
-    mut input: impl BufRead,
-    mut output: impl Write,
-    max: usize,
-) -> Result<()> {
+fn run_bounded(mcp: &Mcp, who: Who<'_>, mut input: impl BufRead, mut output: impl Write, max: usize) -> Result<()> {
     // A legacy stdio connection is one session: the revision initialize agreed on holds for the
     // rest. A 2026-07-28 request names its revision itself.
     let mut version = None;
@@ -107,7 +101,7 @@ fn run_bounded(
                 let reply = match serde_json::from_str::<Value>(&line) {
                     Err(e) => Reply::One(mcp::error(Value::Null, mcp::PARSE_ERROR, format!("parse error: {e}"))),
                     Ok(payload) => {
-                        let outcome = mcp.handle_stdio(payload, version, principal);
+                        let outcome = mcp.handle_stdio(payload, version, who);
                         version = outcome.negotiated.or(version);
                         outcome.reply
                     }
@@ -123,6 +117,8 @@ mod tests {
     use std::io::{BufReader, Read};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
+
+    use braid::Principal;
 
     use super::*;
 
@@ -190,7 +186,7 @@ mod tests {
             tail: b"\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n".to_vec(),
         };
         let mut replies = Replies { sent: Arc::clone(&sent), at: Vec::new(), text: Vec::new() };
-        run_bounded(&engine(), &Principal::public(), BufReader::new(input), &mut replies, max).unwrap();
+        run_bounded(&engine(), Who::from(&Principal::public()), BufReader::new(input), &mut replies, max).unwrap();
         let text = String::from_utf8(replies.text).unwrap();
         let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 2, "{text}");
