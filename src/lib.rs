@@ -40,6 +40,7 @@ mod index;
 mod layout;
 mod manifest;
 pub mod memory;
+mod outline;
 mod paging;
 mod rerank;
 mod scoring;
@@ -61,6 +62,7 @@ pub use braid_core::{
 pub use braid_lexical::{Analyzer, Merges, SchemaConfig, Synonyms, DEFAULT_WRITER_HEAP};
 pub use braid_vector::{Partition, Quantization, PROMOTE_AT};
 pub use index::{CheckReport, Index, IndexBuilder, IndexConfig};
+pub use outline::{Outline, OutlineEntry, OutlineSection, MAX_OUTLINE_ENTRIES};
 pub use searcher::Searcher;
 pub use semantic::EmbeddingInfo;
 pub use stored::StoredRecord;

@@ -51,7 +51,7 @@ impl Searcher {
     }
 
     /// The records `principal` may see, with no filter.
-    fn allowed(&self, principal: &Principal) -> Result<AllowedSet> {
+    pub(crate) fn allowed(&self, principal: &Principal) -> Result<AllowedSet> {
         self.snapshot.allowed_set(Visibility::new(principal.clone(), self.policy, None))
     }
 

@@ -26,6 +26,7 @@ mod leaks;
 mod lifecycle;
 mod memory;
 mod noninterference;
+mod outline;
 #[cfg(feature = "ingest")]
 mod paging;
 mod partitions;

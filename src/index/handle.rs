@@ -341,6 +341,14 @@ impl Index {
         self.searcher().record(id, principal)
     }
 
+    /// The outline of the latest commit under `path` (see [`Searcher::outline`]).
+    ///
+    /// # Errors
+    /// As [`Searcher::outline`].
+    pub fn outline(&self, principal: &Principal, path: &str, offset: usize, limit: usize) -> Result<crate::Outline> {
+        self.searcher().outline(principal, path, offset, limit)
+    }
+
     /// The stored vector of one record of the latest commit (see [`Searcher::vector`]).
     ///
     /// # Errors

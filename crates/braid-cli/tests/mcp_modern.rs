@@ -74,7 +74,7 @@ fn http_requests_stand_alone() {
     assert_eq!((r["resultType"].as_str(), r["cacheScope"].as_str()), (Some("complete"), Some("private")));
     assert!(r["ttlMs"].as_u64().unwrap() > 0);
     let names: Vec<&str> = r["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["search", "read_section", "remember", "recall", "forget", "update"]);
+    assert_eq!(names, ["search", "read_section", "outline", "remember", "recall", "forget", "update"]);
     assert!(r["tools"][0]["outputSchema"].is_object());
 
     // tools/call: cited, structured, and only what this caller may see.

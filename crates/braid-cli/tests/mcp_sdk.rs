@@ -49,7 +49,7 @@ fn check(answer: &Value, mode: &str, revision: &str, what: &str) {
     assert_eq!(answer["protocol_version"], revision, "{what} {mode}: {answer}");
     assert_eq!(
         answer["tools"],
-        serde_json::json!(["search", "read_section", "remember", "recall", "forget", "update"]),
+        serde_json::json!(["search", "read_section", "outline", "remember", "recall", "forget", "update"]),
         "{what} {mode}"
     );
     assert_eq!(answer["is_error"], false, "{what} {mode}: {answer}");

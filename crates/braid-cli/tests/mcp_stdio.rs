@@ -26,7 +26,7 @@ fn stdio_session_initialize_list_call_read() {
     let ids: Vec<Value> = replies.iter().map(|r| r["id"].clone()).collect();
     assert_eq!(ids, [json!(1), json!(2), json!(3), json!(4), json!(5), Value::Null, Value::Null]);
     assert_eq!(replies[0]["result"]["protocolVersion"], "2025-06-18");
-    assert_eq!(replies[1]["result"]["tools"].as_array().unwrap().len(), 6);
+    assert_eq!(replies[1]["result"]["tools"].as_array().unwrap().len(), 7);
     let sources = &replies[2]["result"]["structuredContent"]["sources"];
     assert_eq!(sources[0]["id"], "acme-refunds#annual");
     assert!(!replies[2].to_string().contains(GLOBEX_SECRET));

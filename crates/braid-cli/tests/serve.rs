@@ -41,14 +41,14 @@ fn mcp_session_initialize_list_call_read() {
     assert_eq!(reply.status, 200);
     let tools = reply.json()["result"]["tools"].as_array().unwrap().clone();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["search", "read_section", "remember", "recall", "forget", "update"]);
+    assert_eq!(names, ["search", "read_section", "outline", "remember", "recall", "forget", "update"]);
     for tool in &tools {
         assert_eq!(tool["inputSchema"]["type"], "object");
         assert_eq!(tool["outputSchema"]["type"], "object");
         let a = &tool["annotations"];
         // Reading tools are read-only and idempotent; remember adds, forget and update delete.
         let expected = match tool["name"].as_str().unwrap() {
-            "search" | "read_section" | "recall" => (true, false, true),
+            "search" | "read_section" | "outline" | "recall" => (true, false, true),
             "remember" => (false, false, false),
             "forget" => (false, true, true),
             _ => (false, true, false),
@@ -95,6 +95,15 @@ fn mcp_session_initialize_list_call_read() {
     assert_eq!(result["isError"], false);
     validate(&tools[1]["outputSchema"], &result["structuredContent"]).unwrap();
     assert!(result["structuredContent"]["text"].as_str().unwrap().contains(ACME_SECRET));
+    // tools/call outline: the caller's articles and their sections, never another tenant's.
+    let listed = server.call_tool(token, "outline", json!({}));
+    assert_eq!(listed["isError"], false, "{listed}");
+    validate(&tools[2]["outputSchema"], &listed["structuredContent"]).unwrap();
+    let ids: Vec<&str> =
+        listed["structuredContent"]["entries"].as_array().unwrap().iter().filter_map(|e| e["id"].as_str()).collect();
+    assert!(ids.contains(&"acme-refunds") && ids.contains(&"shipping"), "{listed}");
+    assert!(!listed.to_string().contains("globex"), "{listed}");
+    assert!(listed["content"][0]["text"].as_str().unwrap().contains("id: acme-refunds#annual"), "{listed}");
     // A long section reads in pieces.
     let first = server.call_tool(token, "read_section", json!({"id": "shipping", "length": 100}));
     let next = first["structuredContent"]["next_offset"].as_u64().unwrap();

@@ -323,6 +323,22 @@ impl Engine {
         Ok(self.index().record(id, principal)?)
     }
 
+    /// The folders and articles under `path` that `principal` may see (see
+    /// [`braid::Searcher::outline`]).
+    ///
+    /// # Errors
+    /// [`Failure::BadRequest`] for a page size out of bounds; [`Failure::Internal`] when the
+    /// store cannot be read.
+    pub fn outline(
+        &self,
+        principal: &Principal,
+        path: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<braid::Outline, Failure> {
+        Ok(self.index().outline(principal, path, offset, limit)?)
+    }
+
     /// How many records `principal` may see.
     ///
     /// # Errors

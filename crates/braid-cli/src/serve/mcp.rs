@@ -461,6 +461,7 @@ impl Mcp {
         let answer = match name {
             "search" => self.search(arguments, principal.principal),
             "read_section" => self.read_section(arguments, principal.principal),
+            "outline" => self.outline(arguments, principal.principal),
             "remember" => self.remember(arguments, principal),
             "recall" => self.recall(arguments, principal),
             "forget" => self.forget(arguments, principal),
@@ -539,6 +540,18 @@ impl Mcp {
                  pass the next_offset of one read as the offset of the next.",
                 schema::read_params(),
                 schema::read_output(),
+                true,
+                false,
+                true,
+            ),
+            (
+                "outline",
+                "List documents",
+                "List the folders and articles under a path (as ls does), each article with its sections' \
+                 ids and headings: browse what exists, then read_section an id. Only records your \
+                 credentials may see are listed. Pages: pass next_offset as offset.",
+                schema::outline_params(),
+                schema::outline_output(),
                 true,
                 false,
                 true,
@@ -648,6 +661,34 @@ impl Mcp {
         Ok((memory::written_text(&written), serde_json::to_value(&written).unwrap_or(Value::Null)))
     }
 
+    fn outline(&self, arguments: Value, principal: &Principal) -> Result<(String, Value), String> {
+        let p: OutlineParams =
+            serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for outline: {e}"))?;
+        let outline = self.engine.outline(principal, &p.path, p.offset, p.limit).map_err(|f| f.message())?;
+        let mut text = match outline.total {
+            0 => format!("Nothing you may see under {:?}.", outline.path),
+            n => format!("{n} entr{} under {:?}:", if n == 1 { "y" } else { "ies" }, outline.path),
+        };
+        for entry in &outline.entries {
+            match entry {
+                braid::OutlineEntry::Folder { path, articles } => {
+                    text.push_str(&format!("\n{path} ({articles} article{})", if *articles == 1 { "" } else { "s" }))
+                }
+                braid::OutlineEntry::Article { id, title, sections } => {
+                    text.push_str(&format!("\n{id} — {title}"));
+                    for s in sections {
+                        let heading = if s.section.is_empty() { "(intro)".to_string() } else { s.section.join(" > ") };
+                        text.push_str(&format!("\n    {heading} — id: {}", s.id));
+                    }
+                }
+            }
+        }
+        if let Some(next) = outline.next_offset {
+            text.push_str(&format!("\nMore: call outline again with offset {next}."));
+        }
+        Ok((text, serde_json::to_value(&outline).unwrap_or(Value::Null)))
+    }
+
     fn read_section(&self, arguments: Value, principal: &Principal) -> Result<(String, Value), String> {
         let p: ReadParams =
             serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for read_section: {e}"))?;
@@ -677,6 +718,22 @@ impl Mcp {
         });
         Ok((out, data))
     }
+}
+
+/// The arguments of `outline`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutlineParams {
+    #[serde(default)]
+    path: String,
+    #[serde(default)]
+    offset: usize,
+    #[serde(default = "default_outline_limit")]
+    limit: usize,
+}
+
+fn default_outline_limit() -> usize {
+    50
 }
 
 /// The arguments of `read_section`.

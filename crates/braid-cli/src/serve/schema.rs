@@ -293,6 +293,58 @@ pub fn search_output() -> Value {
     })
 }
 
+/// The `outline` tool's arguments (`mcp::OutlineParams`).
+pub fn outline_params() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": { "type": "string", "default": "", "description": "The folder to list, as billing/ (empty: the top)." },
+            "offset": { "type": "integer", "minimum": 0, "default": 0, "description": "Entries to skip (a previous next_offset)." },
+            "limit": { "type": "integer", "minimum": 1, "maximum": braid::MAX_OUTLINE_ENTRIES, "default": 50, "description": "Entries wanted." }
+        },
+        "additionalProperties": false
+    })
+}
+
+/// The `outline` tool's structured output (`braid::Outline`).
+pub fn outline_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": { "type": "string" },
+            "total": { "type": "integer", "description": "Entries under path in all." },
+            "next_offset": { "type": ["integer", "null"] },
+            "entries": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "kind": { "type": "string", "enum": ["folder", "article"] },
+                        "path": { "type": "string", "description": "A folder's path." },
+                        "articles": { "type": "integer", "description": "A folder's visible articles." },
+                        "id": { "type": "string", "description": "An article's id." },
+                        "title": { "type": "string" },
+                        "sections": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "id": { "type": "string", "description": "What read_section takes." },
+                                    "section": { "type": "array", "items": { "type": "string" } },
+                                    "lines": { "type": ["array", "null"], "items": { "type": "integer" } }
+                                },
+                                "required": ["id", "section", "lines"]
+                            }
+                        }
+                    },
+                    "required": ["kind"]
+                }
+            }
+        },
+        "required": ["path", "entries", "total", "next_offset"]
+    })
+}
+
 /// The largest `length` a `read_section` call may ask for, in characters.
 pub const MAX_READ_CHARS: usize = 20_000;
 
