@@ -73,6 +73,12 @@ fn acme_answers_do_not_depend_on_globex_records() {
             assert_eq!(untimed(a), untimed(b), "MCP {q:?} {mode}");
         }
     }
+    for path in ["", "acme-refunds", "globex-refunds"] {
+        let args = json!({ "path": path });
+        let a = with_globex.call_tool(&with_globex.acme, "outline", args.clone());
+        let b = without.call_tool(&without.acme, "outline", args);
+        assert_eq!(a, b, "MCP outline {path:?}");
+    }
     let auth = |s: &Server| format!("Bearer {}", s.acme);
     let a = with_globex.request("GET", "/v1/stats", &[("Authorization", &auth(&with_globex))], None);
     let b = without.request("GET", "/v1/stats", &[("Authorization", &auth(&without))], None);
