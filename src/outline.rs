@@ -144,3 +144,41 @@ impl Searcher {
         Ok(Outline { path, entries, total, next_offset })
     }
 }
+
+impl Searcher {
+    /// The records `principal` may see, by id, `limit` of them after the id `after` (from the
+    /// first when `None`), and the id to continue after when more follow: a keyset listing, so
+    /// a page stays put while records before it change. Ids come from the id column; only the
+    /// page's records are read. What an MCP client lists as resources.
+    ///
+    /// # Errors
+    /// [`braid_core::Error::InvalidRequest`] for a `limit` of 0 or above
+    /// [`MAX_OUTLINE_ENTRIES`]; the store's errors.
+    pub fn records_after(
+        &self,
+        principal: &Principal,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<crate::StoredRecord>, Option<String>)> {
+        if limit == 0 || limit > MAX_OUTLINE_ENTRIES {
+            return Err(braid_core::Error::invalid_request(format!(
+                "a page holds 1 to {MAX_OUTLINE_ENTRIES} records, not {limit}"
+            )));
+        }
+        let allowed = self.allowed(principal)?;
+        let mut visible: Vec<(String, Ordinal)> = self
+            .snapshot
+            .ids()?
+            .into_iter()
+            .filter(|(id, ord)| allowed.contains(*ord) && after.is_none_or(|a| id.as_str() > a))
+            .collect();
+        visible.sort_unstable();
+        let more = visible.len() > limit;
+        visible.truncate(limit);
+        let ords: Vec<Ordinal> = visible.iter().map(|(_, ord)| *ord).collect();
+        let records: Vec<crate::StoredRecord> =
+            self.snapshot.records(&ords)?.into_iter().map(crate::StoredRecord::from).collect();
+        let next = more.then(|| visible.last().map(|(id, _)| id.clone())).flatten();
+        Ok((records, next))
+    }
+}

@@ -143,11 +143,17 @@ fn http_rules_of_the_revision() {
     assert_eq!((reply.status, code(&reply)), (400, Some(-32602)), "{}", reply.text);
 
     // Unknown methods (ping is gone in 2026-07-28): 404 with -32601.
-    for method in ["ping", "resources/list", "initialized"] {
+    for method in ["ping", "prompts/list", "initialized"] {
         let reply = modern(&server, token, &request(5, method, json!({})));
         assert_eq!((reply.status, code(&reply)), (404, Some(-32601)), "{method}: {}", reply.text);
         assert_eq!(reply.json()["id"], 5);
     }
+    // Resources are served in this revision too, a listing private to its caller.
+    let reply = modern(&server, token, &request(7, "resources/list", json!({})));
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let r = &reply.json()["result"];
+    assert!(r["resources"].as_array().is_some_and(|l| !l.is_empty()), "{r}");
+    assert_eq!((r["resultType"].as_str(), r["cacheScope"].as_str()), (Some("complete"), Some("private")));
     // Unknown tool: Invalid params.
     let bad = request(6, "tools/call", json!({"name": "delete_everything"}));
     let reply = modern(&server, token, &bad);

@@ -79,6 +79,10 @@ fn acme_answers_do_not_depend_on_globex_records() {
         let b = without.call_tool(&without.acme, "outline", args);
         assert_eq!(a, b, "MCP outline {path:?}");
     }
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list", "params": {}}).to_string();
+    let a = with_globex.mcp(&with_globex.acme, Some("2025-06-18"), &list);
+    let b = without.mcp(&without.acme, Some("2025-06-18"), &list);
+    assert_eq!((a.status, a.json()), (b.status, b.json()), "MCP resources/list");
     let auth = |s: &Server| format!("Bearer {}", s.acme);
     let a = with_globex.request("GET", "/v1/stats", &[("Authorization", &auth(&with_globex))], None);
     let b = without.request("GET", "/v1/stats", &[("Authorization", &auth(&without))], None);

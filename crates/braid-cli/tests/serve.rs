@@ -104,6 +104,32 @@ fn mcp_session_initialize_list_call_read() {
     assert!(ids.contains(&"acme-refunds") && ids.contains(&"shipping"), "{listed}");
     assert!(!listed.to_string().contains("globex"), "{listed}");
     assert!(listed["content"][0]["text"].as_str().unwrap().contains("id: acme-refunds#annual"), "{listed}");
+    // Resources: the caller's records as braid://records/{id}, read whole; another tenant's
+    // answers as a missing one.
+    let rpc_result = |id: u64, method: &str, params: Value| {
+        let reply = server.mcp(token, Some("2025-06-18"), &rpc(id, method, params));
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        reply.json()
+    };
+    let listed = rpc_result(20, "resources/list", json!({}));
+    let uris: Vec<&str> =
+        listed["result"]["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    assert!(
+        uris.contains(&"braid://records/acme-refunds%23annual") && uris.contains(&"braid://records/shipping"),
+        "{uris:?}"
+    );
+    assert!(!listed.to_string().contains("globex"), "{listed}");
+    let read = rpc_result(21, "resources/read", json!({"uri": "braid://records/acme-refunds%23annual"}));
+    assert!(read["result"]["contents"][0]["text"].as_str().unwrap().contains(ACME_SECRET), "{read}");
+    let hidden = rpc_result(22, "resources/read", json!({"uri": "braid://records/globex-refunds%23annual"}));
+    let missing = rpc_result(22, "resources/read", json!({"uri": "braid://records/nope%23annual"}));
+    assert_eq!(hidden["error"]["code"], -32002, "{hidden}");
+    assert_eq!(
+        hidden["error"]["message"].as_str().unwrap().replace("globex-refunds", "X"),
+        missing["error"]["message"].as_str().unwrap().replace("nope", "X")
+    );
+    let templates = rpc_result(23, "resources/templates/list", json!({}));
+    assert_eq!(templates["result"]["resourceTemplates"][0]["uriTemplate"], "braid://records/{id}");
     // A long section reads in pieces.
     let first = server.call_tool(token, "read_section", json!({"id": "shipping", "length": 100}));
     let next = first["structuredContent"]["next_offset"].as_u64().unwrap();
@@ -144,7 +170,7 @@ fn mcp_protocol_versions_batches_and_errors() {
     assert_eq!(reply.status, 400);
     assert_eq!((reply.json()["error"]["code"].clone(), reply.json()["id"].clone()), (json!(-32700), Value::Null));
     // Unknown method and unknown tool: JSON-RPC errors.
-    let reply = server.mcp(token, Some("2025-06-18"), &rpc(3, "resources/list", json!({})));
+    let reply = server.mcp(token, Some("2025-06-18"), &rpc(3, "prompts/list", json!({})));
     assert_eq!(reply.json()["error"]["code"], -32601);
     let reply = server.mcp(token, Some("2025-06-18"), &rpc(4, "tools/call", json!({"name": "delete_everything"})));
     assert_eq!(reply.json()["error"]["code"], -32602);

@@ -339,6 +339,20 @@ impl Engine {
         Ok(self.index().outline(principal, path, offset, limit)?)
     }
 
+    /// A page of the records `principal` may see, by id (see
+    /// [`braid::Searcher::records_after`]).
+    ///
+    /// # Errors
+    /// [`Failure::Internal`] when the store cannot be read.
+    pub fn records_after(
+        &self,
+        principal: &Principal,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<StoredRecord>, Option<String>), Failure> {
+        Ok(self.index().searcher().records_after(principal, after, limit)?)
+    }
+
     /// How many records `principal` may see.
     ///
     /// # Errors

@@ -28,7 +28,7 @@ use serde_json::{json, Map, Value};
 
 use super::api::{Engine, Failure, SearchParams};
 use super::memory::{self, ForgetParams, UpdateParams, Who};
-use super::schema;
+use super::{resources, schema};
 use braid::memory::{Cue, Note};
 
 /// JSON-RPC: the payload is not JSON.
@@ -444,11 +444,33 @@ impl Mcp {
                 Ok(r) => stamped(r),
                 Err((code, message)) => Outcome::reply(error(id, code, message)),
             },
+            "resources/list" | "resources/read" | "resources/templates/list" => {
+                match self.resources(method, params, principal.principal) {
+                    Ok(mut r) => {
+                        if method != "resources/read" {
+                            r["ttlMs"] = json!(LIST_TTL_MS);
+                            // What a caller may list depends on who it is.
+                            r["cacheScope"] = json!("private");
+                        }
+                        stamped(r)
+                    }
+                    Err((code, message)) => Outcome::reply(error(id, code, message)),
+                }
+            }
             _ => {
                 let mut outcome = Outcome::reply(error(id, METHOD_NOT_FOUND, format!("method not found: {method}")));
                 outcome.status = Status::NotFound;
                 outcome
             }
+        }
+    }
+
+    /// The resource methods: the records the caller may see (see [`resources`]).
+    fn resources(&self, method: &str, params: &Value, principal: &Principal) -> Result<Value, (i64, String)> {
+        match method {
+            "resources/list" => resources::list(&self.engine, principal, params),
+            "resources/read" => resources::read(&self.engine, principal, params),
+            _ => Ok(resources::templates()),
         }
     }
 
@@ -509,6 +531,12 @@ impl Mcp {
                 Ok(r) => Outcome::reply(result(id, r)),
                 Err((code, message)) => Outcome::reply(error(id, code, message)),
             },
+            "resources/list" | "resources/read" | "resources/templates/list" => {
+                match self.resources(method, params, principal.principal) {
+                    Ok(r) => Outcome::reply(result(id, r)),
+                    Err((code, message)) => Outcome::reply(error(id, code, message)),
+                }
+            }
             _ => Outcome::reply(error(id, METHOD_NOT_FOUND, format!("method not found: {method}"))),
         }
     }
@@ -752,10 +780,19 @@ fn default_read_length() -> usize {
 }
 
 fn known_method(method: &str) -> &'static str {
-    ["initialize", "ping", "server/discover", "tools/list", "tools/call"]
-        .into_iter()
-        .find(|m| *m == method)
-        .unwrap_or("other")
+    [
+        "initialize",
+        "ping",
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/read",
+        "resources/templates/list",
+    ]
+    .into_iter()
+    .find(|m| *m == method)
+    .unwrap_or("other")
 }
 
 const INSTRUCTIONS: &str = "Use `search` to find passages (cite them as [n]) and `read_section` to read one in full. \
@@ -766,7 +803,7 @@ fn server_info() -> Value {
 }
 
 fn capabilities() -> Value {
-    json!({ "tools": { "listChanged": false } })
+    json!({ "tools": { "listChanged": false }, "resources": { "listChanged": false } })
 }
 
 fn initialize_result(version: Version) -> Value {

@@ -28,6 +28,7 @@ mod memory;
 mod oauth;
 mod openapi;
 mod origin;
+mod resources;
 mod schema;
 mod stdio;
 mod write;
