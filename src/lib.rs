@@ -48,6 +48,7 @@ mod search;
 mod searcher;
 mod semantic;
 mod stored;
+mod tool_catalogue;
 mod writer;
 
 pub use braid_core::id_tenant;
@@ -66,6 +67,7 @@ pub use outline::{Outline, OutlineEntry, OutlineSection, MAX_OUTLINE_ENTRIES};
 pub use searcher::Searcher;
 pub use semantic::EmbeddingInfo;
 pub use stored::StoredRecord;
+pub use tool_catalogue::{ToolCatalogue, ToolHit};
 
 /// Ingestion (with the `ingest` feature): BEIR corpora, Markdown articles and text files as
 /// records (the `braid-ingest` crate).

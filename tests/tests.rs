@@ -45,3 +45,4 @@ mod semantic;
 mod semantic_paths;
 mod supplied_vectors;
 mod tidy;
+mod tool_catalogue;

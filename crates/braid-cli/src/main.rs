@@ -274,6 +274,9 @@ enum Command {
         /// Let the memory tools write (remember, update, forget).
         #[arg(long)]
         write: bool,
+        /// A JSON file of tool definitions the MCP tool `search_tools` searches.
+        #[arg(long, value_name = "FILE")]
+        tool_catalogue: Option<PathBuf>,
     },
     /// Make a bearer token for `braid serve`, or hash one.
     #[cfg(feature = "server")]
@@ -448,8 +451,8 @@ fn main() -> ExitCode {
         #[cfg(feature = "server")]
         Command::Serve { index, config, bind, model } => serve::serve(&index, &config, bind, model.as_deref()),
         #[cfg(feature = "server")]
-        Command::Mcp { index, principal, model, owner, write } => {
-            serve::mcp_stdio(&index, &principal, model.as_deref(), owner.as_deref(), write)
+        Command::Mcp { index, principal, model, owner, write, tool_catalogue } => {
+            serve::mcp_stdio(&index, &principal, model.as_deref(), owner.as_deref(), write, tool_catalogue.as_deref())
         }
         #[cfg(feature = "server")]
         Command::Token { action: TokenAction::New { name, tenant, principal, write } } => {

@@ -74,6 +74,33 @@ fn stdio_memory_needs_an_owner_and_the_write_right() {
     );
 }
 
+/// `--tool-catalogue` adds `search_tools`, which finds tool definitions by task; without it the
+/// tool is neither listed nor callable.
+#[test]
+fn search_tools_is_offered_with_a_catalogue() {
+    let dir = tempfile::tempdir().unwrap();
+    build_index(dir.path());
+    let catalogue = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/tools/tools.json");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}}});
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                      "params": {"name": "search_tools", "arguments": {"query": "refund a payment", "k": 3}}});
+    let input: Vec<String> = [&init, &list, &call].iter().map(|v| v.to_string()).collect();
+    let replies = |args: &[&str]| -> Vec<Value> {
+        stdio_session(dir.path(), args, &input).iter().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let with = replies(&["--tool-catalogue", catalogue.to_str().unwrap()]);
+    let names: Vec<&str> =
+        with[1]["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names.last(), Some(&"search_tools"), "{names:?}");
+    let found = &with[2]["result"]["structuredContent"]["tools"];
+    assert_eq!(found[0]["definition"]["name"], "refund_payment", "{}", with[2]);
+    assert!(found[0]["definition"]["input_schema"]["properties"]["payment_id"].is_object());
+    let without = replies(&[]);
+    assert!(!without[1].to_string().contains("search_tools"));
+    assert!(without[2]["error"]["message"].as_str().unwrap().contains("unknown tool"), "{}", without[2]);
+}
+
 #[test]
 fn token_hash_matches_token_new() {
     let token = crate::support::new_token(&["--name", "x"]);

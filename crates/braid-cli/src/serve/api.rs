@@ -191,12 +191,25 @@ pub struct Engine {
     pub max_k: usize,
     /// One writer at a time, for record writes and memories alike.
     writes: WriteLock,
+    /// The tool catalogue `search_tools` searches, when the operator gave one.
+    tools: Option<braid::ToolCatalogue>,
 }
 
 impl Engine {
     /// Serves `index`, accepting `k` up to `max_k`.
     pub fn new(index: Index, max_k: usize) -> Self {
-        Engine { index, failures: AtomicU64::new(0), max_k, writes: WriteLock::default() }
+        Engine { index, failures: AtomicU64::new(0), max_k, writes: WriteLock::default(), tools: None }
+    }
+
+    /// The engine with a tool catalogue for `search_tools`.
+    pub fn with_tools(mut self, tools: braid::ToolCatalogue) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    /// The tool catalogue, when the operator gave one.
+    pub fn tools(&self) -> Option<&braid::ToolCatalogue> {
+        self.tools.as_ref()
     }
 
     /// The server's one write lock: every write, REST or MCP, records or memories, goes through

@@ -71,6 +71,11 @@ pub struct Config {
     /// OAuth 2.1 access tokens from identity providers (see `oauth.rs`). By default, none.
     #[serde(default)]
     pub oauth: Option<super::oauth::OAuthConfig>,
+    /// A JSON file of tool definitions (`name`, `description`, `input_schema`) that the MCP tool
+    /// `search_tools` searches (a path relative to the configuration file's folder). By
+    /// default, none, and the tool is not offered.
+    #[serde(default)]
+    pub tool_catalogue: Option<std::path::PathBuf>,
 }
 
 /// Request limits.

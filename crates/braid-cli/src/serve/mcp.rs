@@ -484,6 +484,7 @@ impl Mcp {
             "search" => self.search(arguments, principal.principal),
             "read_section" => self.read_section(arguments, principal.principal),
             "outline" => self.outline(arguments, principal.principal),
+            "search_tools" if self.engine.tools().is_some() => self.search_tools(arguments),
             "remember" => self.remember(arguments, principal),
             "recall" => self.recall(arguments, principal),
             "forget" => self.forget(arguments, principal),
@@ -547,7 +548,7 @@ impl Mcp {
         let mut search_input = schema::search_params(defs, self.engine.max_k);
         search_input["$defs"] = json!({ "Filter": schema::filter(defs) });
         // (name, title, description, input, output, read only, destructive, idempotent)
-        let tools = [
+        let mut tools = vec![
             (
                 "search",
                 "Search documents",
@@ -629,6 +630,21 @@ impl Mcp {
                 false,
             ),
         ];
+        // Only where the operator gave a catalogue.
+        if self.engine.tools().is_some() {
+            tools.push((
+                "search_tools",
+                "Search tools",
+                "Find the tools that fit what you are about to do in a catalogue too large to list: \
+                 describe the task in plain words (typos are fine) and get the best few definitions, \
+                 each with its input schema, best first.",
+                schema::tool_search_params(),
+                schema::tool_search_output(),
+                true,
+                false,
+                true,
+            ));
+        }
         tools
             .into_iter()
             .map(|(name, title, description, input, output, read_only, destructive, idempotent)| {
@@ -689,6 +705,25 @@ impl Mcp {
         Ok((memory::written_text(&written), serde_json::to_value(&written).unwrap_or(Value::Null)))
     }
 
+    fn search_tools(&self, arguments: Value) -> Result<(String, Value), String> {
+        let p: ToolSearchParams =
+            serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for search_tools: {e}"))?;
+        if p.k == 0 || p.k > schema::MAX_TOOL_HITS {
+            return Err(format!("k must be between 1 and {}", schema::MAX_TOOL_HITS));
+        }
+        let Some(catalogue) = self.engine.tools() else { return Err("no tool catalogue".into()) };
+        let hits = catalogue.search(&p.query, p.k).map_err(|e| e.to_string())?;
+        let mut text = format!("{} tool{}:", hits.len(), if hits.len() == 1 { "" } else { "s" });
+        for (i, hit) in hits.iter().enumerate() {
+            let name = hit.definition["name"].as_str().unwrap_or("");
+            let description = hit.definition["description"].as_str().unwrap_or("");
+            text.push_str(&format!("\n[{}] {name} — {description}", i + 1));
+        }
+        let tools: Vec<Value> =
+            hits.into_iter().map(|h| json!({ "definition": h.definition, "score": h.score })).collect();
+        Ok((text, json!({ "tools": tools })))
+    }
+
     fn outline(&self, arguments: Value, principal: &Principal) -> Result<(String, Value), String> {
         let p: OutlineParams =
             serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for outline: {e}"))?;
@@ -746,6 +781,19 @@ impl Mcp {
         });
         Ok((out, data))
     }
+}
+
+/// The arguments of `search_tools`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolSearchParams {
+    query: String,
+    #[serde(default = "default_tool_hits")]
+    k: usize,
+}
+
+fn default_tool_hits() -> usize {
+    5
 }
 
 /// The arguments of `outline`.

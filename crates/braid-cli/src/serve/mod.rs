@@ -50,9 +50,17 @@ fn open(
     ef_search: Option<usize>,
     max_k: usize,
     reload: Option<Duration>,
+    tools: Option<&Path>,
 ) -> Result<Arc<api::Engine>> {
     let index = commands::open_with_model(dir, model, ef_search, commands::MissingModel::Warn)?;
-    let engine = Arc::new(api::Engine::new(index, max_k));
+    let mut engine = api::Engine::new(index.clone(), max_k);
+    if let Some(file) = tools {
+        let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let catalogue = braid::ToolCatalogue::from_json(&text, index.embedder())
+            .with_context(|| format!("tool catalogue {}", file.display()))?;
+        engine = engine.with_tools(catalogue);
+    }
+    let engine = Arc::new(engine);
     if let Some(every) = reload {
         watch(&engine, every)?;
     }
@@ -99,7 +107,8 @@ pub fn serve(dir: &Path, config_file: &Path, bind: Option<SocketAddr>, model: Op
     if let Some(bind) = bind {
         config.bind = bind;
     }
-    let engine = open(dir, model, config.ef_search, config.limits.max_k, config.reload_every())?;
+    let tools = config.tool_catalogue.as_ref().map(|f| config_file.parent().unwrap_or(Path::new(".")).join(f));
+    let engine = open(dir, model, config.ef_search, config.limits.max_k, config.reload_every(), tools.as_deref())?;
     let router = http::router(engine, &config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
@@ -225,6 +234,7 @@ pub fn mcp_stdio(
     model: Option<&str>,
     owner: Option<&str>,
     write: bool,
+    tools: Option<&Path>,
 ) -> Result<()> {
     // Owner tokens come from an identity, never from a token list (as in the configuration).
     if let Some(token) = principal.iter().find(|t| t.trim().starts_with(braid::OWNER_PREFIX)) {
@@ -236,7 +246,7 @@ pub fn mcp_stdio(
         None => None,
     };
     let reload = Duration::from_secs_f64(config::DEFAULT_RELOAD_SECONDS);
-    let engine = open(dir, model, None, config::Limits::default().max_k, Some(reload))?;
+    let engine = open(dir, model, None, config::Limits::default().max_k, Some(reload), tools)?;
     let server = mcp::Mcp::new(engine);
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::try_from_verified_tokens(principal.iter().map(String::as_str).chain(owner.as_deref()))

@@ -293,6 +293,43 @@ pub fn search_output() -> Value {
     })
 }
 
+/// The most tools one `search_tools` call returns.
+pub const MAX_TOOL_HITS: usize = 20;
+
+/// The `search_tools` tool's arguments (`mcp::ToolSearchParams`).
+pub fn tool_search_params() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "query": { "type": "string", "maxLength": braid::MAX_QUERY_BYTES, "description": "The task, in plain words." },
+            "k": { "type": "integer", "minimum": 1, "maximum": MAX_TOOL_HITS, "default": 5, "description": "Tools wanted." }
+        },
+        "required": ["query"],
+        "additionalProperties": false
+    })
+}
+
+/// The `search_tools` tool's structured output.
+pub fn tool_search_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "tools": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "definition": { "type": "object", "description": "The tool's definition, as the catalogue gives it." },
+                        "score": { "type": "number" }
+                    },
+                    "required": ["definition", "score"]
+                }
+            }
+        },
+        "required": ["tools"]
+    })
+}
+
 /// The `outline` tool's arguments (`mcp::OutlineParams`).
 pub fn outline_params() -> Value {
     json!({
