@@ -114,3 +114,29 @@ fn another_tenants_ids_answer_alike_whether_they_exist_or_not() {
     assert_eq!(hit_ids(&server, &server.acme, "bluefinch"), ["tenant:acme/plan"]);
     server.stop();
 }
+
+/// `POST /v1/records/delete` with a filter deletes the writer's own records the filter admits,
+/// and no other tenant's, whatever they hold.
+#[test]
+fn a_filter_deletes_the_writers_own_matching_records() {
+    let (server, acme_writer, globex_writer) = start();
+    let note = |id: &str, category: &str| json!({"_id": id, "title": "Zebra note", "text": "zebra crossing notes", "metadata": {"category": category}});
+    assert_eq!(
+        upsert(&server, &acme_writer, json!([note("z1", "old"), note("z2", "old"), note("z3", "new")])).status,
+        200
+    );
+    assert_eq!(upsert(&server, &globex_writer, json!([note("z1", "old")])).status, 200);
+    let filter = json!({"filter": {"keyword": {"field": "category", "value": "old"}}});
+    let reply = send(&server, &acme_writer, "POST", "/v1/records/delete", Some(filter.clone()));
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(reply.json()["ids"], json!(["tenant:acme/z1", "tenant:acme/z2"]));
+    assert_eq!(hit_ids(&server, &server.acme, "zebra crossing"), ["tenant:acme/z3"]);
+    assert_eq!(hit_ids(&server, &server.globex, "zebra crossing"), ["tenant:globex/z1"]);
+    // Nothing left to match: an empty answer, still 200.
+    let again = send(&server, &acme_writer, "POST", "/v1/records/delete", Some(filter));
+    assert_eq!((again.status, again.json()["ids"].clone()), (200, json!([])), "{}", again.text);
+    // Ids and a filter together, or neither: 400.
+    for body in [json!({}), json!({"ids": ["z3"], "filter": {"keyword": {"field": "category", "value": "new"}}})] {
+        assert_eq!(send(&server, &acme_writer, "POST", "/v1/records/delete", Some(body)).status, 400);
+    }
+}

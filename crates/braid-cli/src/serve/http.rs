@@ -362,12 +362,17 @@ struct Upserts {
     records: Vec<Value>,
 }
 
-/// The body of `POST /v1/records/delete`.
+/// The body of `POST /v1/records/delete`: ids, or a filter (one of the two).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Deletes {
     /// Ids, short or full, in the caller's namespace.
+    #[serde(default)]
     ids: Vec<String>,
+    /// A filter: the caller's records (of its namespace, memories aside) it admits, at most
+    /// [`write::MAX_BATCH`] of them per request.
+    #[serde(default)]
+    filter: Option<braid::Filter>,
 }
 
 /// The answer to a refused write.
@@ -484,10 +489,42 @@ async fn rest_delete_many(
         Ok(request) => request,
         Err(response) => return *response,
     };
-    if let Err(f) = check_batch(deletes.ids.len(), "ids") {
+    let ids = match (deletes.ids.is_empty(), deletes.filter) {
+        (false, None) => deletes.ids,
+        (true, Some(filter)) => {
+            // The records of the caller's namespace that the filter admits among those it may
+            // see (memories have their own routes); the rest of the index is never named.
+            let (who, prefix) = (caller.principal.clone(), format!("{namespace}/"));
+            let matched = blocking(&s, deadline, false, move |st| {
+                let index = st.engine.index();
+                let ids = index.searcher().ids_where(&who, &filter)?;
+                let mut ids: Vec<String> =
+                    ids.into_iter().filter(|id| id.starts_with(&prefix) && !braid::memory::is_memory_id(id)).collect();
+                ids.sort_unstable();
+                ids.truncate(write::MAX_BATCH);
+                Ok::<_, braid::Error>((ids, index.commit_id()))
+            })
+            .await;
+            match matched {
+                // Nothing to delete: the commit served already holds the answer.
+                Ok(Ok((ids, commit))) if ids.is_empty() => {
+                    let none = Written { commit, ids };
+                    return json_response(StatusCode::OK, &serde_json::to_value(none).unwrap_or(Value::Null));
+                }
+                Ok(Ok((ids, _))) => ids,
+                Ok(Err(e)) => return failure(StatusCode::BAD_REQUEST, "bad_request", e.to_string()),
+                Err(response) => return response,
+            }
+        }
+        _ => {
+            let why = "send ids or a filter, not both and not neither";
+            return write_refused(&WriteFailure::BadRequest(why.into()));
+        }
+    };
+    if let Err(f) = check_batch(ids.len(), "ids") {
         return write_refused(&f);
     }
-    run_write(s, caller, deadline, namespace, Vec::new(), deletes.ids).await
+    run_write(s, caller, deadline, namespace, Vec::new(), ids).await
 }
 
 /// `DELETE /v1/records/{id}`: deletes one record of the caller's namespace (idempotent).

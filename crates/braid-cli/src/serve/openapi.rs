@@ -122,10 +122,14 @@ pub fn document(max_k: usize) -> Value {
             },
             "/v1/records/delete": {
                 "post": {
-                    "summary": "Delete records of the caller's namespace by id, in one commit (idempotent)",
+                    "summary": "Delete records of the caller's namespace by id, or those a filter admits (at most 1,000 a request), in one commit (idempotent)",
                     "requestBody": { "required": true, "content": { "application/json": { "schema": {
-                        "type": "object", "additionalProperties": false, "required": ["ids"],
-                        "properties": { "ids": { "type": "array", "minItems": 1, "maxItems": 1000, "items": { "type": "string" } } }
+                        "type": "object", "additionalProperties": false,
+                        "properties": {
+                            "ids": { "type": "array", "minItems": 1, "maxItems": 1000, "items": { "type": "string" } },
+                            "filter": { "$ref": "#/components/schemas/Filter" }
+                        },
+                        "oneOf": [{ "required": ["ids"] }, { "required": ["filter"] }]
                     } } } },
                     "responses": delete_many_responses
                 }
