@@ -26,7 +26,7 @@ proxy_port="$(free_port)"
 "$BRAID" token new --name conformance 2>"$work/token" >"$work/entry"
 TOKEN="$(sed -n 's/^token: //p' "$work/token")"
 # The default configuration: no allowed_origins, so a server on loopback accepts the proxy's
-# localhost origin by default (crates/braid-cli/src/serve/origin.rs).
+# localhost origin by default (crates/braid-server/src/origin.rs).
 cp "$work/entry" "$work/braid.toml"
 "$BRAID" serve --index "$work/hc" --config "$work/braid.toml" --bind 127.0.0.1:0 2>"$work/serve.log" &
 pids+=($!)

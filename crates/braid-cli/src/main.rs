@@ -3,8 +3,6 @@
 
 mod commands;
 mod output;
-#[cfg(feature = "server")]
-mod serve;
 mod vectors;
 
 use std::path::PathBuf;
@@ -449,17 +447,23 @@ fn main() -> ExitCode {
             out.as_deref(),
         ),
         #[cfg(feature = "server")]
-        Command::Serve { index, config, bind, model } => serve::serve(&index, &config, bind, model.as_deref()),
+        Command::Serve { index, config, bind, model } => braid_server::serve(
+            |ef_search| commands::open_with_model(&index, model.as_deref(), ef_search, commands::MissingModel::Warn),
+            &config,
+            bind,
+        ),
         #[cfg(feature = "server")]
         Command::Mcp { index, principal, model, owner, write, tool_catalogue } => {
-            serve::mcp_stdio(&index, &principal, model.as_deref(), owner.as_deref(), write, tool_catalogue.as_deref())
+            commands::open_with_model(&index, model.as_deref(), None, commands::MissingModel::Warn).and_then(|opened| {
+                braid_server::mcp_stdio(opened, &principal, owner.as_deref(), write, tool_catalogue.as_deref())
+            })
         }
         #[cfg(feature = "server")]
         Command::Token { action: TokenAction::New { name, tenant, principal, write } } => {
-            serve::token_new(&name, tenant.as_deref(), &principal, write)
+            braid_server::token_new(&name, tenant.as_deref(), &principal, write)
         }
         #[cfg(feature = "server")]
-        Command::Token { action: TokenAction::Hash } => serve::token_hash(),
+        Command::Token { action: TokenAction::Hash } => braid_server::token_hash(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -281,7 +281,7 @@ pub fn document(max_k: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::api::SearchParams;
+    use crate::api::SearchParams;
 
     /// Every property the document gives the search parameters is one the server accepts, and
     /// the schema forbids the rest, as the server does.

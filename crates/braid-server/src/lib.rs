@@ -1,5 +1,7 @@
-//! `braid serve` (a REST API and MCP over stateless Streamable HTTP), `braid mcp` (MCP over
-//! stdio) and `braid token` (make and hash bearer tokens).
+//! Braid's server: `braid serve` (a REST API and MCP over stateless Streamable HTTP), `braid mcp`
+//! (MCP over stdio) and `braid token` (make and hash bearer tokens). The `braid` binary
+//! (`braid-cli`) opens the index with its model and calls [`serve`], [`mcp_stdio`],
+//! [`token_new`] and [`token_hash`]; nothing else is public.
 //!
 //! Both surfaces call one [`api::Engine`], which calls the library's `Index::search`,
 //! `Index::record`: there is no second copy of the search logic. The principal of a request
@@ -42,17 +44,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use braid::Principal;
 
-use crate::commands;
-
-fn open(
-    dir: &Path,
-    model: Option<&str>,
-    ef_search: Option<usize>,
-    max_k: usize,
-    reload: Option<Duration>,
-    tools: Option<&Path>,
-) -> Result<Arc<api::Engine>> {
-    let index = commands::open_with_model(dir, model, ef_search, commands::MissingModel::Warn)?;
+/// The engine serving `index`: `k` up to `max_k`, newer commits looked for every `reload`, and
+/// the tool catalogue in `tools` for `search_tools`.
+fn open(index: braid::Index, max_k: usize, reload: Option<Duration>, tools: Option<&Path>) -> Result<Arc<api::Engine>> {
     let mut engine = api::Engine::new(index.clone(), max_k);
     if let Some(file) = tools {
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
@@ -98,17 +92,22 @@ fn watch(engine: &Arc<api::Engine>, every: Duration) -> Result<()> {
     Ok(())
 }
 
-/// `braid serve`: serves the index until SIGINT or SIGTERM.
+/// `braid serve`: serves the index `open_index` opens (given the configuration's `ef_search`)
+/// until SIGINT or SIGTERM, as `config_file` says, on `bind` when given.
 ///
 /// # Errors
 /// When the configuration or the index cannot be read, or the address cannot be bound.
-pub fn serve(dir: &Path, config_file: &Path, bind: Option<SocketAddr>, model: Option<&str>) -> Result<()> {
+pub fn serve(
+    open_index: impl FnOnce(Option<usize>) -> Result<braid::Index>,
+    config_file: &Path,
+    bind: Option<SocketAddr>,
+) -> Result<()> {
     let mut config = config::Config::load(config_file)?;
     if let Some(bind) = bind {
         config.bind = bind;
     }
     let tools = config.tool_catalogue.as_ref().map(|f| config_file.parent().unwrap_or(Path::new(".")).join(f));
-    let engine = open(dir, model, config.ef_search, config.limits.max_k, config.reload_every(), tools.as_deref())?;
+    let engine = open(open_index(config.ef_search)?, config.limits.max_k, config.reload_every(), tools.as_deref())?;
     let router = http::router(engine, &config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
@@ -224,14 +223,15 @@ async fn shutdown() {
     eprintln!("braid serve: shutting down");
 }
 
-/// `braid mcp`: MCP over stdin/stdout as `principal` (the operator's own tokens).
+/// `braid mcp`: MCP over stdin/stdout on `index`, as `principal` (the operator's own tokens),
+/// with the memory scope of `owner` (`owner:local:<owner>`) and the write right when `write`,
+/// and `search_tools` over the catalogue in `tools` when given.
 ///
 /// # Errors
-/// When the index cannot be opened or stdio fails.
+/// When the principal or the catalogue is refused, or stdio fails.
 pub fn mcp_stdio(
-    dir: &Path,
+    index: braid::Index,
     principal: &[String],
-    model: Option<&str>,
     owner: Option<&str>,
     write: bool,
     tools: Option<&Path>,
@@ -246,7 +246,7 @@ pub fn mcp_stdio(
         None => None,
     };
     let reload = Duration::from_secs_f64(config::DEFAULT_RELOAD_SECONDS);
-    let engine = open(dir, model, None, config::Limits::default().max_k, Some(reload), tools)?;
+    let engine = open(index, config::Limits::default().max_k, Some(reload), tools)?;
     let server = mcp::Mcp::new(engine);
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::try_from_verified_tokens(principal.iter().map(String::as_str).chain(owner.as_deref()))
