@@ -4,14 +4,7 @@
 use braid::{Index, Mode, Principal, Record, SearchRequest};
 
 fn index_of(records: &[Record], builder: braid::IndexBuilder) -> Index {
-    let index = builder.create_in_ram().unwrap();
-    let mut w = index.writer().unwrap();
-    for r in records {
-        w.upsert(r).unwrap();
-    }
-    w.commit().unwrap();
-    drop(w);
-    index
+    crate::common::in_ram_with(builder, records)
 }
 
 fn records() -> Vec<Record> {

@@ -1,8 +1,6 @@
 //! Shared fixtures.
 
-#[cfg(feature = "ingest")]
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[cfg(feature = "ingest")]
 use braid::ingest::Source;
@@ -225,4 +223,30 @@ pub fn assert_semantic_search_is_confined(index: &Index, every_record_has_a_vect
             }
         }
     }
+}
+
+/// Copies the folder `from` into `to` (created), files and subfolders alike.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// An index in memory made by `builder`, holding `records`, written in one commit.
+pub fn in_ram_with(builder: braid::IndexBuilder, records: &[Record]) -> Index {
+    let index = builder.create_in_ram().unwrap();
+    let mut w = index.writer().unwrap();
+    for r in records {
+        w.upsert(r).unwrap();
+    }
+    w.commit().unwrap();
+    drop(w);
+    index
 }

@@ -8,14 +8,7 @@ fn ids(index: &Index, request: &SearchRequest) -> Vec<String> {
 }
 
 fn index_of(records: &[Record]) -> Index {
-    let index = Index::create_in_ram(Default::default()).unwrap();
-    let mut w = index.writer().unwrap();
-    for r in records {
-        w.upsert(r).unwrap();
-    }
-    w.commit().unwrap();
-    drop(w);
-    index
+    crate::common::in_ram_with(Index::builder(), records)
 }
 
 /// Three sections of one article and one of another, all about refunds.

@@ -230,19 +230,6 @@ impl Damage {
     }
 }
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// Every file of an index with vectors (manifest, every tantivy file, the vector file), each
 /// missing, emptied, truncated or with a flipped byte: `braid check` (and opening with the
 /// model) answers with a typed error naming that file, never a panic and never `Ok`.
@@ -289,7 +276,7 @@ fn every_damaged_file_is_a_typed_error_naming_it() {
             Damage::FlippedLastByte,
         ] {
             let work = tempfile::tempdir().unwrap();
-            copy_dir(pristine.path(), work.path());
+            crate::common::copy_dir(pristine.path(), work.path());
             let damaged = work.path().join(file);
             damage.apply(&damaged);
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -309,7 +296,7 @@ fn every_damaged_file_is_a_typed_error_naming_it() {
     let managed = std::path::Path::new("lexical/.managed.json");
     for damage in [Damage::Missing, Damage::Empty, Damage::TruncatedToHalf, Damage::FlippedMiddleByte] {
         let work = tempfile::tempdir().unwrap();
-        copy_dir(pristine.path(), work.path());
+        crate::common::copy_dir(pristine.path(), work.path());
         damage.apply(&work.path().join(managed));
         match Index::check(work.path()) {
             Ok(report) => assert_eq!(report.records, 29),

@@ -31,19 +31,6 @@ fn records() -> Vec<Record> {
         .collect()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 fn principals() -> Vec<Principal> {
     vec![
         Principal::public(),
@@ -98,7 +85,7 @@ fn partitions(dir: &Path) -> Vec<(Partition, usize)> {
 fn an_index_from_before_partitions_opens_and_migrates() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("index");
-    copy_dir(Path::new(FIXTURE), &dir);
+    crate::common::copy_dir(Path::new(FIXTURE), &dir);
     let manifest = || std::fs::read_to_string(dir.join("braid.json")).unwrap();
     assert!(manifest().contains("\"format\": 2"));
     assert!(!dir.join("vectors/pool").exists());
