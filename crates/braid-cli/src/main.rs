@@ -322,8 +322,11 @@ fn main() -> ExitCode {
         Command::Serve { .. } => "error,braid::serve=info",
         _ => "error",
     };
+    // The MCP SDK's own logs stop at warnings whatever the filter: below that they hold whole
+    // messages (queries, document text), which Braid's logs never do.
     let filter = tracing_subscriber::EnvFilter::try_from_env("BRAID_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter))
+        .add_directive("rmcp=warn".parse().expect("a valid directive"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init();
     let result = match cli.command {

@@ -143,8 +143,15 @@ fn mcp_protocol_versions_batches_and_errors() {
     let server = Server::start();
     let token = &server.acme;
     for (asked, agreed) in [("2025-03-26", "2025-03-26"), ("2025-06-18", "2025-06-18"), ("2031-01-01", "2025-11-25")] {
-        let reply =
-            server.mcp(token, None, &rpc(1, "initialize", json!({"protocolVersion": asked, "capabilities": {}})));
+        let reply = server.mcp(
+            token,
+            None,
+            &rpc(
+                1,
+                "initialize",
+                json!({"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}),
+            ),
+        );
         assert_eq!(reply.json()["result"]["protocolVersion"], agreed, "{asked}");
     }
     // An unsupported MCP-Protocol-Version header is a 400.

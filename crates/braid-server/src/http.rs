@@ -1,7 +1,8 @@
 //! The HTTP surface: routes, the middleware every request passes (a random request id and a
 //! log span, `Origin` check, size limit, time budget; then, on protected routes, bearer token →
-//! caller and the caller's rate limit), the REST handlers, and MCP's stateless Streamable HTTP
-//! transport on `/mcp`. The time budget is also the deadline of the request's search: past
+//! caller and the caller's rate limit), the REST handlers, and MCP on `/mcp`: rmcp's stateless
+//! Streamable HTTP service (answers in `application/json`, no sessions) over [`mcp::Braid`], with
+//! the 2025-03-26 batches rmcp does not read split here. The time budget is also the deadline of the request's search: past
 //! it the search stops at its next check and frees its concurrency slot.
 
 use std::sync::Arc;
@@ -15,6 +16,8 @@ use axum::middleware::{from_fn_with_state, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Extension, Router};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 use tracing::Instrument;
@@ -24,7 +27,7 @@ use super::api::{self, Engine, Failure, SearchParams};
 use super::auth::{Authenticator, Caller, Refusal};
 use super::config::{Config, Limits};
 use super::limit::Quotas;
-use super::mcp::{self, Mcp, Reply, Version};
+use super::mcp::{self, Braid, Deadline};
 use super::memory::{ForgetParams, UpdateParams, Who};
 use super::oauth;
 use super::openapi;
@@ -34,7 +37,7 @@ use super::write::{self, WriteFailure, Written};
 /// What every handler shares.
 pub struct AppState {
     engine: Arc<Engine>,
-    mcp: Mcp,
+    mcp: McpService,
     auth: Arc<Authenticator>,
     /// Per client address: the bucket of requests with a token that is not valid (and of the
     /// key fetches tokens cause), bounded like every map of quotas.
@@ -46,9 +49,23 @@ pub struct AppState {
     started: Instant,
 }
 
-/// When a request's time budget ends: the deadline of the searches it runs.
-#[derive(Debug, Clone, Copy)]
-struct Deadline(Instant);
+/// rmcp's Streamable HTTP service: stateless (no session manager, no `Mcp-Session-Id`).
+type McpService = StreamableHttpService<Braid, NeverSessionManager>;
+
+/// The MCP endpoint over `engine`: stateless, answers in `application/json`, bodies up to
+/// `max_body` bytes, tool calls sharing `permits` with REST. Host and Origin checks are left to
+/// [`guard`] (Braid's own [`Origins`], the same for REST and MCP).
+fn mcp_service(engine: Arc<Engine>, permits: Arc<Semaphore>, max_body: usize) -> McpService {
+    let server = Braid::http(engine, permits);
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_sse_retry(None)
+        .disable_allowed_hosts()
+        .with_max_request_body_bytes(max_body);
+    StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), config)
+}
 
 /// A request id: 64 random bits in hex, fresh per request, so that ids say nothing about
 /// other callers' traffic (a counter would count it). `None` when the operating system gives
@@ -65,11 +82,12 @@ fn request_id() -> Option<String> {
 /// When the token map cannot be built from the configuration.
 pub fn router(engine: Arc<Engine>, config: &Config) -> anyhow::Result<Router> {
     let limits = config.limits.clone();
+    let permits = Arc::new(Semaphore::new(limits.concurrency()));
     let state = Arc::new(AppState {
-        mcp: Mcp::new(Arc::clone(&engine)),
+        mcp: mcp_service(Arc::clone(&engine), Arc::clone(&permits), limits.max_body_bytes),
         auth: Arc::new(Authenticator::new(config)?),
         unauthenticated: Quotas::new(MAX_TRACKED_ADDRESSES),
-        permits: Arc::new(Semaphore::new(limits.concurrency())),
+        permits,
         openapi: openapi::document(engine.max_k),
         origins: Origins::new(config.allowed_origins.as_deref(), config.bind),
         started: Instant::now(),
@@ -307,15 +325,6 @@ async fn blocking<T: Send + 'static>(
 fn is_json(headers: &HeaderMap) -> bool {
     let media = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     media.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// Whether the client accepts a JSON answer (no `Accept` header means anything).
-fn accepts_json(headers: &HeaderMap) -> bool {
-    let Some(accept) = headers.get(header::ACCEPT) else { return true };
-    accept.to_str().unwrap_or("").split(',').any(|range| {
-        let media = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-        matches!(media.as_str(), "application/json" | "application/*" | "*/*")
-    })
 }
 
 /// The request body, or the 413/400 answer.
@@ -718,7 +727,7 @@ async fn rest_stats(
             "server": {
                 "version": env!("CARGO_PKG_VERSION"),
                 "uptime_s": s.started.elapsed().as_secs(),
-                "mcp_protocol_versions": Version::SUPPORTED.map(Version::name)
+                "mcp_protocol_versions": mcp::SUPPORTED.map(|v| v.to_string())
             }
         }),
     )
@@ -746,15 +755,6 @@ async fn health(State(s): State<Shared>) -> Response {
     )
 }
 
-/// The tool calls in an MCP payload: each is one search or read the caller pays for.
-fn tool_calls(payload: &Value) -> usize {
-    let is_call = |m: &Value| m.get("method").and_then(Value::as_str) == Some("tools/call");
-    match payload {
-        Value::Array(messages) => messages.iter().filter(|m| is_call(m)).count(),
-        one => usize::from(is_call(one)),
-    }
-}
-
 /// `GET /v1/openapi.json`: this API, described.
 async fn openapi_document(State(s): State<Shared>) -> Response {
     json_response(StatusCode::OK, &s.openapi)
@@ -764,60 +764,72 @@ async fn not_found() -> Response {
     failure(StatusCode::NOT_FOUND, "not_found", "no such route (see /v1/openapi.json)")
 }
 
-/// `POST /mcp`: one JSON-RPC message (or, in 2025-03-26, a batch), answered with
-/// `application/json` — or 202 and no body when it held only notifications or responses.
-/// Stateless: no session id is issued, and each request stands alone. The MCP headers
-/// (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) are checked against the body by
-/// [`Mcp::handle_http`].
-async fn mcp_post(
-    State(s): State<Shared>,
-    Extension(caller): Extension<Arc<Caller>>,
-    Extension(deadline): Extension<Deadline>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+/// `POST /mcp`: one JSON-RPC message, answered by rmcp (see [`mcp`]) as the caller the
+/// middleware put into the request's extensions; in 2025-03-26 (no `MCP-Protocol-Version`, or
+/// that one) also a batch, which rmcp does not read: each of its messages is answered by rmcp
+/// on its own, the tool calls paid for up front, and the answers joined into one array. A body
+/// that is not JSON is a JSON-RPC parse error (400), as the JSON-RPC text has it.
+async fn mcp_post(State(s): State<Shared>, Extension(caller): Extension<Arc<Caller>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, s.limits.max_body_bytes).await else {
+        return too_large(s.limits.max_body_bytes);
+    };
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&body) {
+        return json_response(StatusCode::BAD_REQUEST, &mcp::error(Value::Null, -32700, format!("parse error: {e}")));
+    }
+    match mcp::batch_items(&body) {
+        None => s.mcp.handle(Request::from_parts(parts, Body::from(body))).await.map(Body::new),
+        Some(items) => mcp_batch(&s, &caller, parts, items).await,
+    }
+}
+
+/// A JSON-RPC batch: refused outside 2025-03-26 (and when empty); else each message answered
+/// by rmcp as if it came alone, with this request's headers and caller.
+async fn mcp_batch(
+    s: &AppState,
+    caller: &Caller,
+    parts: axum::http::request::Parts,
+    items: Result<Vec<Value>, Value>,
 ) -> Response {
-    if !accepts_json(&headers) {
-        return failure(StatusCode::NOT_ACCEPTABLE, "not_acceptable", "this server answers with application/json");
+    let version = parts.headers.get("mcp-protocol-version").map(|v| v.to_str().unwrap_or("").trim());
+    if let Some(v) = version.filter(|v| *v != mcp::BATCH_REVISION) {
+        let why = format!("JSON-RPC batches are not part of MCP {v}: send one message per request");
+        return json_response(StatusCode::BAD_REQUEST, &mcp::error(Value::Null, -32600, why));
     }
-    if !is_json(&headers) {
-        return json_body_required();
-    }
-    let body = match read_body(body, &s) {
-        Ok(b) => b,
-        Err(response) => return *response,
+    let items = match items {
+        Ok(items) => items,
+        Err(error) => return json_response(StatusCode::BAD_REQUEST, &error),
     };
-    let payload: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            let error = mcp::error(Value::Null, mcp::PARSE_ERROR, format!("parse error: {e}"));
-            return json_response(StatusCode::BAD_REQUEST, &error);
-        }
-    };
-    if let Err(response) = pay_batch(&caller, tool_calls(&payload), "tool calls") {
+    let method = |m: &Value| m.get("method").and_then(Value::as_str).map(str::to_string);
+    let calls = items.iter().filter(|m| method(m).as_deref() == Some("tools/call")).count();
+    if let Err(response) = pay_batch(caller, calls, "tool calls") {
         return *response;
     }
-    let header = |name: &str| headers.get(name).map(|v| v.as_bytes().to_vec());
-    let (version, method, name) = (header("mcp-protocol-version"), header("mcp-method"), header("mcp-name"));
-    let outcome = match blocking(&s, deadline, caller.operator, move |st| {
-        let headers =
-            mcp::HttpHeaders { protocol_version: version.as_deref(), method: method.as_deref(), name: name.as_deref() };
-        st.mcp.handle_http(payload, &headers, Who { principal: &caller.principal, write: caller.write })
-    })
-    .await
-    {
-        Ok(o) => o,
-        Err(response) => return response,
-    };
-    let status = match outcome.status {
-        mcp::Status::Ok => StatusCode::OK,
-        mcp::Status::BadRequest => StatusCode::BAD_REQUEST,
-        mcp::Status::NotFound => StatusCode::NOT_FOUND,
-    };
-    match outcome.reply {
-        Reply::Nothing => (StatusCode::ACCEPTED, Body::empty()).into_response(),
-        Reply::One(v) => json_response(status, &v),
-        Reply::Batch(vs) => json_response(status, &Value::Array(vs)),
+    let mut replies = Vec::new();
+    for item in items {
+        if method(&item).as_deref() == Some("initialize") {
+            let id = item.get("id").cloned().unwrap_or(Value::Null);
+            replies.push(mcp::error(id, -32600, "initialize must not be part of a batch"));
+            continue;
+        }
+        let mut one = Request::from_parts(parts.clone(), Body::from(item.to_string()));
+        one.headers_mut().remove(header::CONTENT_LENGTH);
+        let response = s.mcp.handle(one).await;
+        if response.status() == StatusCode::ACCEPTED {
+            continue;
+        }
+        let status = response.status();
+        let bytes = axum::body::to_bytes(Body::new(response.into_body()), usize::MAX).await.unwrap_or_default();
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(reply) => replies.push(reply),
+            // Not a JSON-RPC answer (406, 415, …): the request as a whole is refused so.
+            Err(_) => return (status, bytes).into_response(),
+        }
     }
+    if replies.is_empty() {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    json_response(StatusCode::OK, &Value::Array(replies))
 }
 
 #[cfg(test)]

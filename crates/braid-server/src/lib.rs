@@ -14,7 +14,8 @@
 //! - `oauth` and `jwks`: JWT access tokens of configured issuers → principals, and the
 //!   protected-resource metadata (`braid serve` as an OAuth 2.1 resource server);
 //! - `api`: the shared search parameters and engine; `schema`: their JSON Schemas;
-//! - `mcp`: the protocol and the tools; `http` and `stdio`: its transports (and REST);
+//! - `mcp`: the tools and resources on the official MCP SDK (rmcp), which speaks the protocol;
+//!   `http`: REST and rmcp's Streamable HTTP transport (stdio is rmcp's, in [`mcp_stdio`]);
 //! - `write`: records written over REST, confined to the writer's tenant namespace;
 //! - `openapi`: the description served at `/v1/openapi.json`.
 
@@ -32,7 +33,6 @@ mod openapi;
 mod origin;
 mod resources;
 mod schema;
-mod stdio;
 mod write;
 
 use std::io::BufRead;
@@ -247,14 +247,24 @@ pub fn mcp_stdio(
     };
     let reload = Duration::from_secs_f64(config::DEFAULT_RELOAD_SECONDS);
     let engine = open(index, config::Limits::default().max_k, Some(reload), tools)?;
-    let server = mcp::Mcp::new(engine);
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::try_from_verified_tokens(principal.iter().map(String::as_str).chain(owner.as_deref()))
         .context("--principal")?;
-    let who = memory::Who { principal: &principal, write };
-    // The operator's own session: stage timings are shown.
-    api::with_timings(true, || stdio::run(&server, who, std::io::stdin().lock(), std::io::stdout().lock()))
+    let server = mcp::Braid::stdio(engine, mcp::Local { principal, write });
+    // One thread: requests are picked up in the order they arrive (see `Braid::stdio`).
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let transport =
+            rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout).with_max_line_length(MAX_LINE_BYTES);
+        let service = rmcp::serve_server(server, transport).await.context("MCP over stdio")?;
+        service.waiting().await.context("MCP over stdio")?;
+        Ok(())
+    })
 }
+
+/// The longest message line `braid mcp` reads; longer ones are dropped unread (and logged).
+const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// `braid token new`: a fresh token on stderr (shown once, stored nowhere) and, on stdout, the
 /// `[[token]]` entry with its hash, ready to append to the configuration; `write` adds

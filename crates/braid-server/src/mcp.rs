@@ -1,549 +1,192 @@
-//! The Model Context Protocol, without a transport: JSON-RPC 2.0 messages, protocol revisions,
-//! and the tools: `search` and `read_section`, and the memory tools `remember`, `recall`,
-//! `forget` and `update` ([`super::memory`]). The HTTP transport (`http.rs`, stateless
-//! Streamable HTTP) and the stdio transport (`stdio.rs`) hand it parsed JSON (and, over HTTP,
-//! the request's MCP headers) with the caller ([`Who`]: its principal and write right); every
-//! tool calls the same [`Engine`] as the REST API.
+//! The Model Context Protocol on the official Rust SDK, [`rmcp`]: Braid's tools (`search`,
+//! `read_section`, `outline`, `search_tools`, and the memory tools `remember`, `recall`,
+//! `forget` and `update` of [`super::memory`]) and resources ([`super::resources`]) as an
+//! [`rmcp::ServerHandler`]. rmcp speaks JSON-RPC, negotiates the revision and checks what the
+//! revision asks of a request; this module says what the tools are and runs them on the same
+//! [`Engine`] as the REST API, as the caller the transport vouches for.
 //!
-//! Two eras are served side by side, as the 2026-07-28 text allows a dual-era server to:
-//! - **legacy** (2025-03-26, 2025-06-18, 2025-11-25): an `initialize` handshake agrees on a
-//!   revision; over HTTP every later request names it in `MCP-Protocol-Version`;
-//! - **modern** (2026-07-28): no handshake. Every request carries its revision and the client's
-//!   capabilities in `params._meta` (`io.modelcontextprotocol/protocolVersion`,
-//!   `…/clientCapabilities`); over HTTP the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
-//!   headers must match the body. `server/discover` names the revisions spoken; results carry
-//!   `resultType` and the server's identity in `_meta`; list results carry `ttlMs` and
-//!   `cacheScope`.
+//! Both eras are rmcp's: the legacy revisions (2025-03-26, 2025-06-18, 2025-11-25) through the
+//! `initialize` handshake, and 2026-07-28 without one (`server/discover`, per-request `_meta`,
+//! `resultType` and cache hints on results; over HTTP the `MCP-Protocol-Version`, `Mcp-Method`
+//! and `Mcp-Name` headers checked against the body). The transports are rmcp's too: stateless
+//! Streamable HTTP (`http.rs`, behind Braid's own Origin check, bearer-token or OAuth
+//! authentication and rate limits) and stdio (`lib.rs`).
 //!
-//! Tool failures (bad arguments, an id the caller cannot see, a search error) come back as
-//! results with `isError: true`, so the model can read them; protocol failures (not JSON-RPC,
-//! unknown method, unknown tool, header mismatch, unsupported revision) as JSON-RPC errors.
+//! **Hand-written, because rmcp 3.11 does not do it:** JSON-RPC batches. Revision 2025-03-26
+//! requires a server to accept a batch (an array of messages); rmcp parses one message per
+//! POST or line. `http.rs` splits a 2025-03-26 batch into its messages, has rmcp answer each,
+//! and joins the answers ([`batch_items`]); over stdio a batch is not served.
+//!
+//! Where the caller comes from: over HTTP, the authentication middleware puts the verified
+//! [`Caller`] into the request's extensions, and rmcp hands the request's parts to the handler
+//! ([`RequestContext::extensions`]); over stdio it is the operator's command line, fixed for
+//! the process. Tool failures (bad arguments, an id the caller cannot see, a search error) are
+//! results with `isError: true`, so the model can read them; an unknown tool is a JSON-RPC
+//! error.
 
+use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Instant;
 
-use base64::Engine as _;
+use axum::http::request::Parts;
 use braid::{Principal, SearchResponse};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use tokio::sync::Semaphore;
 
-use super::api::{Engine, Failure, SearchParams};
+use super::api::{self, Engine, Failure, SearchParams};
+use super::auth::Caller;
 use super::memory::{self, ForgetParams, UpdateParams, Who};
 use super::{resources, schema};
 use braid::memory::{Cue, Note};
 
-/// JSON-RPC: the payload is not JSON.
-pub const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC: the payload is not a valid request.
-pub const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC: no such method.
-pub const METHOD_NOT_FOUND: i64 = -32601;
-/// JSON-RPC: the params are wrong (including an unknown tool name and, in 2026-07-28, a
-/// request without the required `_meta` fields).
-pub const INVALID_PARAMS: i64 = -32602;
-/// MCP 2026-07-28 `HeaderMismatch`: the HTTP headers are missing, malformed, or disagree with
-/// the body.
-pub const HEADER_MISMATCH: i64 = -32020;
-/// MCP 2026-07-28 `UnsupportedProtocolVersion`: `data` lists the revisions spoken.
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-
-/// The `_meta` key of a request's protocol revision (2026-07-28).
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// The `_meta` key of the client's capabilities (2026-07-28).
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-/// The `_meta` key of the server's identity on results (2026-07-28).
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-
-/// How long a `tools/list` or `server/discover` result may be reused, in milliseconds: the
-/// tools and their schemas change only when the server restarts.
+/// How long a `tools/list`, `resources/list` or `server/discover` result may be reused, in
+/// milliseconds (2026-07-28 `ttlMs`): the tools and their schemas change only when the server
+/// restarts.
 pub const LIST_TTL_MS: u64 = 300_000;
 
-/// A protocol revision this server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Version {
-    /// 2025-03-26: Streamable HTTP, JSON-RPC batches, tool annotations.
-    V2025_03_26,
-    /// 2025-06-18: no batches; `MCP-Protocol-Version` header; structured tool output.
-    V2025_06_18,
-    /// 2025-11-25.
-    V2025_11_25,
-    /// 2026-07-28: stateless; no `initialize`; per-request `_meta`; `server/discover`.
-    V2026_07_28,
+/// Every protocol revision served, newest first: what `server/discover` lists and `initialize`
+/// may agree on (2026-07-28 is reached without a handshake).
+pub const SUPPORTED: [ProtocolVersion; 4] = [
+    ProtocolVersion::V_2026_07_28,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_03_26,
+];
+
+/// The revision a 2025-03-26 batch is read in: the only one with batches, and what an HTTP
+/// request without an `MCP-Protocol-Version` header is read as.
+pub const BATCH_REVISION: &str = "2025-03-26";
+
+/// When a request's time budget ends: the deadline of the searches its tools run (put into the
+/// request's extensions by the HTTP middleware).
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline(pub Instant);
+
+/// The caller of a stdio server: the operator's principal and write right, for the process.
+#[derive(Debug, Clone)]
+pub struct Local {
+    /// The operator's principal.
+    pub principal: Principal,
+    /// Whether the operator gave the write right.
+    pub write: bool,
 }
 
-impl Version {
-    /// Every revision spoken, newest first.
-    pub const SUPPORTED: [Version; 4] =
-        [Version::V2026_07_28, Version::V2025_11_25, Version::V2025_06_18, Version::V2025_03_26];
-    /// What an `initialize` asking for an unknown (or a modern) revision is offered: the newest
-    /// revision reached through the handshake.
-    pub const LATEST: Version = Version::V2025_11_25;
-    /// The newest revision, reached without a handshake.
-    pub const MODERN: Version = Version::V2026_07_28;
-    /// What an HTTP request without an `MCP-Protocol-Version` header is read as (the spec's
-    /// rule for backwards compatibility).
-    pub const ASSUMED: Version = Version::V2025_03_26;
-
-    /// Parses a revision name.
-    pub fn parse(text: &str) -> Option<Version> {
-        Self::SUPPORTED.into_iter().find(|v| v.name() == text.trim())
-    }
-
-    /// The revision's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Version::V2025_03_26 => "2025-03-26",
-            Version::V2025_06_18 => "2025-06-18",
-            Version::V2025_11_25 => "2025-11-25",
-            Version::V2026_07_28 => "2026-07-28",
-        }
-    }
-
-    /// Whether JSON-RPC batches are part of this revision.
-    pub fn allows_batches(self) -> bool {
-        self == Version::V2025_03_26
-    }
-
-    /// Whether tools carry `title` and `outputSchema` and results `structuredContent`.
-    pub fn structured_output(self) -> bool {
-        self >= Version::V2025_06_18
-    }
-
-    /// Whether requests of this revision stand alone (no handshake; `_meta` on each).
-    pub fn is_modern(self) -> bool {
-        self >= Version::V2026_07_28
-    }
-}
-
-/// What answers a payload.
-#[derive(Debug)]
-pub enum Reply {
-    /// Nothing: the payload held only notifications or responses.
-    Nothing,
-    /// One response.
-    One(Value),
-    /// The responses to a batch.
-    Batch(Vec<Value>),
-}
-
-/// The HTTP status an answer goes out with (the stdio transport has none).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// 200 (or 202 when there is no reply).
-    Ok,
-    /// 400: not a valid message, headers that disagree with the body, an unsupported revision,
-    /// required `_meta` missing.
-    BadRequest,
-    /// 404: a 2026-07-28 request for a method this server does not have.
-    NotFound,
-}
-
-/// The reply to a payload and what the transport needs to know about it.
-#[derive(Debug)]
-pub struct Outcome {
-    /// The reply.
-    pub reply: Reply,
-    /// The status it goes out with over HTTP.
-    pub status: Status,
-    /// The revision an `initialize` in the payload agreed on.
-    pub negotiated: Option<Version>,
-}
-
-impl Outcome {
-    fn reply(value: Value) -> Outcome {
-        Outcome { reply: Reply::One(value), status: Status::Ok, negotiated: None }
-    }
-
-    fn malformed(value: Value) -> Outcome {
-        Outcome { reply: Reply::One(value), status: Status::BadRequest, negotiated: None }
-    }
-
-    fn nothing() -> Outcome {
-        Outcome { reply: Reply::Nothing, status: Status::Ok, negotiated: None }
-    }
-}
-
-/// A JSON-RPC error response.
-pub fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
-}
-
-/// The `UnsupportedProtocolVersion` error for a request that asked for `requested`.
-pub fn unsupported_version(id: Value, requested: &str) -> Value {
-    let supported = Version::SUPPORTED.map(Version::name);
-    let mut e = error(
-        id,
-        UNSUPPORTED_PROTOCOL_VERSION,
-        format!("Unsupported protocol version {requested:?} (supported: {})", supported.join(", ")),
-    );
-    e["error"]["data"] = json!({ "supported": supported, "requested": requested });
-    e
-}
-
-fn result(id: Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
-}
-
-/// The MCP request headers of one HTTP POST, as raw bytes (checked here).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct HttpHeaders<'a> {
-    /// `MCP-Protocol-Version`.
-    pub protocol_version: Option<&'a [u8]>,
-    /// `Mcp-Method`.
-    pub method: Option<&'a [u8]>,
-    /// `Mcp-Name`.
-    pub name: Option<&'a [u8]>,
-}
-
-/// A header value as text: visible ASCII, spaces and tabs only (RFC 9110 field values).
-fn header_text(bytes: &[u8]) -> Option<&str> {
-    let ok = bytes.iter().all(|&b| b == b'\t' || (0x20..=0x7e).contains(&b));
-    ok.then(|| std::str::from_utf8(bytes).ok()).flatten().map(str::trim)
-}
-
-/// `Mcp-Name` as the body would say it: the Base64 sentinel `=?base64?…?=` decoded.
-fn decode_name(text: &str) -> Option<String> {
-    match text.strip_prefix("=?base64?").and_then(|t| t.strip_suffix("?=")) {
-        Some(encoded) => {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).ok()?;
-            String::from_utf8(bytes).ok()
-        }
-        None => Some(text.to_string()),
-    }
-}
-
-/// The parts of a JSON-RPC message this server acts on.
-struct Envelope<'a> {
-    id: Option<Value>,
-    /// `None` for a response (a message with `result` or `error` and no method).
-    method: Option<&'a str>,
-    params: Option<&'a Value>,
-}
-
-/// Reads the JSON-RPC envelope of one message, or the error answering it.
-fn envelope(obj: &Map<String, Value>) -> Result<Envelope<'_>, Outcome> {
-    let id = match obj.get("id") {
-        None => None,
-        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
-        Some(_) => {
-            return Err(Outcome::malformed(error(Value::Null, INVALID_REQUEST, "id must be a string or a number")))
-        }
-    };
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(Outcome::malformed(error(id.unwrap_or(Value::Null), INVALID_REQUEST, "jsonrpc must be \"2.0\"")));
-    }
-    let method = match obj.get("method") {
-        Some(Value::String(m)) => Some(m.as_str()),
-        Some(_) => return Err(Outcome::malformed(error(id.unwrap_or(Value::Null), INVALID_REQUEST, "bad method"))),
-        None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => None,
-        None => return Err(Outcome::malformed(error(id.unwrap_or(Value::Null), INVALID_REQUEST, "no method"))),
-    };
-    Ok(Envelope { id, method, params: obj.get("params") })
-}
-
-/// `params._meta["io.modelcontextprotocol/protocolVersion"]` of a message, if it has one.
-fn meta_version(payload: &Value) -> Option<&Value> {
-    payload.get("params")?.get("_meta")?.get(META_PROTOCOL_VERSION)
-}
-
-/// The MCP server: protocol handling over an [`Engine`].
-pub struct Mcp {
+/// The MCP server: Braid's tools and resources as an [`rmcp::ServerHandler`]. Cheap to clone
+/// (rmcp's stateless HTTP service makes one per request).
+#[derive(Clone)]
+pub struct Braid {
     engine: Arc<Engine>,
+    /// The stdio caller; `None` over HTTP, where each request brings its own.
+    local: Option<Arc<Local>>,
+    /// At most this many tool calls run at once (HTTP's concurrency limit).
+    permits: Option<Arc<Semaphore>>,
 }
 
-impl Mcp {
-    /// A server over `engine`.
-    pub fn new(engine: Arc<Engine>) -> Mcp {
-        Mcp { engine }
+/// A caller as a tool runs it: who, and whether its searches report stage timings.
+struct Running {
+    principal: Principal,
+    write: bool,
+    timings: bool,
+    deadline: Option<Instant>,
+}
+
+impl Braid {
+    /// The server for HTTP: each request's caller comes from its extensions; at most
+    /// `permits` tool calls run at once.
+    pub fn http(engine: Arc<Engine>, permits: Arc<Semaphore>) -> Braid {
+        Braid { engine, local: None, permits: Some(permits) }
     }
 
-    /// Answers the body of one HTTP POST with these MCP `headers`, on behalf of `principal`.
-    ///
-    /// An `MCP-Protocol-Version: 2026-07-28` request is served statelessly: `Mcp-Method` (and,
-    /// for `tools/call`, `Mcp-Name`) must match the body, and the body's `_meta` must name the
-    /// same revision. Any other request is served in the legacy revision its header names
-    /// (2025-03-26 without one); `initialize` always starts the legacy handshake.
-    pub fn handle_http<'a>(&self, payload: Value, headers: &HttpHeaders, who: impl Into<Who<'a>>) -> Outcome {
-        let principal = who.into();
-        let id = payload.get("id").filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(Value::Null);
-        let mismatch =
-            |why: String| Outcome::malformed(error(id.clone(), HEADER_MISMATCH, format!("Header mismatch: {why}")));
-        let header_version = match headers.protocol_version {
+    /// The server for stdio, every request made by `local` (with stage timings: it is the
+    /// operator's own session). Its tool calls run one at a time, in the order they came
+    /// (rmcp runs requests concurrently; a client that sends `remember` then `recall` without
+    /// waiting still recalls what it remembered), on a current-thread runtime.
+    pub fn stdio(engine: Arc<Engine>, local: Local) -> Braid {
+        Braid { engine, local: Some(Arc::new(local)), permits: Some(Arc::new(Semaphore::new(1))) }
+    }
+
+    /// Who makes the request `context` belongs to.
+    fn running(&self, context: &RequestContext<RoleServer>) -> Result<Running, ErrorData> {
+        if let Some(local) = &self.local {
+            return Ok(Running {
+                principal: local.principal.clone(),
+                write: local.write,
+                timings: true,
+                deadline: None,
+            });
+        }
+        let parts = context.extensions.get::<Parts>();
+        let caller = parts.and_then(|p| p.extensions.get::<Arc<Caller>>());
+        let Some(caller) = caller else {
+            // The router puts a caller on every /mcp request; without one nothing runs.
+            return Err(ErrorData::internal_error("no authenticated caller", None));
+        };
+        let deadline = parts.and_then(|p| p.extensions.get::<Deadline>()).map(|d| d.0);
+        Ok(Running { principal: caller.principal.clone(), write: caller.write, timings: caller.operator, deadline })
+    }
+
+    /// Runs `work` (a search, a read, a write) for the caller of `context` on the blocking
+    /// pool: after a concurrency permit, within the request's deadline (see
+    /// [`api::with_deadline`]), with stage timings only for an operator.
+    async fn run<T: Send + 'static>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        work: impl FnOnce(&Braid, Who<'_>) -> T + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        let running = self.running(context)?;
+        let internal = || ErrorData::internal_error(Failure::Internal.message(), None);
+        let permit = match &self.permits {
+            Some(p) => Some(Arc::clone(p).acquire_owned().await.map_err(|_| internal())?),
             None => None,
-            Some(raw) => match header_text(raw) {
-                None => return mismatch("MCP-Protocol-Version holds characters a header may not".into()),
-                Some(text) => match Version::parse(text) {
-                    Some(v) => Some(v),
-                    None => return Outcome::malformed(unsupported_version(id, text)),
-                },
-            },
         };
-        let method = payload.get("method").and_then(Value::as_str);
-        let body_version = meta_version(&payload);
-        if method == Some("initialize") {
-            return self.handle(
-                payload,
-                header_version.filter(|v| !v.is_modern()).unwrap_or(Version::ASSUMED),
-                principal,
-            );
+        if running.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(ErrorData::internal_error("no answer within the time budget", None));
         }
-        let Some(version) = header_version.filter(|v| v.is_modern()) else {
-            // Legacy. A body that names a revision must agree with the header (and then have one).
-            if let Some(named) = body_version {
-                match header_version {
-                    None => return mismatch("the MCP-Protocol-Version header is required".into()),
-                    Some(v) if named.as_str() != Some(v.name()) => {
-                        return mismatch(format!("MCP-Protocol-Version {} does not match _meta {named}", v.name()))
-                    }
-                    Some(_) => {}
-                }
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let who = Who { principal: &running.principal, write: running.write };
+            let go = || api::with_timings(running.timings, || work(&this, who));
+            match running.deadline {
+                Some(deadline) => api::with_deadline(deadline, go),
+                None => go(),
             }
-            return self.handle(payload, header_version.unwrap_or(Version::ASSUMED), principal);
-        };
-        let Value::Object(obj) = &payload else {
-            let why = format!("MCP {} takes one JSON-RPC message per request", version.name());
-            return Outcome::malformed(error(Value::Null, INVALID_REQUEST, why));
-        };
-        // Header rules are defined for requests; a notification is accepted (202) as it is.
-        let Some(method) = method.filter(|_| obj.contains_key("id")) else { return self.modern(payload, principal) };
-        match headers.method.map(header_text) {
-            None => return mismatch("the Mcp-Method header is required".into()),
-            Some(None) => return mismatch("Mcp-Method holds characters a header may not".into()),
-            Some(Some(h)) if h != method => {
-                return mismatch(format!("Mcp-Method header value {h:?} does not match body value {method:?}"))
-            }
-            Some(Some(_)) => {}
-        }
-        let named = match method {
-            "tools/call" | "prompts/get" => obj.get("params").and_then(|p| p.get("name")),
-            "resources/read" => obj.get("params").and_then(|p| p.get("uri")),
-            _ => None,
-        };
-        if let Some(body_name) = named.and_then(Value::as_str) {
-            match headers.name.map(|raw| header_text(raw).and_then(decode_name)) {
-                None => return mismatch("the Mcp-Name header is required".into()),
-                Some(None) => return mismatch("Mcp-Name is not a valid header value".into()),
-                Some(Some(h)) if h != body_name => {
-                    return mismatch(format!("Mcp-Name header value {h:?} does not match body value {body_name:?}"))
-                }
-                Some(Some(_)) => {}
-            }
-        }
-        match body_version {
-            Some(named) if named.as_str() != Some(version.name()) => {
-                mismatch(format!("MCP-Protocol-Version {} does not match _meta {named}", version.name()))
-            }
-            _ => self.modern(payload, principal),
-        }
+        })
+        .await
+        .map_err(|e| {
+            tracing::error!(target: "braid::serve", error = %e, "tool task failed");
+            internal()
+        })
     }
 
-    /// Answers one line of a stdio connection on behalf of `principal`; `negotiated` is the
-    /// revision an earlier `initialize` agreed on. A request whose `_meta` names 2026-07-28 is
-    /// served statelessly whatever came before; others in the negotiated revision.
-    pub fn handle_stdio<'a>(&self, payload: Value, negotiated: Option<Version>, who: impl Into<Who<'a>>) -> Outcome {
-        let principal = who.into();
-        let is_initialize = payload.get("method").and_then(Value::as_str) == Some("initialize");
-        match meta_version(&payload).filter(|_| !is_initialize) {
-            None => self.handle(payload, negotiated.unwrap_or(Version::ASSUMED), principal),
-            Some(named) => match named.as_str().and_then(Version::parse) {
-                Some(v) if !v.is_modern() => self.handle(payload, v, principal),
-                _ => self.modern(payload, principal),
-            },
-        }
-    }
-
-    /// Answers one legacy payload — a message, or (in revision 2025-03-26 only) a batch of
-    /// them — on behalf of `principal`, in protocol revision `version`.
-    pub fn handle<'a>(&self, payload: Value, version: Version, who: impl Into<Who<'a>>) -> Outcome {
-        let principal = who.into();
-        let Value::Array(items) = payload else { return self.message(payload, version, principal) };
-        if !version.allows_batches() {
-            let why = format!("JSON-RPC batches are not part of MCP {}: send one message per request", version.name());
-            return Outcome::malformed(error(Value::Null, INVALID_REQUEST, why));
-        }
-        if items.is_empty() {
-            return Outcome::malformed(error(Value::Null, INVALID_REQUEST, "empty batch"));
-        }
-        let mut replies = Vec::new();
-        for item in items {
-            if item.get("method").and_then(Value::as_str) == Some("initialize") {
-                let id = item.get("id").cloned().unwrap_or(Value::Null);
-                replies.push(error(id, INVALID_REQUEST, "initialize must not be part of a batch"));
-                continue;
-            }
-            match self.message(item, version, principal).reply {
-                Reply::One(v) => replies.push(v),
-                Reply::Batch(vs) => replies.extend(vs),
-                Reply::Nothing => {}
-            }
-        }
-        let reply = if replies.is_empty() { Reply::Nothing } else { Reply::Batch(replies) };
-        Outcome { reply, status: Status::Ok, negotiated: None }
-    }
-
-    /// A 2026-07-28 message (over HTTP, its headers already checked against the body).
-    fn modern(&self, message: Value, principal: Who<'_>) -> Outcome {
-        let Value::Object(obj) = &message else {
-            return Outcome::malformed(error(Value::Null, INVALID_REQUEST, "a JSON-RPC message is a JSON object"));
-        };
-        let env = match envelope(obj) {
-            Ok(env) => env,
-            Err(outcome) => return outcome,
-        };
-        let Some(method) = env.method else {
-            // This server sends no requests, so a client has nothing to respond to.
-            let id = env.id.unwrap_or(Value::Null);
-            return Outcome::malformed(error(id, INVALID_REQUEST, "a client sends requests and notifications only"));
-        };
-        // Notifications need no answer (the 2026-07-28 core defines none a client sends over
-        // HTTP; `notifications/cancelled` on stdio has nothing to stop: requests run to the end).
-        let Some(id) = env.id else { return Outcome::nothing() };
-        let empty = Value::Object(Map::new());
-        let params = match env.params {
-            None => &empty,
-            Some(p @ Value::Object(_)) => p,
-            Some(_) => return Outcome::malformed(error(id, INVALID_PARAMS, "params must be an object")),
-        };
-        let meta = params.get("_meta").and_then(Value::as_object);
-        let version = match meta.and_then(|m| m.get(META_PROTOCOL_VERSION)) {
-            None => {
-                let why =
-                    format!("a {} request carries params._meta[\"{META_PROTOCOL_VERSION}\"]", Version::MODERN.name());
-                return Outcome::malformed(error(id, INVALID_PARAMS, why));
-            }
-            Some(named) => match named.as_str().and_then(Version::parse) {
-                Some(v) if v.is_modern() => v,
-                _ => return Outcome::malformed(unsupported_version(id, named.as_str().unwrap_or(&named.to_string()))),
-            },
-        };
-        if !meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)).is_some_and(Value::is_object) {
-            let why = format!("a {} request carries params._meta[\"{META_CLIENT_CAPABILITIES}\"]", version.name());
-            return Outcome::malformed(error(id, INVALID_PARAMS, why));
-        }
-        tracing::debug!(target: "braid::serve::mcp", method = known_method(method), version = version.name(), "mcp request");
-        let stamped = |mut r: Value| {
-            r["resultType"] = json!("complete");
-            r["_meta"] = json!({ META_SERVER_INFO: server_info() });
-            Outcome::reply(result(id.clone(), r))
-        };
-        match method {
-            "server/discover" => stamped(json!({
-                "supportedVersions": Version::SUPPORTED.map(Version::name),
-                "capabilities": capabilities(),
-                "instructions": INSTRUCTIONS,
-                "ttlMs": LIST_TTL_MS,
-                // The same for every caller: which revisions and tools exist, not what they see.
-                "cacheScope": "public"
-            })),
-            "tools/list" => stamped(json!({
-                "tools": self.tools(version),
-                "ttlMs": LIST_TTL_MS,
-                // What a caller may search depends on who it is: no shared caches.
-                "cacheScope": "private"
-            })),
-            "tools/call" => match self.call(params, version, principal) {
-                Ok(r) => stamped(r),
-                Err((code, message)) => Outcome::reply(error(id, code, message)),
-            },
-            "resources/list" | "resources/read" | "resources/templates/list" => {
-                match self.resources(method, params, principal.principal) {
-                    Ok(mut r) => {
-                        if method != "resources/read" {
-                            r["ttlMs"] = json!(LIST_TTL_MS);
-                            // What a caller may list depends on who it is.
-                            r["cacheScope"] = json!("private");
-                        }
-                        stamped(r)
-                    }
-                    Err((code, message)) => Outcome::reply(error(id, code, message)),
-                }
-            }
-            _ => {
-                let mut outcome = Outcome::reply(error(id, METHOD_NOT_FOUND, format!("method not found: {method}")));
-                outcome.status = Status::NotFound;
-                outcome
-            }
-        }
-    }
-
-    /// The resource methods: the records the caller may see (see [`resources`]).
-    fn resources(&self, method: &str, params: &Value, principal: &Principal) -> Result<Value, (i64, String)> {
-        match method {
-            "resources/list" => resources::list(&self.engine, principal, params),
-            "resources/read" => resources::read(&self.engine, principal, params),
-            _ => Ok(resources::templates()),
-        }
-    }
-
-    /// `tools/call`: the tool's result, or the JSON-RPC error (code, message).
-    fn call(&self, params: &Value, version: Version, principal: Who<'_>) -> Result<Value, (i64, String)> {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return Err((INVALID_PARAMS, "tools/call needs params.name".into()));
-        };
-        let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
+    /// Runs tool `name` with `arguments` as `who`: the text and structured data, or the
+    /// message of an `isError` result; `None` for a tool this server does not have.
+    fn call(&self, name: &str, arguments: Value, who: Who<'_>) -> Option<Result<(String, Value), String>> {
         let answer = match name {
-            "search" => self.search(arguments, principal.principal),
-            "read_section" => self.read_section(arguments, principal.principal),
-            "outline" => self.outline(arguments, principal.principal),
+            "search" => self.search(arguments, who.principal),
+            "read_section" => self.read_section(arguments, who.principal),
+            "outline" => self.outline(arguments, who.principal),
             "search_tools" if self.engine.tools().is_some() => self.search_tools(arguments),
-            "remember" => self.remember(arguments, principal),
-            "recall" => self.recall(arguments, principal),
-            "forget" => self.forget(arguments, principal),
-            "update" => self.update(arguments, principal),
-            _ => return Err((INVALID_PARAMS, format!("unknown tool: {name}"))),
+            "remember" => self.remember(arguments, who),
+            "recall" => self.recall(arguments, who),
+            "forget" => self.forget(arguments, who),
+            "update" => self.update(arguments, who),
+            _ => return None,
         };
-        tracing::debug!(target: "braid::serve::mcp", tool = name, is_error = answer.is_err(), "tool call");
-        Ok(tool_result(answer, version))
+        Some(answer)
     }
 
-    fn message(&self, message: Value, version: Version, principal: Who<'_>) -> Outcome {
-        let Value::Object(obj) = &message else {
-            return Outcome::malformed(error(Value::Null, INVALID_REQUEST, "a JSON-RPC message is a JSON object"));
-        };
-        let env = match envelope(obj) {
-            Ok(env) => env,
-            Err(outcome) => return outcome,
-        };
-        // A response to a server request: this server sends none, so there is nothing to do.
-        let Some(method) = env.method else { return Outcome::nothing() };
-        // Notifications (initialized, cancelled, …) need no answer; a stateless server has
-        // nothing to update.
-        let Some(id) = env.id else { return Outcome::nothing() };
-        let empty = Value::Object(Map::new());
-        let params = match env.params {
-            None => &empty,
-            Some(p @ Value::Object(_)) => p,
-            Some(_) => return Outcome::reply(error(id, INVALID_PARAMS, "params must be an object")),
-        };
-        tracing::debug!(target: "braid::serve::mcp", method = known_method(method), "mcp request");
-        match method {
-            "initialize" => {
-                let Some(asked) = params.get("protocolVersion").and_then(Value::as_str) else {
-                    return Outcome::reply(error(id, INVALID_PARAMS, "initialize needs params.protocolVersion"));
-                };
-                // The handshake reaches legacy revisions only; 2026-07-28 needs none.
-                let agreed = Version::parse(asked).filter(|v| !v.is_modern()).unwrap_or(Version::LATEST);
-                let mut outcome = Outcome::reply(result(id, initialize_result(agreed)));
-                outcome.negotiated = Some(agreed);
-                outcome
-            }
-            "ping" => Outcome::reply(result(id, json!({}))),
-            "tools/list" => Outcome::reply(result(id, json!({ "tools": self.tools(version) }))),
-            "tools/call" => match self.call(params, version, principal) {
-                Ok(r) => Outcome::reply(result(id, r)),
-                Err((code, message)) => Outcome::reply(error(id, code, message)),
-            },
-            "resources/list" | "resources/read" | "resources/templates/list" => {
-                match self.resources(method, params, principal.principal) {
-                    Ok(r) => Outcome::reply(result(id, r)),
-                    Err((code, message)) => Outcome::reply(error(id, code, message)),
-                }
-            }
-            _ => Outcome::reply(error(id, METHOD_NOT_FOUND, format!("method not found: {method}"))),
-        }
-    }
-
-    /// The tool definitions, as `tools/list` returns them in `version`.
-    pub fn tools(&self, version: Version) -> Vec<Value> {
+    /// The tool definitions, as `tools/list` returns them: with `title` and `outputSchema`
+    /// when the revision has `structured` output.
+    fn tools(&self, structured: bool) -> Vec<Value> {
         let defs = "#/$defs";
         let mut search_input = schema::search_params(defs, self.engine.max_k);
         search_input["$defs"] = json!({ "Filter": schema::filter(defs) });
@@ -660,7 +303,7 @@ impl Mcp {
                         "openWorldHint": false
                     }
                 });
-                if version.structured_output() {
+                if structured {
                     tool["title"] = json!(title);
                     tool["outputSchema"] = output;
                 }
@@ -827,53 +470,161 @@ fn default_read_length() -> usize {
     4000
 }
 
-fn known_method(method: &str) -> &'static str {
-    [
-        "initialize",
-        "ping",
-        "server/discover",
-        "tools/list",
-        "tools/call",
-        "resources/list",
-        "resources/read",
-        "resources/templates/list",
-    ]
-    .into_iter()
-    .find(|m| *m == method)
-    .unwrap_or("other")
+/// Whether revision `version` (the request's, or the one `initialize` agreed on) has
+/// `outputSchema` on tools and `structuredContent` on results: 2025-06-18 on.
+fn structured_output(version: Option<&ProtocolVersion>) -> bool {
+    version.is_some_and(|v| v.as_str() >= ProtocolVersion::V_2025_06_18.as_str())
+}
+
+/// The 2026-07-28 fields of a list result (`resultType`, `ttlMs`, `cacheScope`); older
+/// revisions have none.
+fn cache_hints(result: &mut Value, version: Option<&ProtocolVersion>, scope: &str) {
+    if version.is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str()) {
+        result["resultType"] = json!("complete");
+        result["ttlMs"] = json!(LIST_TTL_MS);
+        result["cacheScope"] = json!(scope);
+    }
+}
+
+/// An rmcp result type from the JSON it stands for (the shapes are MCP's, written as JSON
+/// once in this module and `schema`).
+fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(value).map_err(|e| ErrorData::internal_error(format!("result shape: {e}"), None))
+}
+
+/// A `(code, message)` error of [`resources`] as rmcp's.
+fn rpc_error((code, message): (i64, String)) -> ErrorData {
+    ErrorData::new(rmcp::model::ErrorCode(code as i32), message, None)
 }
 
 const INSTRUCTIONS: &str = "Use `search` to find passages (cite them as [n]) and `read_section` to read one in full. \
     `remember`, `recall`, `forget` and `update` keep your own private memories.";
 
-fn server_info() -> Value {
-    json!({ "name": "braid", "title": "Braid", "version": env!("CARGO_PKG_VERSION") })
+impl ServerHandler for Braid {
+    fn get_info(&self) -> ServerConfig {
+        let mut info: ServerConfig = serde_json::from_value(json!({
+            "protocolVersion": ProtocolVersion::LATEST_WITH_INITIALIZE,
+            "capabilities": { "tools": { "listChanged": false }, "resources": { "listChanged": false } },
+            "serverInfo": { "name": "braid", "title": "Braid", "version": env!("CARGO_PKG_VERSION") },
+            "instructions": INSTRUCTIONS
+        }))
+        .expect("a valid InitializeResult");
+        info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        info
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(&SUPPORTED)
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let mut result = DiscoverResult::from_server_info(SUPPORTED.to_vec(), self.get_info());
+        result.ttl_ms = LIST_TTL_MS;
+        // The same for every caller: which revisions and tools exist, not what they see.
+        result.cache_scope = rmcp::model::CacheScope::Public;
+        Ok(result)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let version = context.protocol_version();
+        let mut list = json!({ "tools": self.tools(structured_output(version.as_ref())) });
+        // What a caller may search depends on who it is: no shared caches.
+        cache_hints(&mut list, version.as_ref(), "private");
+        typed(list)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let version = context.protocol_version();
+        let structured = structured_output(version.as_ref());
+        let name = request.name.to_string();
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let tool = name.clone();
+        let answer = self.run(&context, move |this, who| this.call(&tool, arguments, who)).await?;
+        let Some(answer) = answer else {
+            return Err(ErrorData::invalid_params(format!("unknown tool: {name}"), None));
+        };
+        let version = version.as_ref().map_or("-", ProtocolVersion::as_str);
+        tracing::debug!(target: "braid::serve::mcp", method = "tools/call", tool = name, version, is_error = answer.is_err(), "tool call");
+        // rmcp drops `resultType` for the revisions before 2026-07-28.
+        let result: CallToolResult = typed(match answer {
+            Ok((text, data)) => {
+                let mut r = json!({ "resultType": "complete", "content": [{ "type": "text", "text": text }], "isError": false });
+                if structured {
+                    r["structuredContent"] = data;
+                }
+                r
+            }
+            Err(message) => {
+                json!({ "resultType": "complete", "content": [{ "type": "text", "text": message }], "isError": true })
+            }
+        })?;
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        let page = self.run(&context, move |this, who| resources::list(&this.engine, who.principal, cursor.as_deref()));
+        let mut page = page.await?.map_err(rpc_error)?;
+        // What a caller may list depends on who it is.
+        cache_hints(&mut page, context.protocol_version().as_ref(), "private");
+        typed(page)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let read = self.run(&context, move |this, who| resources::read(&this.engine, who.principal, &uri));
+        let mut contents = read.await?.map_err(rpc_error)?;
+        contents["resultType"] = json!("complete");
+        Ok(ReadResourceResponse::Complete(typed(contents)?))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let mut templates = resources::templates();
+        cache_hints(&mut templates, context.protocol_version().as_ref(), "public");
+        typed(templates)
+    }
 }
 
-fn capabilities() -> Value {
-    json!({ "tools": { "listChanged": false }, "resources": { "listChanged": false } })
-}
-
-fn initialize_result(version: Version) -> Value {
-    json!({
-        "protocolVersion": version.name(),
-        "capabilities": capabilities(),
-        "serverInfo": server_info(),
-        "instructions": INSTRUCTIONS
+/// The messages of a 2025-03-26 JSON-RPC batch, or `None` when `body` is not an array. Each
+/// item is answered on its own (`http.rs`); `initialize` may not be part of a batch.
+///
+/// # Errors
+/// The JSON-RPC error answering the whole batch: an empty one.
+pub fn batch_items(body: &[u8]) -> Option<Result<Vec<Value>, Value>> {
+    let first = body.iter().find(|b| !b.is_ascii_whitespace())?;
+    if *first != b'[' {
+        return None;
+    }
+    Some(match serde_json::from_slice::<Vec<Value>>(body) {
+        Ok(items) if items.is_empty() => Err(error(Value::Null, -32600, "empty batch")),
+        Ok(items) => Ok(items),
+        Err(e) => Err(error(Value::Null, -32700, format!("parse error: {e}"))),
     })
 }
 
-fn tool_result(answer: Result<(String, Value), String>, version: Version) -> Value {
-    match answer {
-        Ok((text, data)) => {
-            let mut r = json!({ "content": [{ "type": "text", "text": text }], "isError": false });
-            if version.structured_output() {
-                r["structuredContent"] = data;
-            }
-            r
-        }
-        Err(message) => json!({ "content": [{ "type": "text", "text": message }], "isError": true }),
-    }
+/// A JSON-RPC error response (for what is answered before rmcp sees a message).
+pub fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
 }
 
 /// The concise text a model reads (numbered citations and snippets) and the structured data
@@ -927,8 +678,9 @@ fn search_text_and_data(response: &SearchResponse) -> (String, Value) {
 mod tests {
     use super::*;
     use braid::{Index, IndexConfig, Record};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-    fn mcp() -> Mcp {
+    fn engine() -> Arc<Engine> {
         let index = Index::create_in_ram(IndexConfig::default()).unwrap();
         let mut w = index.writer().unwrap();
         let body = "Return an item within 30 days. ".repeat(10);
@@ -943,121 +695,112 @@ mod tests {
         )
         .unwrap();
         w.commit().unwrap();
-        Mcp::new(Arc::new(Engine::new(index, 20)))
+        Arc::new(Engine::new(index, 20))
     }
 
-    fn call(m: &Mcp, msg: Value, v: Version, p: &Principal) -> Value {
-        match m.handle(msg, v, p).reply {
-            Reply::One(r) => r,
-            other => panic!("{other:?}"),
+    fn acme() -> Principal {
+        Principal::from_verified_tokens(["tenant:acme"])
+    }
+
+    /// Lines in, the reply lines out: a stdio session with rmcp over an in-memory pipe.
+    async fn session(server: Braid, lines: &[Value]) -> Vec<Value> {
+        let (client, served) = tokio::io::duplex(1 << 20);
+        let (read, write) = tokio::io::split(served);
+        let running = tokio::spawn(async move {
+            if let Ok(service) = rmcp::serve_server(server, (read, write)).await {
+                let _ = service.waiting().await;
+            }
+        });
+        let (out, mut input) = tokio::io::split(client);
+        let mut out = BufReader::new(out).lines();
+        let mut replies = Vec::new();
+        for line in lines {
+            input.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+            if line.get("id").is_some() {
+                let reply = out.next_line().await.unwrap().unwrap();
+                replies.push(serde_json::from_str(&reply).unwrap());
+            }
         }
+        drop(input);
+        running.abort();
+        replies
     }
 
-    #[test]
-    fn negotiation() {
-        let m = mcp();
-        let p = Principal::public();
-        for (asked, agreed) in [
-            ("2025-03-26", "2025-03-26"),
-            ("2025-06-18", "2025-06-18"),
-            ("1999-01-01", "2025-11-25"),
-            ("2026-07-28", "2025-11-25"),
+    fn rpc(id: u64, method: &str, params: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn negotiation_and_structured_output() {
+        for (asked, agreed, structured) in [
+            ("2025-03-26", "2025-03-26", false),
+            ("2025-06-18", "2025-06-18", true),
+            ("1999-01-01", "2025-11-25", true),
+            ("2026-07-28", "2025-11-25", true),
         ] {
-            let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": asked}});
-            let outcome = m.handle(msg.clone(), Version::ASSUMED, &p);
-            assert_eq!(outcome.negotiated.map(Version::name), Some(agreed));
-            assert_eq!(call(&m, msg, Version::ASSUMED, &p)["result"]["protocolVersion"], agreed);
+            let server = Braid::stdio(engine(), Local { principal: acme(), write: false });
+            let replies = session(
+                server,
+                &[
+                    rpc(1, "initialize", json!({"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})),
+                    json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                    rpc(2, "tools/list", json!({})),
+                    rpc(3, "tools/call", json!({"name": "search", "arguments": {"query": "retrun"}})),
+                    rpc(4, "tools/call", json!({"name": "rm", "arguments": {}})),
+                    rpc(5, "nope", json!({})),
+                ],
+            )
+            .await;
+            assert_eq!(replies[0]["result"]["protocolVersion"], agreed, "{asked}");
+            assert_eq!(replies[1]["result"]["tools"][0].get("outputSchema").is_some(), structured, "{asked}");
+            let result = &replies[2]["result"];
+            assert_eq!(result.get("structuredContent").is_some(), structured, "{asked}: {result}");
+            let text = result["content"][0]["text"].as_str().unwrap();
+            assert!(text.contains("[1] Returns › Time limits (returns, lines 3–9) — id: returns#time"), "{text}");
+            if structured {
+                assert_eq!(result["structuredContent"]["sources"][0]["lines"], json!([3, 9]));
+            }
+            assert_eq!(replies[3]["error"]["code"], -32602, "{asked}");
+            assert_eq!(replies[4]["error"]["code"], -32601, "{asked}");
         }
-    }
-
-    #[test]
-    fn structured_output_only_where_the_revision_has_it() {
-        let m = mcp();
-        let p = Principal::from_verified_tokens(["tenant:acme"]);
-        let msg = json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call",
-                         "params": {"name": "search", "arguments": {"query": "retrun"}}});
-        let old = call(&m, msg.clone(), Version::V2025_03_26, &p);
-        assert!(old["result"].get("structuredContent").is_none());
-        let new = call(&m, msg, Version::V2025_06_18, &p);
-        let sources = &new["result"]["structuredContent"]["sources"];
-        assert_eq!(sources[0]["id"], "returns#time");
-        assert_eq!(sources[0]["lines"], json!([3, 9]));
-        let text = new["result"]["content"][0]["text"].as_str().unwrap();
-        assert!(text.contains("[1] Returns › Time limits (returns, lines 3–9) — id: returns#time"), "{text}");
-        let list = call(&m, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), Version::V2025_03_26, &p);
-        assert!(list["result"]["tools"][0].get("outputSchema").is_none());
     }
 
     #[test]
     fn reading_in_pieces() {
-        let m = mcp();
-        let p = Principal::from_verified_tokens(["tenant:acme"]);
-        let read = |args: Value| {
-            let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "read_section", "arguments": args}});
-            call(&m, msg, Version::V2025_06_18, &p)["result"].clone()
+        let server = Braid::stdio(engine(), Local { principal: acme(), write: false });
+        let p = acme();
+        let read = |who: Who<'_>, args: Value| match server.call("read_section", args, who).unwrap() {
+            Ok((text, data)) => (false, text, data),
+            Err(message) => (true, message, Value::Null),
         };
-        let first = read(json!({"id": "returns#time", "length": 100}));
-        assert_eq!(first["structuredContent"]["next_offset"], 100);
-        let total = first["structuredContent"]["total"].as_u64().unwrap();
-        let last = read(json!({"id": "returns#time", "offset": 100, "length": 20_000}));
-        assert_eq!(last["structuredContent"]["length"].as_u64().unwrap(), total - 100);
-        assert_eq!(last["structuredContent"]["next_offset"], Value::Null);
+        let (_, _, first) = read(Who::from(&p), json!({"id": "returns#time", "length": 100}));
+        assert_eq!(first["next_offset"], 100);
+        let total = first["total"].as_u64().unwrap();
+        let (_, _, last) = read(Who::from(&p), json!({"id": "returns#time", "offset": 100, "length": 20_000}));
+        assert_eq!(last["length"].as_u64().unwrap(), total - 100);
+        assert_eq!(last["next_offset"], Value::Null);
         for bad in [
             json!({"id": "returns#time", "length": 0}),
             json!({"id": "returns#time", "offset": 100_000}),
             json!({"id": "nope"}),
             json!({"id": 3}),
         ] {
-            assert_eq!(read(bad.clone())["isError"], true, "{bad}");
+            assert!(read(Who::from(&p), bad.clone()).0, "{bad}");
         }
         // Another tenant cannot read it, and is told the same as for an id that does not exist.
         let other = Principal::from_verified_tokens(["tenant:globex"]);
-        let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "read_section", "arguments": {"id": "returns#time"}}});
-        let hidden = call(&m, msg, Version::V2025_06_18, &other)["result"].clone();
-        assert_eq!(hidden["isError"], true);
-        let text = |r: &Value, id: &str| r["content"][0]["text"].as_str().unwrap().replace(id, "ID");
-        assert_eq!(text(&hidden, "returns#time"), text(&read(json!({"id": "nope"})), "nope"));
+        let (hidden, text, _) = read(Who::from(&other), json!({"id": "returns#time"}));
+        assert!(hidden);
+        let (_, missing, _) = read(Who::from(&p), json!({"id": "nope"}));
+        assert_eq!(text.replace("returns#time", "ID"), missing.replace("nope", "ID"));
+        assert!(server.call("rm", json!({}), Who::from(&p)).is_none());
     }
 
     #[test]
-    fn protocol_errors() {
-        let m = mcp();
-        let p = Principal::public();
-        let code = |msg: Value, v: Version| call(&m, msg, v, &p)["error"]["code"].as_i64();
-        assert_eq!(code(json!({"jsonrpc": "2.0", "id": 1, "method": "nope"}), Version::LATEST), Some(METHOD_NOT_FOUND));
-        assert_eq!(code(json!({"jsonrpc": "1.0", "id": 1, "method": "ping"}), Version::LATEST), Some(INVALID_REQUEST));
-        assert_eq!(
-            code(json!({"jsonrpc": "2.0", "id": null, "method": "ping"}), Version::LATEST),
-            Some(INVALID_REQUEST)
-        );
-        assert_eq!(code(json!([1]), Version::LATEST), Some(INVALID_REQUEST));
-        assert_eq!(
-            code(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "rm"}}), Version::LATEST),
-            Some(INVALID_PARAMS)
-        );
-        // Notifications and responses get nothing back.
-        assert!(matches!(
-            m.handle(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), Version::LATEST, &p).reply,
-            Reply::Nothing
-        ));
-        assert!(matches!(
-            m.handle(json!({"jsonrpc": "2.0", "id": 4, "result": {}}), Version::LATEST, &p).reply,
-            Reply::Nothing
-        ));
-    }
-
-    #[test]
-    fn batches_in_2025_03_26() {
-        let m = mcp();
-        let p = Principal::public();
-        let batch = json!([
-            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": "2025-03-26"}}
-        ]);
-        let Reply::Batch(replies) = m.handle(batch, Version::V2025_03_26, &p).reply else { panic!("no batch reply") };
-        assert_eq!(replies.len(), 2);
-        assert_eq!(replies[0]["result"], json!({}));
-        assert_eq!(replies[1]["error"]["code"], INVALID_REQUEST);
+    fn batches_split_only_arrays() {
+        assert!(batch_items(br#" {"jsonrpc": "2.0"}"#).is_none());
+        assert_eq!(batch_items(b" [1, {}]").unwrap().unwrap().len(), 2);
+        assert_eq!(batch_items(b"[]").unwrap().unwrap_err()["error"]["code"], -32600);
+        assert_eq!(batch_items(b"[1,").unwrap().unwrap_err()["error"]["code"], -32700);
     }
 }

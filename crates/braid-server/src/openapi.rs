@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::mcp::Version;
+use super::mcp;
 use super::schema;
 
 /// The document, for a server whose searches accept `k` up to `max_k`.
@@ -40,8 +40,10 @@ pub fn document(max_k: usize) -> Value {
         "description": "Not JSON (-32700), not a JSON-RPC message (-32600), a batch outside 2025-03-26, or an unsupported MCP-Protocol-Version.",
         "content": { "application/json": { "schema": { "$ref": format!("{defs}/JsonRpc") } } }
     });
-    mcp_responses["406"] = error("The Accept header does not admit application/json.");
-    mcp_responses["415"] = error("The body is not Content-Type: application/json.");
+    // Answered by the MCP SDK (rmcp) in plain text.
+    mcp_responses["406"] =
+        json!({ "description": "The Accept header does not list both application/json and text/event-stream." });
+    mcp_responses["415"] = json!({ "description": "The body is not Content-Type: application/json." });
     let write_responses = || {
         let mut responses = guarded(json!({
             "description": "Written and committed: the commit now served (a search after this answer sees the write) and the ids as stored, in the caller's namespace (tenant:<name>/<id>). Whether an id held a record before is never said.",
@@ -78,7 +80,7 @@ pub fn document(max_k: usize) -> Value {
         "security": [],
         "responses": { "405": { "description": "Method not allowed (Allow: POST); clients fall back to plain POST." } }
     });
-    let versions: Vec<&str> = Version::SUPPORTED.map(Version::name).to_vec();
+    let versions: Vec<String> = mcp::SUPPORTED.map(|v| v.to_string()).to_vec();
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -195,10 +197,11 @@ pub fn document(max_k: usize) -> Value {
                 "post": {
                     "summary": "Model Context Protocol, Streamable HTTP, stateless",
                     "description": format!(
-                        "JSON-RPC 2.0: initialize (protocol versions {}), ping, tools/list, tools/call with the tools \
-                         `search`, `read_section`, `remember`, `recall`, `forget` and `update`. Send Accept: application/json (with text/event-stream if you \
-                         like; answers are always application/json) and, after initialize, MCP-Protocol-Version; \
-                         without it 2025-03-26 is assumed. No session id is issued.",
+                        "JSON-RPC 2.0 (protocol versions {}): initialize, ping, server/discover, tools/list, tools/call \
+                         with the tools `search`, `read_section`, `outline`, `remember`, `recall`, `forget` and `update`, \
+                         resources/list, resources/read, resources/templates/list. Send Accept: application/json, \
+                         text/event-stream (both, as MCP requires; answers are application/json) and, after initialize, \
+                         MCP-Protocol-Version; without it 2025-03-26 is assumed. No session id is issued.",
                         versions.join(", ")
                     ),
                     "parameters": [{

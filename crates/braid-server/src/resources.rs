@@ -7,7 +7,6 @@ use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_AL
 use serde_json::{json, Value};
 
 use super::api::Engine;
-use super::mcp::INVALID_PARAMS;
 use braid::Principal;
 
 /// Where every resource's URI starts.
@@ -16,8 +15,11 @@ pub const URI_PREFIX: &str = "braid://records/";
 /// Resources per `resources/list` page.
 pub const PAGE: usize = 100;
 
-/// MCP's "resource not found" error code.
+/// MCP's "resource not found" error code (rmcp turns it into Invalid params for 2026-07-28).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// JSON-RPC's "invalid params" error code.
+const INVALID_PARAMS: i64 = -32602;
 
 /// What is left as it is in an id inside a URI: RFC 3986's unreserved characters.
 const ID: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
@@ -48,13 +50,10 @@ pub fn templates() -> Value {
 ///
 /// # Errors
 /// (code, message) for a malformed cursor or a store failure.
-pub fn list(engine: &Engine, principal: &Principal, params: &Value) -> Result<Value, (i64, String)> {
-    let after = match params.get("cursor") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(c)) => {
-            Some(id_of(&format!("{URI_PREFIX}{c}")).ok_or((INVALID_PARAMS, "bad cursor".to_string()))?)
-        }
-        Some(_) => return Err((INVALID_PARAMS, "cursor must be a string".into())),
+pub fn list(engine: &Engine, principal: &Principal, cursor: Option<&str>) -> Result<Value, (i64, String)> {
+    let after = match cursor {
+        None => None,
+        Some(c) => Some(id_of(&format!("{URI_PREFIX}{c}")).ok_or((INVALID_PARAMS, "bad cursor".to_string()))?),
     };
     let (records, next) =
         engine.records_after(principal, after.as_deref(), PAGE).map_err(|f| (INVALID_PARAMS, f.message()))?;
@@ -79,10 +78,7 @@ pub fn list(engine: &Engine, principal: &Principal, params: &Value) -> Result<Va
 ///
 /// # Errors
 /// (code, message): [`RESOURCE_NOT_FOUND`] alike for a missing record and a hidden one.
-pub fn read(engine: &Engine, principal: &Principal, params: &Value) -> Result<Value, (i64, String)> {
-    let Some(uri) = params.get("uri").and_then(Value::as_str) else {
-        return Err((INVALID_PARAMS, "resources/read needs params.uri".into()));
-    };
+pub fn read(engine: &Engine, principal: &Principal, uri: &str) -> Result<Value, (i64, String)> {
     let not_found = || (RESOURCE_NOT_FOUND, format!("resource not found: {uri}"));
     let id = id_of(uri).ok_or_else(not_found)?;
     let record = engine.read(principal, &id).map_err(|f| (INVALID_PARAMS, f.message()))?.ok_or_else(not_found)?;

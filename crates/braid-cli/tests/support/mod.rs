@@ -420,5 +420,12 @@ pub fn stdio_session(dir: &Path, args: &[&str], lines: &[String]) -> Vec<String>
     }
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
+    // JSON-RPC answers need not come in the order of the requests (rmcp runs requests
+    // concurrently, and answers a malformed line at once): in the order of their ids, those
+    // without one last.
+    let mut lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect();
+    let id =
+        |line: &String| serde_json::from_str::<Value>(line).ok().and_then(|v| v["id"].as_u64()).unwrap_or(u64::MAX);
+    lines.sort_by_key(id);
+    lines
 }
