@@ -492,25 +492,19 @@ fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
     serde_json::from_value(value).map_err(|e| ErrorData::internal_error(format!("result shape: {e}"), None))
 }
 
-/// A `(code, message)` error of [`resources`] as rmcp's.
-fn rpc_error((code, message): (i64, String)) -> ErrorData {
-    ErrorData::new(rmcp::model::ErrorCode(code as i32), message, None)
-}
-
 const INSTRUCTIONS: &str = "Use `search` to find passages (cite them as [n]) and `read_section` to read one in full. \
     `remember`, `recall`, `forget` and `update` keep your own private memories.";
 
 impl ServerHandler for Braid {
     fn get_info(&self) -> ServerConfig {
-        let mut info: ServerConfig = serde_json::from_value(json!({
+        // `protocolVersion` is what an `initialize` asking for a revision not spoken is offered.
+        serde_json::from_value(json!({
             "protocolVersion": ProtocolVersion::LATEST_WITH_INITIALIZE,
             "capabilities": { "tools": { "listChanged": false }, "resources": { "listChanged": false } },
             "serverInfo": { "name": "braid", "title": "Braid", "version": env!("CARGO_PKG_VERSION") },
             "instructions": INSTRUCTIONS
         }))
-        .expect("a valid InitializeResult");
-        info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
-        info
+        .expect("a valid InitializeResult")
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -576,7 +570,7 @@ impl ServerHandler for Braid {
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.and_then(|r| r.cursor);
         let page = self.run(&context, move |this, who| resources::list(&this.engine, who.principal, cursor.as_deref()));
-        let mut page = page.await?.map_err(rpc_error)?;
+        let mut page = page.await??;
         // What a caller may list depends on who it is.
         cache_hints(&mut page, context.protocol_version().as_ref(), "private");
         typed(page)
@@ -589,7 +583,7 @@ impl ServerHandler for Braid {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
         let read = self.run(&context, move |this, who| resources::read(&this.engine, who.principal, &uri));
-        let mut contents = read.await?.map_err(rpc_error)?;
+        let mut contents = read.await??;
         contents["resultType"] = json!("complete");
         Ok(ReadResourceResponse::Complete(typed(contents)?))
     }

@@ -6,6 +6,8 @@
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{json, Value};
 
+use rmcp::ErrorData;
+
 use super::api::Engine;
 use braid::Principal;
 
@@ -14,12 +16,6 @@ pub const URI_PREFIX: &str = "braid://records/";
 
 /// Resources per `resources/list` page.
 pub const PAGE: usize = 100;
-
-/// MCP's "resource not found" error code (rmcp turns it into Invalid params for 2026-07-28).
-pub const RESOURCE_NOT_FOUND: i64 = -32002;
-
-/// JSON-RPC's "invalid params" error code.
-const INVALID_PARAMS: i64 = -32602;
 
 /// What is left as it is in an id inside a URI: RFC 3986's unreserved characters.
 const ID: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
@@ -49,14 +45,15 @@ pub fn templates() -> Value {
 /// `resources/list`: a page of the records `principal` may see.
 ///
 /// # Errors
-/// (code, message) for a malformed cursor or a store failure.
-pub fn list(engine: &Engine, principal: &Principal, cursor: Option<&str>) -> Result<Value, (i64, String)> {
+/// Invalid params for a malformed cursor or a store failure.
+pub fn list(engine: &Engine, principal: &Principal, cursor: Option<&str>) -> Result<Value, ErrorData> {
     let after = match cursor {
         None => None,
-        Some(c) => Some(id_of(&format!("{URI_PREFIX}{c}")).ok_or((INVALID_PARAMS, "bad cursor".to_string()))?),
+        Some(c) => Some(id_of(&format!("{URI_PREFIX}{c}")).ok_or(ErrorData::invalid_params("bad cursor", None))?),
     };
-    let (records, next) =
-        engine.records_after(principal, after.as_deref(), PAGE).map_err(|f| (INVALID_PARAMS, f.message()))?;
+    let (records, next) = engine
+        .records_after(principal, after.as_deref(), PAGE)
+        .map_err(|f| ErrorData::invalid_params(f.message(), None))?;
     let resources: Vec<Value> = records
         .iter()
         .map(|r| {
@@ -77,11 +74,13 @@ pub fn list(engine: &Engine, principal: &Principal, cursor: Option<&str>) -> Res
 /// `resources/read`: the record a URI names, when `principal` may see it.
 ///
 /// # Errors
-/// (code, message): [`RESOURCE_NOT_FOUND`] alike for a missing record and a hidden one.
-pub fn read(engine: &Engine, principal: &Principal, uri: &str) -> Result<Value, (i64, String)> {
-    let not_found = || (RESOURCE_NOT_FOUND, format!("resource not found: {uri}"));
+/// Resource not found (-32002; rmcp sends Invalid params in 2026-07-28) alike for a missing
+/// record and a hidden one.
+pub fn read(engine: &Engine, principal: &Principal, uri: &str) -> Result<Value, ErrorData> {
+    let not_found = || ErrorData::resource_not_found(format!("resource not found: {uri}"), None);
     let id = id_of(uri).ok_or_else(not_found)?;
-    let record = engine.read(principal, &id).map_err(|f| (INVALID_PARAMS, f.message()))?.ok_or_else(not_found)?;
+    let record =
+        engine.read(principal, &id).map_err(|f| ErrorData::invalid_params(f.message(), None))?.ok_or_else(not_found)?;
     Ok(json!({ "contents": [{ "uri": uri, "mimeType": "text/markdown", "text": record.body }] }))
 }
 
