@@ -1,9 +1,10 @@
 //! The HTTP surface: routes, the middleware every request passes (a random request id and a
 //! log span, `Origin` check, size limit, time budget; then, on protected routes, bearer token →
 //! caller and the caller's rate limit), the REST handlers, and MCP on `/mcp`: rmcp's stateless
-//! Streamable HTTP service (answers in `application/json`, no sessions) over [`mcp::Braid`], with
-//! the 2025-03-26 batches rmcp does not read split here. The time budget is also the deadline of the request's search: past
-//! it the search stops at its next check and frees its concurrency slot.
+//! Streamable HTTP service (answers in `application/json`, no sessions) over [`mcp::Braid`],
+//! with the 2025-03-26 batches rmcp does not read split here. The time budget is also the
+//! deadline of the request's search: past it the search stops at its next check and frees its
+//! concurrency slot.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,6 +17,7 @@ use axum::middleware::{from_fn_with_state, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Extension, Router};
+use rmcp::model::ErrorCode;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{json, Value};
@@ -775,7 +777,10 @@ async fn mcp_post(State(s): State<Shared>, Extension(caller): Extension<Arc<Call
         return too_large(s.limits.max_body_bytes);
     };
     if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&body) {
-        return json_response(StatusCode::BAD_REQUEST, &mcp::error(Value::Null, -32700, format!("parse error: {e}")));
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &mcp::error(Value::Null, ErrorCode::PARSE_ERROR, format!("parse error: {e}")),
+        );
     }
     match mcp::batch_items(&body) {
         None => s.mcp.handle(Request::from_parts(parts, Body::from(body))).await.map(Body::new),
@@ -794,7 +799,7 @@ async fn mcp_batch(
     let version = parts.headers.get("mcp-protocol-version").map(|v| v.to_str().unwrap_or("").trim());
     if let Some(v) = version.filter(|v| *v != mcp::BATCH_REVISION) {
         let why = format!("JSON-RPC batches are not part of MCP {v}: send one message per request");
-        return json_response(StatusCode::BAD_REQUEST, &mcp::error(Value::Null, -32600, why));
+        return json_response(StatusCode::BAD_REQUEST, &mcp::error(Value::Null, ErrorCode::INVALID_REQUEST, why));
     }
     let items = match items {
         Ok(items) => items,
@@ -809,7 +814,7 @@ async fn mcp_batch(
     for item in items {
         if method(&item).as_deref() == Some("initialize") {
             let id = item.get("id").cloned().unwrap_or(Value::Null);
-            replies.push(mcp::error(id, -32600, "initialize must not be part of a batch"));
+            replies.push(mcp::error(id, ErrorCode::INVALID_REQUEST, "initialize must not be part of a batch"));
             continue;
         }
         let mut one = Request::from_parts(parts.clone(), Body::from(item.to_string()));

@@ -31,7 +31,7 @@ use std::time::Instant;
 use axum::http::request::Parts;
 use braid::{Principal, SearchResponse};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult, ListResourceTemplatesResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult, ErrorCode, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, ServerConfig,
 };
@@ -610,15 +610,15 @@ pub fn batch_items(body: &[u8]) -> Option<Result<Vec<Value>, Value>> {
         return None;
     }
     Some(match serde_json::from_slice::<Vec<Value>>(body) {
-        Ok(items) if items.is_empty() => Err(error(Value::Null, -32600, "empty batch")),
+        Ok(items) if items.is_empty() => Err(error(Value::Null, ErrorCode::INVALID_REQUEST, "empty batch")),
         Ok(items) => Ok(items),
-        Err(e) => Err(error(Value::Null, -32700, format!("parse error: {e}"))),
+        Err(e) => Err(error(Value::Null, ErrorCode::PARSE_ERROR, format!("parse error: {e}"))),
     })
 }
 
 /// A JSON-RPC error response (for what is answered before rmcp sees a message).
-pub fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message.into() } })
+pub fn error(id: Value, code: ErrorCode, message: impl Into<String>) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code.0, "message": message.into() } })
 }
 
 /// The concise text a model reads (numbered citations and snippets) and the structured data
