@@ -61,7 +61,7 @@ pub use braid_core::{
     MAX_FACET_VALUES, MAX_K, MAX_QUERY_BYTES, OWNER_PREFIX, RESERVED_PREFIX, TENANT_PREFIX,
 };
 pub use braid_lexical::{Analyzer, Merges, SchemaConfig, Synonyms, DEFAULT_WRITER_HEAP};
-pub use braid_vector::{Partition, Quantization, PROMOTE_AT};
+pub use braid_vector::{MergePolicy, Partition, Quantization, PROMOTE_AT};
 pub use index::{CheckReport, Index, IndexBuilder, IndexConfig};
 pub use outline::{Outline, OutlineEntry, OutlineSection, MAX_OUTLINE_ENTRIES};
 pub use searcher::Searcher;

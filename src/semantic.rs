@@ -1,10 +1,10 @@
 //! The semantic leg's state: the embedder, the vector store, and how both persist beside the
 //! lexical index.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use braid_core::{AllowedSet, Embedder, Error, Ordinal, Result, SearchRequest};
-use braid_vector::{HnswParams, PartitionedStore, Quantization, SearchPath};
+use braid_vector::{HnswParams, MergeJob, Merger, PartitionedStore, Quantization, SearchPath};
 use serde::{Deserialize, Serialize};
 
 use crate::index::VectorTuning;
@@ -22,11 +22,21 @@ pub struct EmbeddingInfo {
 
 /// The vectors of an index and, when it was built with one, the embedder that makes them. Without one,
 /// records and requests supply their own vectors.
+///
+/// **Locks.** Searches take `store`'s read lock. A commit takes its write lock only for the
+/// in-memory change (a few records at a time, [`crate::writer`]), and appends the log record
+/// — the disk write and its fsync — under the read lock, which searches share; the only
+/// thread that ever asks for the write lock is the writer's, so no writer waits behind the
+/// append and no search waits behind a waiting writer. Merges run on `merger`'s thread and
+/// never take `store` at all: a [`MergeJob`] reads the partition's files and holds only that
+/// partition's file-state mutex, which a commit's append takes and a search never does.
 pub(crate) struct Semantic {
     pub info: EmbeddingInfo,
     pub embedder: Option<Arc<dyn Embedder>>,
     /// The vectors, in tenant partitions ([`PartitionedStore`]).
     pub store: RwLock<PartitionedStore>,
+    /// The background merger, started with the first merge a commit hands it.
+    merger: OnceLock<Merger>,
 }
 
 impl Semantic {
@@ -52,7 +62,44 @@ impl Semantic {
         if let Some(records) = tuning.promote_at {
             store.set_promote_at(records);
         }
-        Ok(Semantic { info, embedder, store: RwLock::new(store) })
+        store.set_merge_policy(tuning.merge_policy.unwrap_or_default());
+        Ok(Semantic { info, embedder, store: RwLock::new(store), merger: OnceLock::new() })
+    }
+
+    /// Hands `jobs` (partitions whose logs passed their share at a commit) to the background
+    /// merger, starting it first when need be; where no thread can be started they run here.
+    pub fn merge_in_background(&self, jobs: Vec<MergeJob>) {
+        if jobs.is_empty() {
+            return;
+        }
+        if self.merger.get().is_none() {
+            match Merger::start() {
+                Ok(merger) => {
+                    let _ = self.merger.set(merger);
+                }
+                Err(e) => {
+                    tracing::warn!(target: "braid::vector", error = %e, "no merge thread: merging inline");
+                    for job in jobs {
+                        if let Err(e) = job.run() {
+                            tracing::warn!(target: "braid::vector", error = %e, "vector merge failed");
+                        }
+                    }
+                    return;
+                }
+            }
+        }
+        if let Some(merger) = self.merger.get() {
+            merger.submit(jobs);
+        }
+    }
+
+    /// Waits for the merges handed to the background merger so far; returns how many merged
+    /// since it started.
+    pub fn wait_for_merges(&self) -> u64 {
+        self.merger.get().map_or(0, |merger| {
+            merger.wait_idle();
+            merger.merged()
+        })
     }
 
     /// The vector store saved in the index, if any, its partitions as saved (the caller
@@ -171,7 +218,7 @@ mod tests {
             store.save(&layout.vectors()).unwrap();
             for (asked, expected) in [(None, default), (Some(64), 64)] {
                 let opened = Semantic::open_store(&layout, true).unwrap();
-                let tuning = VectorTuning { ef_search: asked, promote_at: None };
+                let tuning = VectorTuning { ef_search: asked, promote_at: None, merge_policy: None };
                 let semantic = Semantic::new(info.clone(), None, opened, Quantization::F32, tuning).unwrap();
                 let width = semantic.store.read().unwrap().params().ef_search;
                 assert_eq!(width, expected, "saved {saved}, asked {asked:?}");

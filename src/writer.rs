@@ -297,10 +297,10 @@ impl Writer {
     /// point loses only uncommitted changes, and a reopened index sees exactly one commit.
     ///
     /// The order: the vector store saves what changed since the last commit — a checksummed
-    /// record appended to its log (the new vectors, the tombstones, the graph's new links) and
-    /// fsynced, or, once the log has passed half the vector file's bytes, a whole new vector
-    /// file (temporary file, fsync, rename, directory fsync; see
-    /// [`braid_vector::VectorStore::save`]) — then the manifest (temporary file, fsync,
+    /// record appended to each changed partition's log (the new vectors, the tombstones, the
+    /// graph's new links) and fsynced ([`braid_vector::VectorStore::save_log`]; a whole vector
+    /// file only where a record cannot say what changed: the first save, a compaction, a graph
+    /// built) — then the manifest (temporary file, fsync,
     /// rename), then tantivy commits — its `meta.json` rename is the commit point — and the
     /// lexical directory is fsynced. Vectors of replaced or deleted records leave the store
     /// only after that point (their tombstones go into the next commit's record; until then the
@@ -308,9 +308,14 @@ impl Writer {
     /// commit point leaves vectors without a committed record, which the next open drops (a
     /// torn log record is ignored); never a committed record without its vector.
     ///
+    /// A partition whose log has passed its share of its base
+    /// ([`crate::IndexBuilder::vector_merge_policy`]) is merged into a new base afterwards, on
+    /// the index's background merge thread, from the files (see [`braid_vector::MergeJob`]):
+    /// no commit rewrites vectors it did not change, and none waits for a merge.
+    ///
     /// Searches keep running meanwhile: new vectors go into the store a few records at a time
     /// (the batch is checked whole first, so it still goes in all or nothing), and the log
-    /// record (or a merge) is written while searches read the store.
+    /// record is written while searches read the store.
     ///
     /// # Errors
     /// [`braid_core::Error::Lexical`], [`braid_core::Error::Io`] or
@@ -320,6 +325,7 @@ impl Writer {
         self.embed_pending()?;
         let layout = self.index.layout().cloned();
         let parts = self.parts.clone();
+        let mut merges = Vec::new();
         if let Some(semantic) = parts.semantic.get() {
             // Searches read the store while it grows: the batch is checked whole, then goes in
             // a part at a time, each under its own write lock, and the file is written under a
@@ -337,7 +343,7 @@ impl Writer {
                 }
             }
             if let Some(layout) = &layout {
-                semantic.store.read().unwrap_or_else(|p| p.into_inner()).save(&layout.vectors())?;
+                merges = semantic.store.read().unwrap_or_else(|p| p.into_inner()).save_log(&layout.vectors())?;
             }
             *parts.embedding.lock().unwrap_or_else(|p| p.into_inner()) = Some(semantic.info.clone());
         }
@@ -360,6 +366,10 @@ impl Writer {
             for ord in &self.superseded {
                 store.delete(*ord);
             }
+            drop(store);
+            // Partitions whose logs passed their share merge on the index's merge thread,
+            // after this commit returned.
+            semantic.merge_in_background(merges);
         }
         self.pending = 0;
         self.pending_ids.clear();
@@ -386,8 +396,8 @@ impl Writer {
     /// [`LexicalWriter::merge_segments`]): searches get faster, and deleted records leave the
     /// disk. Worth it after a bulk load or many updates; it rewrites the whole lexical index,
     /// so it takes time and disk space in proportion to it. `braid index` calls it at the end.
-    /// The vector store is not rewritten: its log merges by itself past its share (see
-    /// [`braid_vector::VectorStore::save`]).
+    /// The vector store is not rewritten: its logs merge in the background past their share
+    /// (see [`braid_vector::MergeJob`]).
     ///
     /// # Errors
     /// As [`Writer::commit`]; the committed index stays intact when the merge fails.

@@ -139,11 +139,25 @@ fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
+/// Set in the child of [`sigkill_during_background_merges_loses_nothing`]: merge every vector
+/// log past its first record.
+const CHILD_MERGES: &str = "BRAID_CRASH_MERGES";
+
+/// A merge policy that makes every log with a record in it due: the background merger then
+/// runs all the time, and kills land inside its merges.
+fn merge_always() -> braid::MergePolicy {
+    braid::MergePolicy { share_percent: 0, floor_bytes: 0 }
+}
+
 /// The child: opens the index, then commits batch after batch from `BRAID_CRASH_FROM` until
 /// it is killed.
 fn child(dir: &Path) {
     let from = env_u64(CHILD_FROM).expect("BRAID_CRASH_FROM");
-    let index = Index::builder().embedder(embedder()).promote_tenants_at(PROMOTE_AT).open_or_create(dir).expect("open");
+    let mut builder = Index::builder().embedder(embedder()).promote_tenants_at(PROMOTE_AT);
+    if std::env::var_os(CHILD_MERGES).is_some() {
+        builder = builder.vector_merge_policy(merge_always());
+    }
+    let index = builder.open_or_create(dir).expect("open");
     let mut writer = index.writer().expect("writer");
     // libtest may have printed "test <name> ... " without a newline: mark our lines.
     println!("\n{MARK}ready");
@@ -220,6 +234,42 @@ fn sigkill_never_loses_an_acknowledged_commit() {
         child(Path::new(&dir));
         return;
     }
+    kill_committing_children("crash::sigkill_never_loses_an_acknowledged_commit", false);
+}
+
+/// The same with every vector partition's log merged on the index's background thread as soon
+/// as it holds a record ([`merge_always`]): kills land in appends, in merges (the new base
+/// written, renamed, the log's tail rebound) and in promotions, and every acknowledged commit
+/// survives, [`Index::check`] passes, and the manifest's marks are met.
+#[test]
+fn sigkill_during_background_merges_loses_nothing() {
+    if let Ok(dir) = std::env::var(CHILD_DIR) {
+        child(Path::new(&dir));
+        return;
+    }
+    kill_committing_children("crash::sigkill_during_background_merges_loses_nothing", true);
+}
+
+/// The files a background merge leaves while it is under way, under the index in `dir`: its
+/// new base not yet renamed, or the log's rebound tail not yet renamed.
+fn merges_under_way(dir: &Path) -> usize {
+    let vectors = dir.join("vectors");
+    let mut dirs = vec![vectors.clone()];
+    if let Ok(entries) = std::fs::read_dir(&vectors) {
+        dirs.extend(entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()));
+    }
+    dirs.iter()
+        .filter(|d| {
+            d.join(format!("{}.merge", braid_vector::VECTORS_FILE)).exists()
+                || d.join(format!("{}.tmp", braid_vector::LOG_FILE)).exists()
+        })
+        .count()
+}
+
+/// Runs `test`'s child (committing batches, with background merges all the time when
+/// `merges`) and kills it, `BRAID_CRASH_TRIALS` times, checking after each kill that the index
+/// holds exactly the acknowledged batches (and perhaps the one in flight, whole).
+fn kill_committing_children(test: &str, merges: bool) {
     let trials = env_u64("BRAID_CRASH_TRIALS").unwrap_or(3);
     let seed = env_u64("BRAID_CRASH_SEED").unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(7, |d| d.as_secs())
@@ -230,16 +280,20 @@ fn sigkill_never_loses_an_acknowledged_commit() {
     let dir = tmp.path().join("index");
     let started = Instant::now();
     let (mut last, mut acked_total, mut in_flight_committed, mut full_checks) = (None::<u64>, 0u64, 0u64, 0usize);
+    let mut mid_merge = 0;
     for trial in 0..trials {
         let from = last.map_or(0, |l| l + 1);
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "crash::sigkill_never_loses_an_acknowledged_commit", "--nocapture", "--test-threads=1"])
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command
+            .args(["--exact", test, "--nocapture", "--test-threads=1"])
             .env(CHILD_DIR, &dir)
             .env(CHILD_FROM, from.to_string())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn the child");
+            .stderr(Stdio::piped());
+        if merges {
+            command.env(CHILD_MERGES, "1");
+        }
+        let mut child = command.spawn().expect("spawn the child");
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel::<String>();
         let reader = std::thread::spawn(move || {
@@ -293,6 +347,7 @@ fn sigkill_never_loses_an_acknowledged_commit() {
         assert!(acks.windows(2).all(|w| w[1] == w[0] + 1), "acks out of order: {acks:?}");
         acked_total += acks.len() as u64 * BATCH;
         let full_from = last.map_or(0, |l| l.saturating_sub(2));
+        mid_merge += merges_under_way(&dir);
         let (now, checked) = verify(&dir, acked, full_from, &mut rng);
         if now != acked {
             in_flight_committed += 1;
@@ -307,7 +362,7 @@ fn sigkill_never_loses_an_acknowledged_commit() {
     eprintln!(
         "crash summary: {trials} trials, {acked_total} records acknowledged in {} batches, 0 lost, {} records live, \
          {full_checks} record checks in every leg, {in_flight_committed} kills landed after a commit point but before \
-         its ack, {:.0} s",
+         its ack, {mid_merge} left a background merge's file behind, {:.0} s",
         last.map_or(0, |l| l + 1),
         expected(last).len(),
         started.elapsed().as_secs_f64()
@@ -423,6 +478,53 @@ fn sigkill_during_vector_appends_and_merges_loses_nothing() {
         vector_child(Path::new(&dir));
         return;
     }
+    kill_saving_children("crash::sigkill_during_vector_appends_and_merges_loses_nothing", VLOG_CHILD);
+}
+
+const VMERGE_CHILD: &str = "BRAID_VMERGE_CHILD";
+
+/// The background-merge child: opens (or starts) the store, merging every log with a record
+/// in it ([`merge_always`]) on a [`braid_vector::Merger`] thread, then saves batch after batch
+/// with [`braid_vector::VectorStore::save_log`] (appends only), printing `ack N` and the
+/// store's [`braid_vector::DiskMark`] once the save of batch N returned, then handing the
+/// merge to the thread.
+fn background_merge_child(dir: &Path) {
+    let from = env_u64(VLOG_FROM).expect("BRAID_VLOG_FROM");
+    let mut store = if from == 0 {
+        braid_vector::VectorStore::new(VDIM, vector_params())
+    } else {
+        braid_vector::VectorStore::open(dir).expect("open")
+    };
+    store.set_merge_policy(merge_always());
+    let merger = braid_vector::Merger::start().expect("merger");
+    println!("\n{MARK}ready");
+    for b in from.. {
+        vector_batch(&mut store, b);
+        let jobs = store.save_log(dir).expect("save");
+        let mark = store.disk_mark().expect("a mark after a save");
+        println!("{MARK}ack {b} {}", serde_json::to_string(&mark).unwrap());
+        merger.submit(jobs);
+    }
+}
+
+/// Kills a process whose vector store merges its log on a background thread after every save
+/// with SIGKILL at random moments — in appends, in the merge's fold, between its renames: the
+/// store reopens, checked against the mark of the last acknowledged save, with every
+/// acknowledged batch, whole, and nothing of a later one but the batch in flight.
+#[test]
+fn sigkill_during_background_vector_merges_loses_nothing() {
+    if let Ok(dir) = std::env::var(VMERGE_CHILD) {
+        background_merge_child(Path::new(&dir));
+        return;
+    }
+    kill_saving_children("crash::sigkill_during_background_vector_merges_loses_nothing", VMERGE_CHILD);
+}
+
+/// Runs `test`'s vector-store child (`child_env`) and kills it, `BRAID_CRASH_TRIALS` × 3
+/// times, checking after each kill that the store holds the acknowledged batches exactly (and
+/// perhaps the one in flight, whole); an acknowledgement that carries a mark is checked with
+/// [`braid_vector::VectorStore::open_checked`].
+fn kill_saving_children(test: &str, child_env: &str) {
     let trials = env_u64("BRAID_CRASH_TRIALS").unwrap_or(3) * 3;
     let seed = env_u64("BRAID_CRASH_SEED").unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(7, |d| d.as_secs())
@@ -431,25 +533,26 @@ fn sigkill_during_vector_appends_and_merges_loses_nothing() {
     let mut rng = SplitMix::new(seed);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("vectors");
-    let (mut last, mut acked_total, mut mid_merge) = (None::<u64>, 0usize, 0usize);
+    let (mut last, mut acked_total, mut mid_merge, mut mid_rebind) = (None::<u64>, 0usize, 0usize, 0usize);
+    let mut mark: Option<braid_vector::DiskMark> = None;
     for trial in 0..trials {
         let from = last.map_or(0, |l| l + 1);
-        let acks = run_and_kill(
-            "crash::sigkill_during_vector_appends_and_merges_loses_nothing",
-            VLOG_CHILD,
-            &dir,
-            from,
-            &mut rng,
-        );
+        let acks = run_and_kill_lines(test, child_env, &dir, from, &mut rng);
         acked_total += acks.len();
-        let acked = acks.iter().copied().max().or(last);
+        let acked = acks.iter().map(|a| a.0).max().or(last);
+        if let Some((_, line)) = acks.last().filter(|(_, line)| !line.is_empty()) {
+            mark = Some(serde_json::from_str(line).expect("a mark"));
+        }
         mid_merge += usize::from(dir.join(format!("{}.tmp", braid_vector::VECTORS_FILE)).exists());
+        mid_merge += usize::from(dir.join(format!("{}.merge", braid_vector::VECTORS_FILE)).exists());
+        mid_rebind += usize::from(dir.join(format!("{}.tmp", braid_vector::LOG_FILE)).exists());
         if !dir.join(braid_vector::VECTORS_FILE).exists() {
             // Killed before the first save finished: nothing was acknowledged.
             assert_eq!(acked, None, "acknowledged batches but no vector file");
             continue;
         }
-        let store = braid_vector::VectorStore::open(&dir).unwrap_or_else(|e| panic!("open after a kill: {e}"));
+        let store = braid_vector::VectorStore::open_checked(&dir, mark.as_ref())
+            .unwrap_or_else(|e| panic!("trial {trial}: open after a kill (mark {mark:?}): {e}"));
         let next = acked.map_or(0, |a| a + 1);
         let now = if store.contains(next * VBATCH + 5) { Some(next) } else { acked };
         let model = vector_model(now);
@@ -479,8 +582,9 @@ fn sigkill_during_vector_appends_and_merges_loses_nothing() {
         last = now;
     }
     eprintln!(
-        "vector crash summary: {trials} trials, {acked_total} batches acknowledged, 0 lost, through batch {last:?}; \
-         {mid_merge} kills left a half-written base (a merge under way)"
+        "vector crash summary ({test}): {trials} trials, {acked_total} batches acknowledged, 0 lost, through batch \
+         {last:?}; {mid_merge} kills left a half-written base (a merge under way), {mid_rebind} a half-written \
+         rebound log"
     );
     assert!(acked_total > 0, "no trial acknowledged a save");
 }
@@ -489,6 +593,11 @@ fn sigkill_during_vector_appends_and_merges_loses_nothing() {
 /// batch), waits until it is ready, kills it with SIGKILL 20–420 ms later, and returns the
 /// batches it acknowledged, in order.
 fn run_and_kill(test: &str, child_env: &str, dir: &Path, from: u64, rng: &mut SplitMix) -> Vec<u64> {
+    run_and_kill_lines(test, child_env, dir, from, rng).into_iter().map(|(b, _)| b).collect()
+}
+
+/// [`run_and_kill`], returning each acknowledgement's batch with the rest of its line.
+fn run_and_kill_lines(test: &str, child_env: &str, dir: &Path, from: u64, rng: &mut SplitMix) -> Vec<(u64, String)> {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(child_env, dir)
@@ -519,14 +628,21 @@ fn run_and_kill(test: &str, child_env: &str, dir: &Path, from: u64, rng: &mut Sp
     child.kill().expect("SIGKILL");
     let status = child.wait().unwrap();
     reader.join().unwrap();
-    let acks: Vec<u64> = rx.try_iter().filter_map(|l| l.strip_prefix("ack ").and_then(|n| n.parse().ok())).collect();
+    let acks: Vec<(u64, String)> = rx
+        .try_iter()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("ack ")?;
+            let (batch, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+            Some((batch.parse().ok()?, rest.to_string()))
+        })
+        .collect();
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(9), "the child ended by itself ({status}): {stderr}");
     }
-    assert!(acks.windows(2).all(|w| w[1] == w[0] + 1), "acks out of order: {acks:?}");
+    assert!(acks.windows(2).all(|w| w[1].0 == w[0].0 + 1), "acks out of order: {acks:?}");
     acks
 }
 

@@ -99,6 +99,16 @@ impl IndexBuilder {
         self
     }
 
+    /// When a vector partition's log is merged into a new base (by default
+    /// [`braid_vector::MergePolicy::default`]: past half the base's bytes, and 64 KiB). Merges
+    /// run on a background thread of the index, never inside [`crate::Writer::commit`]; a lower
+    /// share merges more often (more bytes written, less log to replay on open). Not saved with
+    /// the index. The crash tests set a tiny one so that merges run all the time.
+    pub fn vector_merge_policy(mut self, policy: braid_vector::MergePolicy) -> Self {
+        self.models.tuning.merge_policy = Some(policy);
+        self
+    }
+
     /// Checks the settings every way of making an index shares.
     fn check(&self) -> Result<()> {
         if self.models.tuning.ef_search == Some(0) {

@@ -293,6 +293,14 @@ impl Index {
         self.shared.layout.as_ref().map(Layout::root)
     }
 
+    /// Waits until the vector merges that commits handed the index's background merge thread
+    /// have run (see [`crate::Writer::commit`]); returns how many merged since the index
+    /// opened. Commits never wait for merges: this is for a caller that wants the logs folded
+    /// now (before a backup, say, or at the end of a bench).
+    pub fn wait_for_vector_merges(&self) -> u64 {
+        self.semantic().map_or(0, |semantic| semantic.wait_for_merges())
+    }
+
     /// The number of committed, live records.
     pub fn num_records(&self) -> u64 {
         self.parts().lexical.snapshot().num_records()

@@ -30,6 +30,9 @@ pub(crate) struct VectorTuning {
     /// Records at which a pooled tenant gets a partition of its own
     /// ([`super::IndexBuilder::promote_tenants_at`]); `None`: [`braid_vector::PROMOTE_AT`].
     pub promote_at: Option<usize>,
+    /// When the vector logs are merged ([`super::IndexBuilder::vector_merge_policy`]); `None`:
+    /// [`braid_vector::MergePolicy::default`].
+    pub merge_policy: Option<braid_vector::MergePolicy>,
 }
 
 /// Whether the semantic leg runs on vectors that records and queries supply, without a model.

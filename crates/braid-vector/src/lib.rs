@@ -21,17 +21,22 @@
 //! **Persistence** is log-structured: a base file holds every slot's vector, the parameters
 //! and the graph ([`VECTORS_FILE`], format [`FORMAT_VERSION`], one checksum; written whole by
 //! [`VectorStore::merge`]: temporary file, fsync, rename), and a log beside it ([`LOG_FILE`])
-//! holds a checksummed record per [`VectorStore::save`] of what changed since: the new slots'
-//! vectors, the slots tombstoned, the graph's new points and the link lists that changed. A
-//! save appends and fsyncs one record (nothing when nothing changed) and rewrites no data it
-//! did not change; once the log would pass half the base's bytes (and 64 KiB) the save
-//! merges instead, so a merge costs each appended byte about two more, amortised. The log is
-//! bound to its base (length and checksum): one left beside a newer base is ignored.
+//! holds a checksummed record per save of what changed since: the new slots' vectors, the
+//! slots tombstoned, the graph's new points and the link lists that changed. A save appends
+//! and fsyncs one record (nothing when nothing changed) and rewrites no data it did not
+//! change. Once the log passes its share of the base ([`MergePolicy`]: by default half the
+//! base's bytes, and 64 KiB) it is merged into a new base, so a merge costs each appended
+//! byte about two more, amortised: inline in [`VectorStore::save`], or — with
+//! [`VectorStore::save_log`], which only appends and hands back a [`MergeJob`] — on a
+//! background thread ([`Merger`]) that reads the files, not memory, while the store is
+//! searched, changed and saved (`merge.rs` has the steps and the crash argument). The log is
+//! bound to its base (length and checksum): one left beside a newer base is ignored, unless
+//! that base folds it (a background merge's, until it rebinds the log's tail).
 //! [`VectorStore::open`] verifies the base, takes the graph as saved
 //! ([`VectorStore::graph_was_loaded`]), so opening never rebuilds it, and replays the log
 //! (a torn last record, left by a crash during an append, is ignored; the next append
 //! overwrites it). Memory changes a record cannot say — a compaction, a graph built or
-//! dropped, new parameters — make the next save a merge. Files of format 2, whose
+//! dropped, new parameters — make the next save write a whole base. Files of format 2, whose
 //! graph was an `hnsw_rs` dump beside them (Braid's graph before this one), still open: the
 //! graph is rebuilt and the next save removes the dump. A store below
 //! [`HnswParams::exact_threshold`] vectors keeps no graph at all (every search scans).
@@ -113,6 +118,8 @@ mod graph;
 mod graph;
 mod journal;
 mod log;
+mod merge;
+mod merger;
 mod params;
 mod partitions;
 mod persist;
@@ -123,8 +130,10 @@ mod sketch;
 mod slots;
 mod store;
 
-pub use journal::DiskMark;
+pub use journal::{DiskMark, MergePolicy};
 pub use log::LOG_FILE;
+pub use merge::{MergeJob, Merged};
+pub use merger::Merger;
 pub use params::{HnswParams, Quantization};
 pub use partitions::{Partition, PartitionedStore, PlacedRecord, PROMOTE_AT};
 pub use persist::{FORMAT_VERSION, VECTORS_FILE};

@@ -20,7 +20,12 @@
 //!
 //! The header binds the log to one base file (its length and its stored checksum): a log
 //! whose binding differs is left over from before the last merge (a crash between the new
-//! base's rename and the log's removal), holds nothing the base lacks, and is ignored.
+//! base's rename and the log's removal), holds nothing the base lacks, and is ignored — unless
+//! the base says it *folds* the log's base and its first `n` records (a background merge's
+//! base, [`crate::MergeJob`]): then the records after the `n`th are replayed on it. The merge
+//! then rebinds those records to the new base ([`start_rebind`], [`finish_rebind`]: a new log,
+//! its header bound to the new base and the records renumbered from 1, renamed over the old one), so either log a
+//! crash leaves holds every record the new base lacks.
 //!
 //! A record whose length runs past the end of the file, or whose checksum fails as the last
 //! thing in the file, is the torn tail of an append a crash interrupted — before the commit
@@ -153,6 +158,8 @@ fn header(base: BaseId) -> Vec<u8> {
 
 /// What [`read`] found.
 pub(crate) struct Logged {
+    /// The base the log's header binds it to (`None`: no usable log).
+    pub(crate) bound: Option<BaseId>,
     /// The valid records, in order (empty when the log is missing, stale or torn at once).
     pub(crate) records: Vec<Record>,
     /// Bytes of header and valid records: where the next append goes (0: no usable header;
@@ -162,18 +169,29 @@ pub(crate) struct Logged {
     pub(crate) seen: u64,
 }
 
-/// Reads the log in `dir` for the base `base` of `dim`-dimensional rows held as
-/// `quantization`: its valid records, ignoring a stale log and a torn tail.
-pub(crate) fn read(dir: &Path, base: BaseId, dim: usize, quantization: Quantization) -> Result<Logged> {
+/// Reads the log in `dir` bound to one of `bases` (a base, and the base it folds) of
+/// `dim`-dimensional rows held as `quantization`: its valid records, ignoring a stale log and a
+/// torn tail. `upto`: read no byte past this offset (a merge reads the records it snapshotted
+/// while commits append more).
+pub(crate) fn read(
+    dir: &Path,
+    bases: &[BaseId],
+    upto: Option<u64>,
+    dim: usize,
+    quantization: Quantization,
+) -> Result<Logged> {
     let path = dir.join(LOG_FILE);
     let file = match File::open(&path) {
         Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Logged { records: Vec::new(), valid: 0, seen: 0 }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok(Logged { bound: None, records: Vec::new(), valid: 0, seen: 0 })
+        }
         Err(e) => return Err(Error::io(&path, e)),
     };
     let seen = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-    let empty = Logged { records: Vec::new(), valid: 0, seen };
-    if seen < HEADER_LEN {
+    let empty = Logged { bound: None, records: Vec::new(), valid: 0, seen };
+    let readable = upto.map_or(seen, |upto| upto.min(seen));
+    if readable < HEADER_LEN {
         // A header is fsynced before any record follows it: a short one was torn alone.
         return Ok(empty);
     }
@@ -193,13 +211,13 @@ pub(crate) fn read(dir: &Path, base: BaseId, dim: usize, quantization: Quantizat
         len: u64::from_le_bytes(head[12..20].try_into().expect("8 bytes")),
         crc: u32::from_le_bytes(head[20..24].try_into().expect("4 bytes")),
     };
-    if bound != base {
+    if !bases.contains(&bound) {
         tracing::debug!(target: "braid::vector", path = %path.display(), "log of an earlier base ignored");
         return Ok(empty);
     }
     let mut records = Vec::new();
     let mut at = HEADER_LEN;
-    let mut left = seen - HEADER_LEN;
+    let mut left = readable - HEADER_LEN;
     while left > 0 {
         let torn = |at: u64| {
             tracing::warn!(target: "braid::vector", path = %path.display(), at, bytes = seen - at,
@@ -238,7 +256,7 @@ pub(crate) fn read(dir: &Path, base: BaseId, dim: usize, quantization: Quantizat
         at += body_len + 12;
         left -= body_len + 12;
     }
-    Ok(Logged { records, valid: at, seen })
+    Ok(Logged { bound: Some(bound), records, valid: at, seen })
 }
 
 /// A cursor over a record's body (checksummed already, so a bad count is damage, reported).
@@ -385,6 +403,111 @@ pub(crate) fn append(dir: &Path, base: BaseId, state: &LogState, record: &[u8]) 
     let valid = at + record.len() as u64;
     Ok(LogState { valid, seen: valid, records: if fresh { 1 } else { state.records + 1 } })
 }
+
+/// The log's tail being rebound to a new base ([`start_rebind`], [`finish_rebind`]): a
+/// temporary file holding a header bound to the new base and the records copied so far,
+/// renumbered from 1.
+pub(crate) struct Rebound {
+    file: File,
+    /// Bytes of the old log copied (up to this offset).
+    read_to: u64,
+    /// Bytes in the temporary file.
+    len: u64,
+    /// Records in it.
+    records: u64,
+    /// Records of the old log the new base holds.
+    folded: u64,
+}
+
+/// Starts rebinding the log in `dir` to `base`, a new base holding the log's first `folded`
+/// records: the records between byte `from` (where record `folded + 1` starts) and `to` are
+/// renumbered from 1 and written after a header bound to `base` to a temporary file, fsynced.
+/// Takes no lock: commits go on appending past `to`, and [`finish_rebind`] copies those.
+pub(crate) fn start_rebind(dir: &Path, base: BaseId, from: u64, to: u64, folded: u64) -> Result<Rebound> {
+    let tmp = dir.join(LOG_TMP);
+    let tail = read_range(dir, from, to)?;
+    let mut rebound = Rebound {
+        file: File::create(&tmp).map_err(|e| Error::io(&tmp, e))?,
+        read_to: from,
+        len: 0,
+        records: 0,
+        folded,
+    };
+    rebound.file.write_all(&header(base)).map_err(|e| Error::io(&tmp, e))?;
+    rebound.len = HEADER_LEN;
+    rebound.push(dir, tail, to)?;
+    rebound.file.sync_data().map_err(|e| Error::io(&tmp, e))?;
+    Ok(rebound)
+}
+
+/// Finishes [`start_rebind`] with the log standing as `state` says (the caller holds the
+/// files' lock, so nothing is appended meanwhile): copies the records appended since (rare, a
+/// few kilobytes) and fsyncs them, then renames the temporary file over the log and fsyncs the
+/// directory (without records to keep, removes the log instead). Returns the new log's state.
+///
+/// A crash leaves the old log (its first `folded` records then skipped on open, as the new
+/// base holds them) or the new one: both hold every record the new base lacks.
+pub(crate) fn finish_rebind(dir: &Path, mut rebound: Rebound, state: &LogState) -> Result<LogState> {
+    let (path, tmp) = (dir.join(LOG_FILE), dir.join(LOG_TMP));
+    if state.valid > rebound.read_to {
+        let tail = read_range(dir, rebound.read_to, state.valid)?;
+        rebound.push(dir, tail, state.valid)?;
+        rebound.file.sync_data().map_err(|e| Error::io(&tmp, e))?;
+    }
+    if rebound.records == 0 {
+        std::fs::remove_file(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        remove(dir)?;
+        return Ok(LogState { valid: 0, seen: 0, records: 0 });
+    }
+    std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+    sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+    Ok(LogState { valid: rebound.len, seen: rebound.len, records: rebound.records })
+}
+
+impl Rebound {
+    /// Renumbers the records in `tail` (the old log's bytes up to `to`) and appends them.
+    fn push(&mut self, dir: &Path, mut tail: Vec<u8>, to: u64) -> Result<()> {
+        let path = dir.join(LOG_FILE);
+        let mut at = 0usize;
+        while at < tail.len() {
+            if at + 16 > tail.len() {
+                return Err(corrupt(&path, "a log record ends early"));
+            }
+            let body_len = u64::from_le_bytes(tail[at..at + 8].try_into().expect("8 bytes")) as usize;
+            let end = at.saturating_add(8).saturating_add(body_len);
+            let seq = u64::from_le_bytes(tail[at + 8..at + 16].try_into().expect("8 bytes"));
+            let due = self.folded + self.records + 1;
+            if seq != due || end.saturating_add(4) > tail.len() {
+                return Err(corrupt(&path, format!("log record {seq} where {due} was due")));
+            }
+            self.records += 1;
+            tail[at + 8..at + 16].copy_from_slice(&self.records.to_le_bytes());
+            let crc = crc32fast::hash(&tail[at..end]);
+            tail[end..end + 4].copy_from_slice(&crc.to_le_bytes());
+            at = end + 4;
+        }
+        self.file.write_all(&tail).map_err(|e| Error::io(dir.join(LOG_TMP), e))?;
+        self.len += tail.len() as u64;
+        self.read_to = to;
+        Ok(())
+    }
+}
+
+/// The log's bytes from `from` to `to`.
+fn read_range(dir: &Path, from: u64, to: u64) -> Result<Vec<u8>> {
+    let path = dir.join(LOG_FILE);
+    let io = |e| Error::io(&path, e);
+    let mut bytes = vec![0u8; to.saturating_sub(from) as usize];
+    if !bytes.is_empty() {
+        let mut file = File::open(&path).map_err(io)?;
+        file.seek(SeekFrom::Start(from)).map_err(io)?;
+        file.read_exact(&mut bytes).map_err(io)?;
+    }
+    Ok(bytes)
+}
+
+/// The temporary file [`start_rebind`] writes.
+pub(crate) const LOG_TMP: &str = "vectors.braidlog.tmp";
 
 /// The length of the log file in `dir` (0 when there is none).
 pub(crate) fn file_len(dir: &Path) -> Result<u64> {

@@ -31,7 +31,8 @@ use std::path::{Path, PathBuf};
 
 use braid_core::{AllowedSet, Error, OrdSet, Ordinal, Principal, Result};
 
-use crate::journal::DiskMark;
+use crate::journal::{DiskMark, MergePolicy};
+use crate::merge::MergeJob;
 use crate::params::{HnswParams, Quantization};
 use crate::persist::VECTORS_FILE;
 use crate::search::{better, SearchPath, VectorSearch};
@@ -151,6 +152,8 @@ pub struct PartitionedStore {
     /// The parameters of the shared partition and of every tenant partition made here.
     params: HnswParams,
     promote_at: usize,
+    /// Every partition's ([`VectorStore::set_merge_policy`]).
+    merge_policy: MergePolicy,
     parts: BTreeMap<Partition, Part>,
     /// The tenant of each pooled record of exactly one tenant (what a promotion moves).
     pooled: HashMap<Ordinal, String>,
@@ -186,6 +189,7 @@ impl PartitionedStore {
             dim,
             params,
             promote_at: PROMOTE_AT,
+            merge_policy: MergePolicy::default(),
             parts,
             pooled: HashMap::new(),
             pool_counts: HashMap::new(),
@@ -358,6 +362,15 @@ impl PartitionedStore {
         self.promote_at = records.max(1);
     }
 
+    /// Changes when every partition's log is merged ([`MergePolicy`]), partitions made later
+    /// included.
+    pub fn set_merge_policy(&mut self, policy: MergePolicy) {
+        self.merge_policy = policy;
+        for part in self.parts.values_mut() {
+            part.store.set_merge_policy(policy);
+        }
+    }
+
     /// The number of records with live vectors.
     pub fn len(&self) -> usize {
         self.parts.values().map(|p| p.store.len()).sum()
@@ -524,6 +537,21 @@ impl PartitionedStore {
         Ok(())
     }
 
+    /// [`PartitionedStore::save`] that never merges ([`VectorStore::save_log`]): each partition
+    /// appends what changed, in the same order, and the partitions whose logs have passed their
+    /// share come back as [`MergeJob`]s, for a background thread ([`crate::Merger`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`VectorStore::save`].
+    pub fn save_log(&self, root: &Path) -> Result<Vec<MergeJob>> {
+        let mut jobs = Vec::new();
+        for (partition, part) in &self.parts {
+            jobs.extend(part.store.save_log(&partition.dir(root))?);
+        }
+        Ok(jobs)
+    }
+
     /// Writes every partition whole ([`VectorStore::merge`]), in the order of
     /// [`PartitionedStore::save`].
     ///
@@ -579,9 +607,9 @@ impl PartitionedStore {
 
     /// The partition, made (empty) if it is not there yet.
     fn part_mut(&mut self, partition: &Partition) -> &mut Part {
-        let (dim, params) = (self.dim, self.params.clone());
+        let (dim, params, policy) = (self.dim, self.params.clone(), self.merge_policy);
         self.parts.entry(partition.clone()).or_insert_with(|| {
-            let store = match partition {
+            let mut store = match partition {
                 Partition::Pool => {
                     let mut pool = VectorStore::new(dim, HnswParams { exact_threshold: usize::MAX, ..params });
                     pool.set_look_up_only(true);
@@ -589,6 +617,7 @@ impl PartitionedStore {
                 }
                 _ => VectorStore::new(dim, params),
             };
+            store.set_merge_policy(policy);
             Part::new(store)
         })
     }

@@ -17,13 +17,19 @@
 //!   points u64, entry u32 (u32::MAX: none), levels points x u8,
 //!   layer-0 links points x (1 + 2m) x u32, upper offsets points x u32,
 //!   upper_len u64, upper links upper_len x u32
+//! folds      u8       (format 5) 0: nothing; 1: this base folds a log into an older base
+//!   base_len u64, base_crc u32, records u64   that base, and how many of its log's records
 //! crc32      u32      over every byte before it
 //! ```
 //! All integers and floats are little-endian. Tombstoned slots keep their vectors because the
 //! graph still walks through them. A record with several vectors (its passages) has them in
 //! adjacent live slots; its ordinal is live nowhere else.
 //!
-//! Format 3 is the same layout with at most one live slot per ordinal; it is read as it is.
+//! A base a background merge wrote ([`crate::MergeJob`]) says which base and how many records of
+//! the log bound to it it holds: until the merge rebinds the rest of that log to the new base,
+//! an open replays the log's later records on top of it (see [`crate::log`]).
+//!
+//! Format 4 is the same layout without the folds section; format 3 the same with at most one live slot per ordinal; it is read as it is.
 //! Format 2 (Braid before its own graph) named an `hnsw_rs` dump beside the file; format 1 had
 //! no slots. Both still open: their live vectors are read into fresh slots and the graph is
 //! rebuilt; the next save writes the current format and removes the old dump files.
@@ -49,7 +55,7 @@ use crate::rows::{Rows, StoredRow};
 pub const VECTORS_FILE: &str = "vectors.braidvec";
 
 /// The format version this build writes.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 const MAGIC: &[u8; 8] = b"BRAIDVEC";
 const HEADER_V1_LEN: usize = 8 + 4 + 4 + 4 * 3 + 8 + 4 + 8;
@@ -91,7 +97,23 @@ pub(crate) struct Saved {
     pub(crate) version: u32,
     /// Which file this was (what a log beside it must be bound to).
     pub(crate) id: BaseId,
+    /// The older base and log records this one holds, when a merge wrote it.
+    pub(crate) folds: Option<Folds>,
 }
+
+/// What a base a merge wrote holds besides its own bytes: an older base and the first
+/// `records` records of the log bound to that base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Folds {
+    pub(crate) base: BaseId,
+    pub(crate) records: u64,
+}
+
+/// The temporary file [`write`] writes a whole base to before renaming it.
+const SAVE_TMP: &str = "vectors.braidvec.tmp";
+/// The temporary file a background merge writes its base to ([`write_file`], [`install`]):
+/// another name than a save's, as a merge writes while a commit may write a whole base.
+pub(crate) const MERGE_TMP: &str = "vectors.braidvec.merge";
 
 /// What [`write`] saves.
 pub(crate) struct ToSave<'a> {
@@ -101,6 +123,8 @@ pub(crate) struct ToSave<'a> {
     pub(crate) live: &'a [bool],
     pub(crate) rows: &'a Rows,
     pub(crate) graph: Option<GraphParts>,
+    /// What the base folds (a background merge's base), if anything.
+    pub(crate) folds: Option<Folds>,
 }
 
 /// Removes the `hnsw_rs` dumps a format 2 file named (later formats name none).
@@ -153,6 +177,32 @@ impl<W: Write> CrcWriter<W> {
 /// fsync), streaming so a large store is never held twice in memory. Returns which file it
 /// wrote.
 pub(crate) fn write(dir: &Path, save: &ToSave<'_>) -> Result<BaseId> {
+    let id = write_file(dir, SAVE_TMP, save)?;
+    install(dir, SAVE_TMP)?;
+    Ok(id)
+}
+
+/// Renames `dir/tmp` (written and fsynced by [`write_file`]) over the base and fsyncs the
+/// directory: from here a crash leaves the new base.
+pub(crate) fn install(dir: &Path, tmp: &str) -> Result<()> {
+    rename_into_place(dir, tmp)?;
+    sync(dir)
+}
+
+/// Renames `dir/tmp` over the base (not yet durable: see [`sync`]).
+pub(crate) fn rename_into_place(dir: &Path, tmp: &str) -> Result<()> {
+    let path = dir.join(VECTORS_FILE);
+    fs::rename(dir.join(tmp), &path).map_err(|e| Error::io(&path, e))
+}
+
+/// Fsyncs `dir`, making the renames in it durable.
+pub(crate) fn sync(dir: &Path) -> Result<()> {
+    sync_dir(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// Writes `save` to `dir/tmp` and fsyncs it (the base is not replaced: see [`install`]).
+/// Returns which base the file is.
+pub(crate) fn write_file(dir: &Path, tmp: &str, save: &ToSave<'_>) -> Result<BaseId> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     for (what, value) in [
         ("dim", save.dim),
@@ -162,8 +212,7 @@ pub(crate) fn write(dir: &Path, save: &ToSave<'_>) -> Result<BaseId> {
     ] {
         to_u32(value, what)?;
     }
-    let path = dir.join(VECTORS_FILE);
-    let tmp = dir.join(format!("{VECTORS_FILE}.tmp"));
+    let tmp = dir.join(tmp);
     let written = (|| -> io::Result<BaseId> {
         let file = File::create(&tmp)?;
         let mut w = CrcWriter { inner: BufWriter::with_capacity(1 << 20, file), hasher: crc32fast::Hasher::new() };
@@ -205,16 +254,22 @@ pub(crate) fn write(dir: &Path, save: &ToSave<'_>) -> Result<BaseId> {
                 w.u32s(&g.upper)?;
             }
         }
+        match &save.folds {
+            None => w.u8(0)?,
+            Some(f) => {
+                w.u8(1)?;
+                w.u64(f.base.len)?;
+                w.u32(f.base.crc)?;
+                w.u64(f.records)?;
+            }
+        }
         let crc = w.hasher.clone().finalize();
         w.inner.write_all(&crc.to_le_bytes())?;
         let file = w.inner.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         Ok(BaseId { len: file.metadata()?.len(), crc })
     })();
-    let id = written.map_err(|e| Error::io(&tmp, e))?;
-    fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
-    sync_dir(dir).map_err(|e| Error::io(dir, e))?;
-    Ok(id)
+    written.map_err(|e| Error::io(&tmp, e))
 }
 
 /// Which base file `dir` holds now (its length and stored checksum, read from its end), or
@@ -333,11 +388,18 @@ pub(crate) fn read(dir: &Path) -> Result<Saved> {
             (saved.version, saved.id) = (version, BaseId { len, crc });
             Ok(saved)
         }
-        3 | FORMAT_VERSION => {
+        3 | 4 | FORMAT_VERSION => {
             let mut r =
                 CrcReader { inner: file, hasher: crc32fast::Hasher::new(), left: len - CRC_LEN as u64 - 12, path };
             r.hasher.update(&start);
             let mut saved = read_body(&mut r)?;
+            if version >= 5 {
+                saved.folds = match r.u8()? {
+                    0 => None,
+                    1 => Some(Folds { base: BaseId { len: r.u64()?, crc: r.u32()? }, records: r.u64()? }),
+                    _ => return Err(corrupt(&r.path, "the folds flag is neither 0 nor 1")),
+                };
+            }
             if r.left != 0 {
                 return Err(corrupt(&r.path, format!("{} bytes past the end of the data", r.left)));
             }
@@ -354,7 +416,7 @@ pub(crate) fn read(dir: &Path) -> Result<Saved> {
     }
 }
 
-/// The body of a format 3 or 4 file, after its magic and version.
+/// The body of a format 3, 4 or 5 file, after its magic and version (up to the folds section).
 fn read_body<R: Read>(r: &mut CrcReader<R>) -> Result<Saved> {
     let dim = r.u32()? as usize;
     let mut params = HnswParams {
@@ -437,7 +499,17 @@ fn read_body<R: Read>(r: &mut CrcReader<R>) -> Result<Saved> {
         }
         _ => return Err(corrupt(&r.path, "the graph flag is neither 0 nor 1")),
     };
-    Ok(Saved { dim, params, slot_ord, live, rows, graph, version: FORMAT_VERSION, id: BaseId { len: 0, crc: 0 } })
+    Ok(Saved {
+        dim,
+        params,
+        slot_ord,
+        live,
+        rows,
+        graph,
+        version: FORMAT_VERSION,
+        id: BaseId { len: 0, crc: 0 },
+        folds: None,
+    })
 }
 
 /// Reads a file of format 1 or 2 (whole, in `bytes`): its live vectors, renumbered into
@@ -539,6 +611,7 @@ fn read_legacy(path: PathBuf, bytes: Vec<u8>) -> Result<Saved> {
         graph: None,
         version: 1,
         id: BaseId { len: 0, crc: 0 },
+        folds: None,
     })
 }
 

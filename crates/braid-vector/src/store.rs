@@ -4,15 +4,17 @@ use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, MutexGuard};
 
 use braid_core::{AllowedSet, Error, Ordinal, Result};
 use rayon::prelude::*;
 
 use crate::distance::{normalised, BadVector};
 use crate::graph::Graph;
-use crate::journal::{log_limit, DiskMark, Journal, OnDisk};
+use crate::journal::{self, DiskMark, Journal, MergePolicy, OnDisk};
 use crate::log::{self, LogState};
+use crate::merge::MergeJob;
 use crate::params::{HnswParams, Quantization};
 use crate::persist;
 use crate::rows::{Query, Rows};
@@ -80,8 +82,11 @@ pub struct VectorStore {
     /// Whether `graph` came from a dump on open (rather than being built here).
     loaded: bool,
     /// What of the store is on disk, and what the next save must append. Changed under
-    /// `&mut self` without locking; a save (under `&self`, while searches run) locks it.
-    journal: Mutex<Journal>,
+    /// `&mut self` without locking; a save (under `&self`, while searches run) locks the
+    /// files' state, which background merges share ([`MergeJob`]).
+    journal: Journal,
+    /// When the log is merged into a new base; not saved.
+    merge_policy: MergePolicy,
     /// Whether the exact scan always looks the allowed records up rather than walking every
     /// slot ([`VectorStore::set_look_up_only`]); not saved.
     look_up_only: bool,
@@ -126,7 +131,8 @@ impl VectorStore {
             dead: 0,
             graph: None,
             loaded: false,
-            journal: Mutex::new(Journal::default()),
+            journal: Journal::default(),
+            merge_policy: MergePolicy::default(),
             look_up_only: false,
         };
         store.fit_graph();
@@ -218,7 +224,7 @@ impl VectorStore {
     pub fn set_exact_threshold(&mut self, exact_threshold: usize) {
         if self.params.exact_threshold != exact_threshold {
             // The base file's header holds the parameters.
-            self.journal_mut().forget();
+            self.journal.forget();
         }
         self.params.exact_threshold = exact_threshold;
         self.fit_graph();
@@ -427,8 +433,10 @@ impl VectorStore {
     /// The whole store is written as a new base file instead ([`VectorStore::merge`]) when
     /// `dir` holds no base this store matches (a new store, another directory, files another
     /// process changed), when memory changed in a way a record cannot say (a compaction, a
-    /// graph built or dropped, new parameters), and when the log would pass half the base's
-    /// bytes (and 64 KiB): so a merge's cost, amortised, is about twice the bytes appended.
+    /// graph built or dropped, new parameters), and when the log would pass its share of the
+    /// base ([`MergePolicy`], by default half the base's bytes and 64 KiB): so a merge's cost,
+    /// amortised, is about twice the bytes appended. That merge runs here, inline: a caller
+    /// that wants it off its path calls [`VectorStore::save_log`] instead.
     ///
     /// Crash safety: a record is fsynced before this returns, and a torn one (a crash during
     /// the append) is ignored on open and overwritten by the next append; a merge leaves the
@@ -439,19 +447,51 @@ impl VectorStore {
     /// [`Error::Io`] naming the path that failed (the next save then writes a whole base);
     /// [`Error::Vector`] when a size does not fit the format.
     pub fn save(&self, dir: &Path) -> Result<()> {
+        self.save_with(dir, true).map(|_| ())
+    }
+
+    /// [`VectorStore::save`] that never merges: it appends a log record (or, when a record
+    /// cannot say what changed, writes a whole base, as `save` does) and returns a
+    /// [`MergeJob`] when the log has passed its share of the base ([`MergePolicy`]). The
+    /// caller runs the job where it likes — on a background thread ([`crate::Merger`]) — while
+    /// this store is searched, changed and saved again: the job reads the files, not memory,
+    /// and takes only the lock of the files' state, briefly, to swap them.
+    ///
+    /// # Errors
+    ///
+    /// As [`VectorStore::save`].
+    pub fn save_log(&self, dir: &Path) -> Result<Option<MergeJob>> {
+        Ok(self.save_with(dir, false)?.then(|| MergeJob::new(dir.to_path_buf(), Arc::clone(&self.journal.disk))))
+    }
+
+    /// Changes when the log is merged ([`MergePolicy`]); takes effect on the next save.
+    pub fn set_merge_policy(&mut self, policy: MergePolicy) {
+        self.merge_policy = policy;
+    }
+
+    /// When the log is merged ([`MergePolicy`]).
+    pub fn merge_policy(&self) -> MergePolicy {
+        self.merge_policy
+    }
+
+    /// Saves (merging inline past the log's share when `inline`); returns whether the log is
+    /// past its share (only ever without `inline`).
+    fn save_with(&self, dir: &Path, inline: bool) -> Result<bool> {
         let started = std::time::Instant::now();
-        let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
-        match self.append(&mut journal, dir) {
+        let mut disk = journal::lock(&self.journal.disk);
+        let appended = if self.journal.take_stale() { Ok(None) } else { self.append(&mut disk, dir, inline) };
+        match appended {
             Ok(Some(bytes)) => {
                 if bytes > 0 {
                     tracing::debug!(target: "braid::vector", bytes, slots = self.slot_ord.len(),
                         ms = started.elapsed().as_millis() as u64, "vector log appended");
                 }
-                Ok(())
+                let due = disk.as_ref().is_some_and(|d| d.log.valid > self.merge_policy.log_limit(d.base.len));
+                Ok(due && !inline)
             }
-            Ok(None) => self.write_base(&mut journal, dir),
+            Ok(None) => self.write_base(&mut disk, dir).map(|()| false),
             Err(e) => {
-                journal.forget();
+                *disk = None;
                 Err(e)
             }
         }
@@ -469,25 +509,30 @@ impl VectorStore {
     ///
     /// As [`VectorStore::save`].
     pub fn merge(&self, dir: &Path) -> Result<()> {
-        let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
-        self.write_base(&mut journal, dir)
+        let mut disk = journal::lock(&self.journal.disk);
+        self.journal.take_stale();
+        self.write_base(&mut disk, dir)
     }
 
     /// Which files the last save (or the open) left, when memory matches them: record it with
     /// the commit the save belongs to, and pass it to [`VectorStore::open_checked`].
     pub fn disk_mark(&self) -> Option<DiskMark> {
-        let journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
-        journal.on_disk.as_ref().map(|d| DiskMark {
+        let disk = journal::lock(&self.journal.disk);
+        disk.as_ref().map(|d| DiskMark {
             base_len: d.base.len,
             base_crc: d.base.crc,
             log_bytes: d.log.valid,
+            log_records: Some(d.beyond()),
         })
     }
 
     /// [`VectorStore::open`], checking that the files hold at least what `mark` (from
-    /// [`VectorStore::disk_mark`] after a save) says: while the base is the one marked, its log
-    /// must hold at least the marked bytes of valid records, else acknowledged changes were
-    /// lost (the log deleted, truncated or damaged). A newer base (a merge since) holds them.
+    /// [`VectorStore::disk_mark`] after a save) says: while the base is the one marked, the
+    /// log must hold at least the marked records past it (or, for a mark written before
+    /// background merges, the marked bytes); where a background merge has since folded `n`
+    /// records of the marked base's log into a new base, the new base's log must hold the
+    /// marked records less `n`. Else acknowledged changes were lost (the log deleted,
+    /// truncated or damaged). A base newer still (a second merge since) holds them.
     ///
     /// # Errors
     ///
@@ -495,13 +540,37 @@ impl VectorStore {
     pub fn open_checked(dir: &Path, mark: Option<&DiskMark>) -> Result<Self> {
         let store = Self::open(dir)?;
         if let Some(mark) = mark {
-            let journal = store.journal.lock().unwrap_or_else(|p| p.into_inner());
-            let base = journal.on_disk.as_ref().map(|d| (d.base, d.log.valid));
-            if let Some((base, valid)) = base {
-                if base.len == mark.base_len && base.crc == mark.base_crc && valid < mark.log_bytes {
+            let disk = journal::lock(&store.journal.disk);
+            if let Some(d) = disk.as_ref() {
+                let marked = log::BaseId { len: mark.base_len, crc: mark.base_crc };
+                let short = if d.base == marked {
+                    match mark.log_records {
+                        Some(records) => (d.beyond() < records).then(|| (d.beyond(), records)),
+                        None if d.log_bound == d.base && d.log.valid < mark.log_bytes => {
+                            return Err(Error::Corrupt {
+                                path: dir.join(log::LOG_FILE),
+                                reason: format!(
+                                    "the log holds {} valid bytes; the last commit wrote {}",
+                                    d.log.valid, mark.log_bytes
+                                ),
+                            });
+                        }
+                        None => None,
+                    }
+                } else {
+                    match (d.base_folds.filter(|f| f.base == marked), mark.log_records) {
+                        (Some(f), Some(records)) if f.records + d.beyond() < records => {
+                            Some((f.records + d.beyond(), records))
+                        }
+                        _ => None,
+                    }
+                };
+                if let Some((held, records)) = short {
                     return Err(Error::Corrupt {
                         path: dir.join(log::LOG_FILE),
-                        reason: format!("the log holds {valid} valid bytes; the last commit wrote {}", mark.log_bytes),
+                        reason: format!(
+                            "the files hold {held} log records past the marked base; the last commit wrote {records}"
+                        ),
                     });
                 }
             }
@@ -509,50 +578,52 @@ impl VectorStore {
         Ok(store)
     }
 
-    /// The journal, from `&mut self` (no locking).
-    fn journal_mut(&mut self) -> &mut Journal {
-        self.journal.get_mut().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Appends what changed since `journal`'s files to their log: `Some(bytes)` written (0
-    /// when nothing changed), or `None` when a whole base must be written instead.
-    fn append(&self, journal: &mut MutexGuard<'_, Journal>, dir: &Path) -> Result<Option<u64>> {
-        let Some(disk) = journal.on_disk.as_ref().filter(|d| d.dir == dir) else { return Ok(None) };
-        if disk.graph_points.is_some() != self.graph.as_ref().is_some_and(|g| g.points() > 0) {
+    /// Appends what changed since `disk`'s files to their log: `Some(bytes)` written (0 when
+    /// nothing changed), or `None` when a whole base must be written instead (with `inline`,
+    /// also when the record would take the log past its share).
+    fn append(&self, disk: &mut MutexGuard<'_, Option<OnDisk>>, dir: &Path, inline: bool) -> Result<Option<u64>> {
+        let Some(d) = disk.as_ref().filter(|d| d.dir == dir) else { return Ok(None) };
+        if d.graph_points.is_some() != self.graph.as_ref().is_some_and(|g| g.points() > 0) {
             return Ok(None);
         }
-        let graph = self.graph.as_ref().map(|g| g.changes(disk.graph_points.unwrap_or(0)));
+        let graph = self.graph.as_ref().map(|g| g.changes(d.graph_points.unwrap_or(0)));
         let unchanged = graph.as_ref().is_none_or(|p| p.levels.is_empty() && p.blocks.is_empty());
-        if unchanged && self.slot_ord.len() == disk.slots && journal.tombstoned.is_empty() {
+        let mut tombstoned = self.journal.tombstoned.lock().unwrap_or_else(|p| p.into_inner());
+        tombstoned.retain(|&slot| slot < d.slots);
+        if unchanged && self.slot_ord.len() == d.slots && tombstoned.is_empty() {
             return Ok(Some(0));
         }
         // Another process may have written here since (a stale store must not append to a log
         // it does not know): then the whole store goes down, as before there was a log.
-        if persist::base_id(dir)? != Some(disk.base) || log::file_len(dir)? != disk.log.seen {
+        if persist::base_id(dir)? != Some(d.base) || log::file_len(dir)? != d.log.seen {
             tracing::info!(target: "braid::vector", dir = %dir.display(), "vector files changed on disk: writing a whole base");
             return Ok(None);
         }
-        let fresh = disk.log.valid == 0;
+        let fresh = d.log.valid == 0;
         let record = log::Append {
-            seq: if fresh { 1 } else { disk.log.records + 1 },
-            slots_before: disk.slots,
+            seq: if fresh { 1 } else { d.log.records + 1 },
+            slots_before: d.slots,
             slot_ord: &self.slot_ord,
             live: &self.live,
             rows: &self.rows,
-            dead: &journal.tombstoned,
+            dead: &tombstoned,
             graph,
         }
         .encode();
-        let start = if fresh { log::HEADER_LEN } else { disk.log.valid };
-        if start + record.len() as u64 > log_limit(disk.base.len) {
+        let start = if fresh { log::HEADER_LEN } else { d.log.valid };
+        if inline && start + record.len() as u64 > self.merge_policy.log_limit(d.base.len) {
             return Ok(None);
         }
-        let state = log::append(dir, disk.base, &disk.log, &record)?;
+        let state = log::append(dir, d.base, &d.log, &record)?;
         let graph_points = self.graph.as_ref().map(Graph::points);
-        if let Some(disk) = journal.on_disk.as_mut() {
-            (disk.log, disk.slots, disk.graph_points) = (state, self.slot_ord.len(), graph_points);
+        if let Some(d) = disk.as_mut() {
+            if fresh {
+                (d.log_bound, d.folded) = (d.base, 0);
+            }
+            (d.log, d.slots, d.graph_points) = (state, self.slot_ord.len(), graph_points);
         }
-        journal.tombstoned.clear();
+        self.journal.saved_slots.store(self.slot_ord.len(), Ordering::Release);
+        tombstoned.clear();
         if let Some(graph) = &self.graph {
             graph.forget_changes();
         }
@@ -560,30 +631,16 @@ impl VectorStore {
     }
 
     /// Writes the whole store as a new base in `dir` and removes the log.
-    fn write_base(&self, journal: &mut MutexGuard<'_, Journal>, dir: &Path) -> Result<()> {
+    fn write_base(&self, disk: &mut MutexGuard<'_, Option<OnDisk>>, dir: &Path) -> Result<()> {
         let started = std::time::Instant::now();
-        journal.forget();
-        let graph = self.graph.as_ref().filter(|g| g.points() > 0);
-        let base = persist::write(
-            dir,
-            &persist::ToSave {
-                dim: self.dim,
-                params: &self.params,
-                slot_ord: &self.slot_ord,
-                live: &self.live,
-                rows: &self.rows,
-                graph: graph.map(Graph::parts),
-            },
-        )?;
+        **disk = None;
+        self.journal.tombstoned.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        let base = self.write_file(dir, None)?;
         log::remove(dir)?;
         persist::remove_stale_graphs(dir)?;
-        journal.on_disk = Some(OnDisk {
-            dir: dir.to_path_buf(),
-            base,
-            log: LogState { valid: 0, seen: 0, records: 0 },
-            slots: self.slot_ord.len(),
-            graph_points: graph.map(Graph::points),
-        });
+        let graph_points = self.graph.as_ref().filter(|g| g.points() > 0).map(Graph::points);
+        **disk = Some(OnDisk::fresh(dir.to_path_buf(), base, self.slot_ord.len(), graph_points));
+        self.journal.saved_slots.store(self.slot_ord.len(), Ordering::Release);
         if let Some(graph) = &self.graph {
             graph.forget_changes();
         }
@@ -592,13 +649,33 @@ impl VectorStore {
         Ok(())
     }
 
+    /// Writes the whole store as a base file in `dir`: renamed into place when `merged` is
+    /// `None`, else left in the merge's temporary file and saying what it folds.
+    pub(crate) fn write_file(&self, dir: &Path, merged: Option<persist::Folds>) -> Result<log::BaseId> {
+        let graph = self.graph.as_ref().filter(|g| g.points() > 0);
+        let save = persist::ToSave {
+            dim: self.dim,
+            params: &self.params,
+            slot_ord: &self.slot_ord,
+            live: &self.live,
+            rows: &self.rows,
+            graph: graph.map(Graph::parts),
+            folds: merged,
+        };
+        match merged {
+            None => persist::write(dir, &save),
+            Some(_) => persist::write_file(dir, persist::MERGE_TMP, &save),
+        }
+    }
+
     /// Reads a store written by [`VectorStore::save`]: its base file (checksummed), with its
     /// graph, so a store with a graph opens without rebuilding it, then the log beside it
     /// (each record checksummed; a torn last record, left by a crash during an append, is
-    /// ignored). A store saved without a graph (or by format 1 or 2, whose `hnsw_rs` dump is
-    /// not read) that has reached [`HnswParams::exact_threshold`] builds one. Opening never
-    /// writes (a reader may open while a writer appends); should a merge replace the base
-    /// while it is read, the read starts again.
+    /// ignored; the records a background merge's base already holds are skipped). A store
+    /// saved without a graph (or by format 1 or 2, whose `hnsw_rs` dump is not read) that has
+    /// reached [`HnswParams::exact_threshold`] builds one. Opening never writes (a reader may
+    /// open while a writer appends); should a merge replace the base while it is read, the
+    /// read starts again.
     ///
     /// # Errors
     ///
@@ -611,9 +688,10 @@ impl VectorStore {
         loop {
             let saved = persist::read(dir)?;
             let logged = if saved.version >= 3 {
-                log::read(dir, saved.id, saved.dim, saved.params.quantization)?
+                let bases: Vec<log::BaseId> = std::iter::once(saved.id).chain(saved.folds.map(|f| f.base)).collect();
+                log::read(dir, &bases, None, saved.dim, saved.params.quantization)?
             } else {
-                log::Logged { records: Vec::new(), valid: 0, seen: log::file_len(dir)? }
+                log::Logged { bound: None, records: Vec::new(), valid: 0, seen: log::file_len(dir)? }
             };
             attempt += 1;
             if attempt < 3 && persist::base_id(dir)? != Some(saved.id) {
@@ -624,20 +702,23 @@ impl VectorStore {
     }
 
     /// The store a base file and its log hold.
-    fn from_saved(dir: &Path, saved: persist::Saved, logged: log::Logged) -> Result<Self> {
+    fn from_saved(dir: &Path, saved: persist::Saved, mut logged: log::Logged) -> Result<Self> {
         let file = dir.join(persist::VECTORS_FILE);
-        let (version, id, had_graph) = (saved.version, saved.id, saved.graph.is_some());
-        let mut store = VectorStore::new(saved.dim, saved.params);
-        store.rows = saved.rows;
-        store.slot_ord = saved.slot_ord;
-        store.live = saved.live;
-        if let Some(parts) = saved.graph {
-            store.load_graph(parts)?;
+        let (version, id, had_graph, folds) = (saved.version, saved.id, saved.graph.is_some(), saved.folds);
+        // A log bound to the base this one folds: its first records are in the base already.
+        let mut folded = match (logged.bound, folds) {
+            (Some(bound), Some(f)) if bound == f.base && bound != id => f.records,
+            _ => 0,
+        };
+        let total = logged.records.len() as u64;
+        if total < folded {
+            // The log lost records the base holds anyway: nothing in it to replay, and the next
+            // append starts a log of the new base.
+            (logged.records, logged.bound, logged.valid, folded) = (Vec::new(), None, 0, 0);
         }
         let records = logged.records.len() as u64;
-        for record in logged.records {
-            store.replay(record, dir)?;
-        }
+        let replayed: Vec<log::Record> = logged.records.into_iter().skip(folded as usize).collect();
+        let mut store = Self::assemble(dir, saved, replayed, true)?;
         store.slots = first_slots(&store.slot_ord, &store.live)
             .ok_or_else(|| Error::Corrupt { path: file, reason: "an ordinal is live in two places".into() })?;
         store.dead = store.live.iter().filter(|&&live| !live).count();
@@ -645,18 +726,42 @@ impl VectorStore {
         // Formats 1 and 2 are rewritten whole, as is a graph this build does not keep.
         if version >= 3 && had_graph == store.graph.is_some() {
             let graph_points = store.graph.as_ref().map(Graph::points);
-            *store.journal_mut() = Journal {
-                on_disk: Some(OnDisk {
-                    dir: dir.to_path_buf(),
-                    base: id,
-                    log: LogState { valid: logged.valid, seen: logged.seen, records },
-                    slots: store.slot_ord.len(),
-                    graph_points,
-                }),
-                tombstoned: Vec::new(),
+            let on_disk = OnDisk {
+                dir: dir.to_path_buf(),
+                base: id,
+                log_bound: logged.bound.unwrap_or(id),
+                folded,
+                base_folds: folds,
+                log: LogState { valid: logged.valid, seen: logged.seen, records },
+                slots: store.slot_ord.len(),
+                graph_points,
             };
+            *journal::lock(&store.journal.disk) = Some(on_disk);
+            *store.journal.saved_slots.get_mut() = store.slot_ord.len();
         }
         store.fit_graph();
+        Ok(store)
+    }
+
+    /// The store a base file holds with `records` (log records that follow it) replayed: its
+    /// arena and graph as the files hold them, no slot map (what a merge writes as a new base,
+    /// and what an open starts from). `open`: a graph that covers fewer slots than the base
+    /// has grows over the rest before the records are replayed (as memory did before it saved
+    /// them); a merge extends nothing.
+    pub(crate) fn assemble(dir: &Path, saved: persist::Saved, records: Vec<log::Record>, open: bool) -> Result<Self> {
+        let mut store = VectorStore::new(saved.dim, saved.params);
+        store.rows = saved.rows;
+        store.slot_ord = saved.slot_ord;
+        store.live = saved.live;
+        if let Some(parts) = saved.graph {
+            store.take_graph(parts)?;
+            if open {
+                store.extend_graph();
+            }
+        }
+        for record in records {
+            store.replay(record, dir)?;
+        }
         Ok(store)
     }
 
@@ -694,23 +799,22 @@ impl VectorStore {
         Ok(())
     }
 
-    /// Takes the saved graph.
+    /// Takes the saved graph as it is.
     #[cfg(feature = "hnsw")]
-    fn load_graph(&mut self, parts: persist::GraphParts) -> Result<()> {
+    fn take_graph(&mut self, parts: persist::GraphParts) -> Result<()> {
         let graph = Graph::from_parts(&self.params, parts)?;
         if graph.points() > self.slot_ord.len() {
             return Err(Error::Vector("the saved graph covers more slots than the store has".into()));
         }
         self.graph = Some(graph);
         self.loaded = true;
-        self.extend_graph();
         Ok(())
     }
 
     /// Without the `hnsw` feature a saved graph is not kept (the arena is the source of truth;
     /// the next save writes none).
     #[cfg(not(feature = "hnsw"))]
-    fn load_graph(&mut self, parts: persist::GraphParts) -> Result<()> {
+    fn take_graph(&mut self, parts: persist::GraphParts) -> Result<()> {
         tracing::debug!(target: "braid::vector", points = parts.levels.len(), "graph not kept: built without the hnsw feature");
         Ok(())
     }
@@ -758,13 +862,13 @@ impl VectorStore {
     /// Tombstones the run starting at `first`.
     fn tombstone(&mut self, first: usize) {
         let run = self.run(first);
-        let journal = self.journal.get_mut().unwrap_or_else(|p| p.into_inner());
-        let saved = journal.on_disk.as_ref().map_or(0, |d| d.slots);
+        let saved = *self.journal.saved_slots.get_mut();
+        let tombstoned = self.journal.tombstoned.get_mut().unwrap_or_else(|p| p.into_inner());
         for slot in run {
             self.live[slot] = false;
             self.dead += 1;
             if slot < saved {
-                journal.tombstoned.push(slot);
+                tombstoned.push(slot);
             }
         }
     }
@@ -910,7 +1014,7 @@ impl VectorStore {
             (true, false) => self.build_graph(),
             (false, true) => {
                 self.graph = None;
-                self.journal_mut().forget();
+                self.journal.forget();
             }
             _ => {}
         }
@@ -918,7 +1022,7 @@ impl VectorStore {
 
     /// Drops tombstoned slots from the arena; slot numbers change, so the graph must follow.
     fn compact(&mut self) {
-        self.journal_mut().forget();
+        self.journal.forget();
         self.rows = self.rows.compacted(&self.live);
         self.slot_ord = self.slot_ord.iter().zip(&self.live).filter(|(_, &live)| live).map(|(&ord, _)| ord).collect();
         self.live = vec![true; self.slot_ord.len()];
@@ -937,7 +1041,7 @@ impl VectorStore {
     #[cfg(feature = "hnsw")]
     fn build_graph(&mut self) {
         let started = std::time::Instant::now();
-        self.journal_mut().forget();
+        self.journal.forget();
         self.graph = Some(Graph::new(&self.params));
         self.loaded = false;
         self.extend_graph();
