@@ -749,8 +749,8 @@ fn load_run(file: &str, label: &str) -> Result<Report> {
 /// The principal a judged query is asked as: the dataset's `metadata.principal` tokens (the
 /// evaluation harness is the operator here), or an anonymous caller.
 fn query_principal(query: &braid_eval::Query) -> Principal {
-    match query.metadata.get("principal").and_then(|v| v.as_array()) {
-        Some(tokens) => Principal::from_verified_tokens(tokens.iter().filter_map(|t| t.as_str())),
+    match query.principal_tokens() {
+        Some(tokens) => Principal::from_verified_tokens(tokens),
         None => Principal::public(),
     }
 }

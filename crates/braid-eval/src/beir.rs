@@ -45,6 +45,15 @@ pub struct Query {
     pub metadata: Map<String, Value>,
 }
 
+impl Query {
+    /// The access tokens the query is asked with (`metadata.principal`, an array of
+    /// strings), or `None` when it names none (a public query).
+    pub fn principal_tokens(&self) -> Option<impl Iterator<Item = &str>> {
+        let tokens = self.metadata.get("principal")?.as_array()?;
+        Some(tokens.iter().filter_map(|t| t.as_str()))
+    }
+}
+
 /// Relevance judgments: query id → (doc id → grade).
 ///
 /// Grades are integers, higher is more relevant; a grade of 0 or below marks a

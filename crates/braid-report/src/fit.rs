@@ -62,10 +62,15 @@ struct Sample {
     #[serde(skip_serializing_if = "Option::is_none")]
     embedded: Option<String>,
     lexical: Vec<(u64, f32)>,
+    /// The lexical leg without feedback (not fused by the grid; for the studies).
+    lexical_plain: Vec<(u64, f32)>,
     fuzzy: Vec<(u64, f32)>,
     semantic: Vec<(u64, f32)>,
     /// Local ordinal → doc id.
     ids: Vec<String>,
+    /// Local ordinal → the id judged: the record's parent (its article, where a corpus of
+    /// Markdown articles is indexed as sections), else its own id.
+    parents: Vec<String>,
     judged: HashMap<String, i32>,
 }
 
@@ -127,8 +132,17 @@ impl Candidate {
         }
     }
 
+    /// nDCG@10 of the fused ranking, records collapsed to what is judged (sections to their
+    /// article, first occurrence kept), as `braid eval` judges a corpus of articles.
     fn ndcg(&self, s: &Sample) -> f64 {
-        let ranking: Vec<String> = self.fuse(s).iter().take(10).map(|f| s.ids[f.ord as usize].clone()).collect();
+        let mut seen = std::collections::HashSet::new();
+        let ranking: Vec<String> = self
+            .fuse(s)
+            .iter()
+            .map(|f| s.parents[f.ord as usize].clone())
+            .filter(|id| seen.insert(id.clone()))
+            .take(10)
+            .collect();
         ndcg_at(&ranking, &s.judged, 10)
     }
 
@@ -194,48 +208,53 @@ fn score(candidate: Candidate, samples: &[Sample], groups: usize, keep: impl Fn(
     Scored { candidate, objective, groups: means }
 }
 
-/// One leg's ranked `(id, raw score)` list.
-type Ranked = Vec<(String, f32)>;
+/// One leg's ranked `(id, judged id, raw score)` list: the judged id is the record's parent
+/// where it has one (a section's article).
+type Ranked = Vec<(String, String, f32)>;
 
 /// The legs' lists for one query text as the default hybrid search runs them (the lexical
 /// leg on the corrected query and with feedback, the semantic leg embedding the corrected
 /// text): whether "did you mean" flagged it, the text the semantic leg embedded when it was
 /// corrected, then the lexical, fuzzy and semantic lists, each in its own order. Each list is read from the hits' explanations of a hybrid search that weighs
-/// that leg alone (RRF, the others at weight 0), so its every candidate ranks above the rest.
-fn leg_lists(index: &Index, text: &str) -> Result<LegLists> {
-    let run = |leg: Leg| -> Result<(bool, Option<String>, Ranked)> {
+/// that leg alone (RRF, the others at weight 0), so its every candidate ranks above the rest;
+/// hits carry their stored fields (a section's parent), not their snippets.
+fn leg_lists(index: &Index, text: &str, principal: &Principal) -> Result<LegLists> {
+    let run = |leg: Leg, feedback: bool| -> Result<(bool, Option<String>, Ranked)> {
         let weight = |l: Leg| if l == leg { 1.0 } else { 0.0 };
         let weights =
             LegWeights { lexical: weight(Leg::Lexical), fuzzy: weight(Leg::Fuzzy), semantic: weight(Leg::Semantic) };
-        let request = SearchRequest::new(text, Principal::public())
+        let request = SearchRequest::new(text, principal.clone())
             .mode(Mode::Hybrid)
             .fusion(Fusion::Rrf)
             .weights(weights)
             .depth(DEPTH)
             .k(DEPTH)
             .suggest(leg == Leg::Lexical)
-            .ids_only(true);
+            .feedback(feedback)
+            .snippet_chars(0);
         let response = index.search(&request)?;
-        let mut list: Vec<(usize, String, f32)> = response
+        let mut list: Vec<(usize, (String, String, f32))> = response
             .hits
             .into_iter()
             .filter_map(|hit| {
                 let found = hit.explain.legs.iter().find(|e| e.leg == leg)?;
-                Some((found.rank, hit.id, found.raw))
+                let judged = hit.parent.clone().unwrap_or_else(|| hit.id.clone());
+                Some((found.rank, (hit.id, judged, found.raw)))
             })
             .collect();
         let candidates = response.stats.candidates.get(&leg).copied().unwrap_or(0);
         if list.len() != candidates {
             bail!("{text:?}: the hits hold {} of the {leg:?} leg's {candidates} candidates", list.len());
         }
-        list.sort_by_key(|(rank, ..)| *rank);
-        let list = list.into_iter().map(|(_, id, raw)| (id, raw)).collect();
+        list.sort_by_key(|(rank, _)| *rank);
+        let list = list.into_iter().map(|(_, entry)| entry).collect();
         Ok((!response.suggestions.is_empty(), response.stats.embedded, list))
     };
-    let (flagged, _, lexical) = run(Leg::Lexical)?;
-    let (_, _, fuzzy) = run(Leg::Fuzzy)?;
-    let (_, embedded, semantic) = run(Leg::Semantic)?;
-    Ok(LegLists { flagged, embedded, lexical, fuzzy, semantic })
+    let (flagged, _, lexical) = run(Leg::Lexical, true)?;
+    let (_, _, lexical_plain) = run(Leg::Lexical, false)?;
+    let (_, _, fuzzy) = run(Leg::Fuzzy, true)?;
+    let (_, embedded, semantic) = run(Leg::Semantic, true)?;
+    Ok(LegLists { flagged, embedded, lexical, lexical_plain, fuzzy, semantic })
 }
 
 /// One query's three leg lists, as [`leg_lists`] collects them.
@@ -245,6 +264,8 @@ struct LegLists {
     /// What the semantic leg embedded, when it differs from the query's text.
     embedded: Option<String>,
     lexical: Ranked,
+    /// The lexical leg without pseudo-relevance feedback, for the studies.
+    lexical_plain: Ranked,
     fuzzy: Ranked,
     semantic: Ranked,
 }
@@ -297,17 +318,23 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>, samples_out
         let started = std::time::Instant::now();
         for query in &dataset.queries {
             let Some(judged) = dataset.qrels.get(&query.id) else { continue };
+            let principal = match query.principal_tokens() {
+                Some(tokens) => Principal::from_verified_tokens(tokens),
+                None => Principal::public(),
+            };
             let variants = [Some(query.text.clone()), real.misspell(&query.text, &query.id)];
             for (v, text) in variants.into_iter().enumerate() {
                 let Some(text) = text else { continue };
-                let LegLists { flagged, embedded, lexical, fuzzy, semantic } = leg_lists(&index, &text)?;
-                let mut ids: Vec<String> = Vec::new();
+                let LegLists { flagged, embedded, lexical, lexical_plain, fuzzy, semantic } =
+                    leg_lists(&index, &text, &principal)?;
+                let (mut ids, mut parents) = (Vec::new(), Vec::new());
                 let mut local: HashMap<String, u64> = HashMap::new();
-                let mut intern = |list: Vec<(String, f32)>| -> Vec<(u64, f32)> {
+                let mut intern = |list: Ranked| -> Vec<(u64, f32)> {
                     list.into_iter()
-                        .map(|(id, raw)| {
+                        .map(|(id, judged, raw)| {
                             let ord = *local.entry(id.clone()).or_insert_with(|| {
                                 ids.push(id);
+                                parents.push(judged);
                                 ids.len() as u64 - 1
                             });
                             (ord, raw)
@@ -315,6 +342,7 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>, samples_out
                         .collect()
                 };
                 let (lexical, fuzzy, semantic) = (intern(lexical), intern(fuzzy), intern(semantic));
+                let lexical_plain = intern(lexical_plain);
                 samples.push(Sample {
                     group: clean_group + v,
                     query: query.id.clone(),
@@ -322,9 +350,11 @@ pub fn fit(sets: &[String], misspellings: &Path, out: Option<&Path>, samples_out
                     flagged,
                     embedded,
                     lexical,
+                    lexical_plain,
                     fuzzy,
                     semantic,
                     ids,
+                    parents,
                     judged: judged.clone(),
                 });
             }
