@@ -770,11 +770,17 @@ async fn not_found() -> Response {
 /// middleware put into the request's extensions; in 2025-03-26 (no `MCP-Protocol-Version`, or
 /// that one) also a batch, which rmcp does not read: each of its messages is answered by rmcp
 /// on its own, the tool calls paid for up front, and the answers joined into one array. A body
-/// that is not JSON is a JSON-RPC parse error (400), as the JSON-RPC text has it.
-async fn mcp_post(State(s): State<Shared>, Extension(caller): Extension<Arc<Caller>>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, s.limits.max_body_bytes).await else {
-        return too_large(s.limits.max_body_bytes);
+/// that is not JSON is a JSON-RPC parse error (400), as the JSON-RPC text has it; a body over
+/// the limit is 413, one that cannot be read 400 (as on the REST routes).
+async fn mcp_post(
+    State(s): State<Shared>,
+    Extension(caller): Extension<Arc<Caller>>,
+    parts: axum::http::request::Parts,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match read_body(body, &s) {
+        Ok(body) => body,
+        Err(refused) => return *refused,
     };
     if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&body) {
         return json_response(
