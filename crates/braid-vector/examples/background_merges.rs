@@ -26,24 +26,9 @@ use std::time::Instant;
 use braid_core::OrdSet;
 use braid_vector::{HnswParams, MergePolicy, Merger, PartitionedStore, Quantization};
 
-struct Rng(u64);
+mod common;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn vector(&mut self, dim: usize) -> Vec<f32> {
-        (0..dim).map(|_| (self.next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5).collect()
-    }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
+use common::{percentile, Rng};
 
 /// Bytes passed to `write` so far by this thread (`thread-self`) or the whole process.
 fn written(whose: &str) -> u64 {
