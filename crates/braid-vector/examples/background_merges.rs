@@ -28,7 +28,7 @@ use braid_vector::{HnswParams, MergePolicy, Merger, PartitionedStore, Quantizati
 
 mod common;
 
-use common::{percentile, Rng};
+use common::{commit_ords, percentile, Rng};
 
 /// Bytes passed to `write` so far by this thread (`thread-self`) or the whole process.
 fn written(whose: &str) -> u64 {
@@ -120,10 +120,7 @@ impl Run {
         let (mut ms, mut own, mut inline_merges) = (Vec::new(), 0u64, 0u64);
         let all_before = written("self");
         for c in 0..commits {
-            let who = c % tenants;
-            let fresh: Vec<u64> = (0..10).map(|i| next + i * tenants + who).collect();
-            next += 10 * tenants;
-            let old: Vec<u64> = (0..10).map(|i| (c / tenants * 10 + i) * tenants + who).collect();
+            let (fresh, old) = commit_ords(c, tenants, &mut next);
             let items: Vec<(u64, Vec<Vec<f32>>)> = fresh.iter().map(|&o| (o, vec![rng.vector(dim)])).collect();
             let before = written("thread-self");
             let t = Instant::now();

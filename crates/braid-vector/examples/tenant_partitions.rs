@@ -26,7 +26,7 @@ use braid_vector::{HnswParams, PartitionedStore, Quantization, VectorStore};
 
 mod common;
 
-use common::{percentile, Rng};
+use common::{commit_ords, percentile, Rng};
 
 /// A principal of the run: its name, its tokens, and which records it may see.
 type Who<'a> = (&'a str, Vec<&'a str>, Box<dyn Fn(u64) -> bool + 'a>);
@@ -105,10 +105,7 @@ fn main() -> braid_core::Result<()> {
     let mut next = records;
     let (mut one_ms, mut parts_ms, mut one_bytes, mut parts_bytes) = (Vec::new(), Vec::new(), 0u64, 0u64);
     for c in 0..commits {
-        let who = c % tenants;
-        let fresh: Vec<u64> = (0..10).map(|i| next + i * tenants + who).collect();
-        next += 10 * tenants;
-        let old: Vec<u64> = (0..10).map(|i| (c / tenants * 10 + i) * tenants + who).collect();
+        let (fresh, old) = commit_ords(c, tenants, &mut next);
         let items: Vec<(u64, Vec<Vec<f32>>)> = fresh.iter().map(|&o| (o, vec![rng.vector(dim)])).collect();
         let before = written();
         let t = Instant::now();

@@ -237,6 +237,20 @@ mod tests {
 
     /// The reopened store holds what memory holds, vector for vector, and its graph answers
     /// alike.
+    /// A store saved three batches into `dir`, the merge job the saves asked for, and that
+    /// job's folded base, not yet swapped in.
+    fn folded_after_three_saves(quantization: Quantization, dir: &Path) -> (VectorStore, MergeJob, Folded) {
+        let mut memory = store(quantization);
+        let mut job = None;
+        for b in 0..3 {
+            batch(&mut memory, b);
+            job = memory.save_log(dir).unwrap().or(job);
+        }
+        let job = job.unwrap();
+        let folded = job.fold().unwrap().unwrap();
+        (memory, job, folded)
+    }
+
     fn same(opened: &VectorStore, memory: &VectorStore) {
         let mut a: Vec<Ordinal> = opened.ords().collect();
         let mut b: Vec<Ordinal> = memory.ords().collect();
@@ -287,14 +301,7 @@ mod tests {
     #[test]
     fn a_crash_between_the_renames_loses_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let mut memory = store(Quantization::Int8);
-        let mut job = None;
-        for b in 0..3 {
-            batch(&mut memory, b);
-            job = memory.save_log(dir.path()).unwrap().or(job);
-        }
-        let job = job.unwrap();
-        let folded = job.fold().unwrap().unwrap();
+        let (mut memory, job, folded) = folded_after_three_saves(Quantization::Int8, dir.path());
         batch(&mut memory, 3);
         memory.save_log(dir.path()).unwrap();
         let before = memory.disk_mark().unwrap();
@@ -318,14 +325,7 @@ mod tests {
     #[test]
     fn a_whole_base_written_meanwhile_wins() {
         let dir = tempfile::tempdir().unwrap();
-        let mut memory = store(Quantization::F32);
-        let mut job = None;
-        for b in 0..3 {
-            batch(&mut memory, b);
-            job = memory.save_log(dir.path()).unwrap().or(job);
-        }
-        let job = job.unwrap();
-        let folded = job.fold().unwrap().unwrap();
+        let (memory, job, folded) = folded_after_three_saves(Quantization::F32, dir.path());
         memory.merge(dir.path()).unwrap();
         assert_eq!(job.swap(folded, true).unwrap().base_bytes, 0);
         assert!(!dir.path().join(persist::MERGE_TMP).exists());

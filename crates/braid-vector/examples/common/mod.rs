@@ -23,3 +23,15 @@ impl Rng {
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
+
+/// Commit `c` of a run over `tenants` tenants (ordinal `o` belongs to tenant `o % tenants`; the
+/// commits take the tenants in turn): ten new ordinals of that tenant from `next`, which moves
+/// past them, and ten of its oldest ordinals for the commit to delete.
+#[allow(dead_code)] // commit_cost, which includes this module too, has no tenants
+pub fn commit_ords(c: u64, tenants: u64, next: &mut u64) -> (Vec<u64>, Vec<u64>) {
+    let who = c % tenants;
+    let fresh = (0..10).map(|i| *next + i * tenants + who).collect();
+    *next += 10 * tenants;
+    let old = (0..10).map(|i| (c / tenants * 10 + i) * tenants + who).collect();
+    (fresh, old)
+}
