@@ -4,6 +4,8 @@
 #   scripts/scale.sh [SIZES...]        (default: 10000 100000)
 #   SCALE_DIM=0 scripts/scale.sh 1000000   (no vectors: lexical, fuzzy and facets only)
 #   SCALE_QUANTIZE=int8 scripts/scale.sh 1000000   (vectors held as int8 codes)
+#   SCALE_PROMOTE_AT=N scripts/scale.sh 1000000   (tenants promoted at N records, not 10,000;
+#                                                   results named -promote-N)
 #
 # For each size N: scripts/scale_corpus.py writes a deterministic corpus of N records drawn
 # from the shared datasets' sentences (ACLs over 10 tenants and 100 groups) with 384-d
@@ -47,12 +49,17 @@ for n in "${sizes[@]}"; do
     "$python" scripts/scale_corpus.py "$datasets" "$corpus" "$n" "$dim"
   fi
   [ "$quantize" = f32 ] || name=$name-$quantize
+  promote=()
+  if [ -n "${SCALE_PROMOTE_AT:-}" ]; then
+    promote=(--promote-tenants-at "$SCALE_PROMOTE_AT")
+    name=$name-promote-$SCALE_PROMOTE_AT
+  fi
   index=$work/index-$name
   rm -rf "$index"
   vectors=()
   [ "$dim" = 0 ] || vectors=(--vectors "$corpus/vectors.npy" --vector-ids "$corpus/ids.txt")
   /usr/bin/time -v -o "$work/time-$name.txt" "$braid" index "$corpus/corpus.jsonl" --index "$index" \
-    --quantize "$quantize" "${vectors[@]}" 2> "$work/index-$name.log"
+    --quantize "$quantize" "${vectors[@]}" "${promote[@]}" 2> "$work/index-$name.log"
   build_s=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$work/time-$name.txt")
   build_rss=$(awk -F': ' '/Maximum resident set size/ {print int($2/1024)}' "$work/time-$name.txt")
   index_bytes=$(du -sb "$index" | cut -f1)

@@ -251,7 +251,7 @@ impl Writer {
     /// # Errors
     /// [`braid_core::Error::Lexical`] when the committed record cannot be looked up.
     pub fn delete(&mut self, id: &str) -> Result<()> {
-        self.lexical.delete(id);
+        self.lexical.delete(id)?;
         let committed = self.parts.lexical.snapshot().record_by_id(id)?;
         self.supersede(id, committed.map(|r| r.ord));
         self.pending_ids.remove(id);

@@ -187,7 +187,8 @@ fn verify(dir: &Path, acked: Option<u64>, full_from: u64, rng: &mut SplitMix) ->
     let next_in = index.record(&id(next, 2), &public).expect("read").is_some();
     let last = if next_in { Some(next) } else { acked };
     let want = expected(last);
-    // By batch 5 each tenant holds more than PROMOTE_AT records: it has a partition of its own.
+    // By batch 5 each tenant holds more than PROMOTE_AT records: it has partitions of its own,
+    // vector and lexical.
     if last.is_some_and(|l| l >= 5) {
         for tenant in ["tenant:acme", "tenant:globex"] {
             let partition = braid::Partition::Tenant(tenant.into());
@@ -196,6 +197,7 @@ fn verify(dir: &Path, acked: Option<u64>, full_from: u64, rng: &mut SplitMix) ->
                 "{tenant} not promoted: {:?}",
                 report.vector_partitions
             );
+            assert!(report.lexical_partitions.iter().any(|t| t == tenant), "{tenant}: {:?}", report.lexical_partitions);
         }
     }
     assert_eq!(records, want.len() as u64, "record count after the crash (acknowledged through {acked:?})");

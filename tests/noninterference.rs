@@ -197,7 +197,8 @@ fn index(policy: AccessPolicy) -> Index {
     promoting_at(policy, braid::PROMOTE_AT)
 }
 
-/// An index whose tenants leave the vector pool for partitions of their own at `records`.
+/// An index whose tenants leave the pool for partitions of their own (vector store and
+/// lexical index) at `records`.
 fn promoting_at(policy: AccessPolicy, records: usize) -> Index {
     Index::builder()
         .config(IndexConfig { policy, ..IndexConfig::default() })
@@ -233,9 +234,9 @@ proptest! {
     ) {
         let policy = if deny { AccessPolicy::Deny } else { AccessPolicy::Public };
         // (a): the first writes in two commits, then the changes; `last` keeps each live
-        // record's final version and when it was written. Its tenants' vectors leave the pool
-        // for partitions of their own after a few records (mid-test, at some commit); (b)
-        // keeps them pooled.
+        // record's final version and when it was written. Its tenants leave the pool for
+        // partitions of their own, vector and lexical, after a few records (mid-test, at some
+        // commit); (b) keeps them pooled.
         let full = with_synonyms(promoting_at(policy, promote_at), synonyms);
         let mut w = full.writer().unwrap();
         let mut last: Vec<Option<(usize, Doc)>> = Vec::new();

@@ -89,11 +89,12 @@ impl IndexBuilder {
         self
     }
 
-    /// The number of records at which a tenant's vectors leave the pool shared by small
-    /// tenants for a partition of their own (by default [`braid_vector::PROMOTE_AT`], 10,000;
-    /// see [`braid_vector::PartitionedStore`]). Where a tenant lives changes what a search
-    /// costs, never what it finds. Not saved with the index: a tenant already promoted stays
-    /// in its partition.
+    /// The number of records at which a tenant leaves the partitions shared by small tenants
+    /// for partitions of its own — its vectors a store and graph of their own (see
+    /// [`braid_vector::PartitionedStore`]), its records a lexical index of their own (see
+    /// [`braid_lexical::LexicalIndex`]); by default [`braid_core::PROMOTE_AT`], 10,000. Where a
+    /// tenant lives changes what a search costs and what it reads, never what it finds. Not
+    /// saved with the index: a tenant already promoted stays in its partitions.
     pub fn promote_tenants_at(mut self, records: usize) -> Self {
         self.models.tuning.promote_at = Some(records);
         self
@@ -132,6 +133,7 @@ impl IndexBuilder {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         clear_interrupted_create(&layout.lexical())?;
         let lexical = LexicalIndex::create(Some(&layout.lexical()), self.config.schema.clone())?;
+        lexical.set_promote_at(self.models.tuning.promote_at());
         let semantic = self.models.new_semantic(&lexical, self.config.quantization)?;
         let manifest = Manifest {
             format: FORMAT_VERSION,
@@ -154,6 +156,7 @@ impl IndexBuilder {
         self.check()?;
         self.config.validate()?;
         let lexical = LexicalIndex::create(None, self.config.schema.clone())?;
+        lexical.set_promote_at(self.models.tuning.promote_at());
         let semantic = self.models.new_semantic(&lexical, self.config.quantization)?;
         let parts = Parts::new(lexical, semantic, None, None);
         Ok(Index::assemble(None, self.config, self.models, parts, 0))

@@ -22,6 +22,9 @@ pub struct CheckReport {
     /// The vector store's partitions, each with the records whose vectors it holds (see
     /// [`braid_vector::PartitionedStore`]); empty when the index has no vectors.
     pub vector_partitions: Vec<(braid_vector::Partition, usize)>,
+    /// The tenants whose records a lexical partition of their own holds (see
+    /// [`braid_lexical::LexicalIndex`]), by token.
+    pub lexical_partitions: Vec<String>,
 }
 
 impl Index {
@@ -48,6 +51,7 @@ impl Index {
             orphan_vectors,
             feedback_heads: index.parts().lexical.stores_feedback_heads(),
             vector_partitions,
+            lexical_partitions: index.parts().lexical.promoted_tenants(),
         })
     }
 }

@@ -35,6 +35,13 @@ pub(crate) struct VectorTuning {
     pub merge_policy: Option<braid_vector::MergePolicy>,
 }
 
+impl VectorTuning {
+    /// Records at which a pooled tenant gets partitions of its own, lexical and vector.
+    pub fn promote_at(&self) -> usize {
+        self.promote_at.unwrap_or(braid_core::PROMOTE_AT)
+    }
+}
+
 /// Whether the semantic leg runs on vectors that records and queries supply, without a model.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) enum SuppliedVectors {

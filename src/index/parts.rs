@@ -55,6 +55,9 @@ impl Parts {
                 None => Ok(None),
             });
             let lexical = open_lexical(layout, &manifest);
+            if let Ok(lexical) = &lexical {
+                lexical.set_promote_at(models.tuning.promote_at());
+            }
             (lexical, store.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
         let (lexical, store) = (lexical?, store?);

@@ -41,6 +41,8 @@ pub struct IndexArgs<'a> {
     pub model: Option<&'a str>,
     /// Upserts between intermediate commits (each bounds the writer's memory).
     pub commit_every: usize,
+    /// Records at which a tenant gets partitions of its own (`None`: the default).
+    pub promote_tenants_at: Option<usize>,
     /// Vectors supplied with the records, if any.
     pub vectors: Option<VectorSource>,
     /// The name the index records for supplied vectors' model.
@@ -284,8 +286,19 @@ pub(crate) fn open_with_model(
 /// fails the run, and the index is left as it was. `policy` is for a new index; given for an
 /// existing index with another policy, it is an error.
 pub fn index(args: IndexArgs<'_>) -> Result<()> {
-    let IndexArgs { input, dir, policy, quantization, passages, model, commit_every, vectors, vector_model, prune } =
-        args;
+    let IndexArgs {
+        input,
+        dir,
+        policy,
+        quantization,
+        passages,
+        model,
+        commit_every,
+        promote_tenants_at,
+        vectors,
+        vector_model,
+        prune,
+    } = args;
     if commit_every == 0 {
         bail!("--commit-every must be at least 1");
     }
@@ -297,6 +310,12 @@ pub fn index(args: IndexArgs<'_>) -> Result<()> {
         ..IndexConfig::default()
     };
     let (mut builder, semantic) = builder_for(dir, model, MissingModel::Warn)?;
+    if let Some(records) = promote_tenants_at {
+        if records == 0 {
+            bail!("--promote-tenants-at must be at least 1");
+        }
+        builder = builder.promote_tenants_at(records);
+    }
     if let (Some(VectorSource::Sidecar(sidecar)), false) = (&vectors, semantic) {
         let model_id = vector_model.unwrap_or(braid::SUPPLIED_MODEL).to_string();
         builder = builder.vectors(EmbeddingInfo { model_id, dim: sidecar.dim() });
@@ -388,6 +407,9 @@ pub fn check(dir: &Path) -> Result<()> {
             })
             .collect();
         println!("vectors by partition: {}", parts.join(", "));
+    }
+    if !report.lexical_partitions.is_empty() {
+        println!("tenants with lexical partitions of their own: {}", report.lexical_partitions.join(", "));
     }
     if report.orphan_vectors > 0 {
         println!(

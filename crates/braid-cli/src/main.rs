@@ -60,6 +60,11 @@ enum Command {
         /// run resumes after the last one).
         #[arg(long, default_value_t = commands::DEFAULT_COMMIT_EVERY)]
         commit_every: usize,
+        /// Give a tenant partitions of its own (lexical index, vector store and graph) once it
+        /// holds this many records (by default 10,000). It changes what a search costs and
+        /// reads, never what it finds; a tenant already promoted stays promoted.
+        #[arg(long)]
+        promote_tenants_at: Option<usize>,
         /// The records' own vectors: a `.npy` file (2-D float32) or raw little-endian f32
         /// (with --vector-dim), row i being the vector of the i-th id in --vector-ids. With
         /// no --model, the semantic leg then runs on query vectors only.
@@ -340,6 +345,7 @@ fn main() -> ExitCode {
             no_prune,
             model,
             commit_every,
+            promote_tenants_at,
             vectors,
             vector_ids,
             vector_dim,
@@ -354,6 +360,7 @@ fn main() -> ExitCode {
                 passages,
                 model: model.as_deref(),
                 commit_every,
+                promote_tenants_at,
                 vectors,
                 vector_model: vector_model.as_deref(),
                 prune: !no_prune,

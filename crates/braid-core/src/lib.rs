@@ -30,6 +30,7 @@ mod filter;
 mod lang;
 mod models;
 mod passages;
+mod placement;
 mod record;
 mod request;
 mod response;
@@ -49,6 +50,7 @@ pub use filter::Filter;
 pub use lang::{is_cjk, is_han, is_hangul, is_kana, Language};
 pub use models::{Embedder, Reranker};
 pub use passages::Passages;
+pub use placement::{sole_tenant, tenant_dir_name, tenant_of_dir_name, PROMOTE_AT};
 pub use record::{check_vector, id_tenant, parse_date, Record};
 pub use request::{
     Fusion, GroupBy, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, UnknownName, DEFAULT_RERANK_CANDIDATES,

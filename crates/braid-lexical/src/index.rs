@@ -1,8 +1,11 @@
-//! The lexical index: a tantivy index on disk or in memory, its single writer, and the
-//! current [`Snapshot`] (one commit) that searches run on.
+//! The lexical index: its partitions (tantivy indexes on disk or in memory, see
+//! [`crate::partition`]), its single writer, and the current [`Snapshot`] (one commit of every
+//! partition) that searches run on.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use braid_core::{Error, Result};
 use tantivy::directory::MmapDirectory;
@@ -10,7 +13,9 @@ use tantivy::{Index, IndexReader, ReloadPolicy, TantivyError};
 
 use crate::analysis::{self, words_analyzer, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER};
 use crate::error::lexical;
+use crate::partition::{Catalog, Part};
 use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
+use crate::segments::{PartCommit, Segments};
 use crate::snapshot::Snapshot;
 use crate::synonyms::{Synonyms, SynonymsHandle};
 use crate::writer::{open_writer, LexicalWriter, LOCK_PATIENCE};
@@ -21,15 +26,53 @@ pub const DEFAULT_WRITER_HEAP: usize = 128 * 1024 * 1024;
 /// segment, filled only by blocks hits were read from). Tantivy's default of 100 re-decompresses
 /// most blocks of a corpus the size of SciFact on every search.
 const DOC_STORE_CACHE_BLOCKS: usize = 1024;
+
 /// An inverted index over records: BM25, fuzzy recall, suggestions and stored fields.
 pub struct LexicalIndex {
-    index: Index,
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// One partition's tantivy index and its reader.
+#[derive(Clone)]
+pub(crate) struct PartIndex {
+    pub index: Index,
     reader: IndexReader,
-    fields: Fields,
-    config: SchemaConfig,
-    path: Option<PathBuf>,
-    snapshot: RwLock<Arc<Snapshot>>,
+}
+
+impl PartIndex {
+    fn new(index: Index, config: &SchemaConfig) -> Result<Self> {
+        let tokenizers = index.tokenizers();
+        tokenizers.register(TEXT_TOKENIZER, config.analyzer.build());
+        tokenizers.register(WORDS_TOKENIZER, words_analyzer());
+        tokenizers.register(GRAMS_TOKENIZER, analysis::grams_analyzer());
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .doc_store_cache_num_blocks(DOC_STORE_CACHE_BLOCKS)
+            .try_into()
+            .map_err(lexical)?;
+        Ok(PartIndex { index, reader })
+    }
+}
+
+/// What the index and its writer share: the partitions, the current snapshot, and the
+/// settings both read.
+pub(crate) struct Shared {
+    pub main: PartIndex,
+    pub fields: Fields,
+    pub config: SchemaConfig,
+    /// The index's directory (`None` in memory).
+    pub path: Option<PathBuf>,
+    /// The promoted tenants' partitions opened so far, by token (a commit of the main
+    /// partition says which of them a snapshot reads).
+    tenants: RwLock<BTreeMap<String, PartIndex>>,
+    /// The published snapshot (`None` only while the index opens).
+    snapshot: RwLock<Option<Arc<Snapshot>>>,
     synonyms: SynonymsHandle,
+    /// Records a pooled tenant holds when the writer promotes it.
+    promote_at: AtomicUsize,
+    /// Held while a snapshot is built, so two reloads never race to publish.
+    reloading: Mutex<()>,
 }
 
 impl LexicalIndex {
@@ -59,11 +102,7 @@ impl LexicalIndex {
     /// # Errors
     /// [`Error::Corrupt`] naming the missing or damaged file.
     pub fn open(dir: &Path, config: SchemaConfig) -> Result<Self> {
-        if !dir.join("meta.json").is_file() {
-            return Err(Error::Corrupt { path: dir.join("meta.json"), reason: "missing".into() });
-        }
-        let index = Index::open_in_dir(dir).map_err(|e| corrupt(dir, e))?;
-        verify_checksums(&index, dir)?;
+        let index = open_part(dir)?;
         let fields = fields_of(&index.schema(), &config)?;
         Self::from_index(index, fields, config, Some(dir.to_path_buf())).map_err(|e| match e {
             Error::Lexical(reason) => Error::Corrupt { path: dir.join("meta.json"), reason },
@@ -75,31 +114,44 @@ impl LexicalIndex {
     }
 
     fn from_index(index: Index, fields: Fields, config: SchemaConfig, path: Option<PathBuf>) -> Result<Self> {
-        let tokenizers = index.tokenizers();
-        tokenizers.register(TEXT_TOKENIZER, config.analyzer.build());
-        tokenizers.register(WORDS_TOKENIZER, words_analyzer());
-        tokenizers.register(GRAMS_TOKENIZER, analysis::grams_analyzer());
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .doc_store_cache_num_blocks(DOC_STORE_CACHE_BLOCKS)
-            .try_into()
-            .map_err(lexical)?;
+        let main = PartIndex::new(index, &config)?;
         let synonyms = SynonymsHandle::default();
-        let snapshot = Snapshot::new(reader.searcher(), fields.clone(), config.clone(), synonyms.clone(), None)?;
-        Ok(LexicalIndex { index, reader, fields, config, path, snapshot: RwLock::new(Arc::new(snapshot)), synonyms })
+        let shared = Arc::new(Shared {
+            main,
+            fields,
+            config,
+            path,
+            tenants: RwLock::new(BTreeMap::new()),
+            snapshot: RwLock::new(None),
+            synonyms,
+            promote_at: AtomicUsize::new(braid_core::PROMOTE_AT),
+            reloading: Mutex::new(()),
+        });
+        shared.reload()?;
+        Ok(LexicalIndex { shared })
     }
 
     /// The schema configuration.
     pub fn config(&self) -> &SchemaConfig {
-        &self.config
+        &self.shared.config
     }
 
     /// Whether records are written with the analysed first words lexical feedback reads
     /// (indexes written before 2026-12-03 are not: their feedback analyses the stored text,
     /// with the same result and more work a query).
     pub fn stores_feedback_heads(&self) -> bool {
-        self.fields.head.is_some()
+        self.shared.fields.head.is_some()
+    }
+
+    /// Promotes a pooled tenant to a partition of its own once it holds `records` records (by
+    /// default [`braid_core::PROMOTE_AT`]); the writer checks at each commit.
+    pub fn set_promote_at(&self, records: usize) {
+        self.shared.promote_at.store(records.max(1), Ordering::Relaxed);
+    }
+
+    /// The promoted tenants, by token: those whose records a partition of their own holds.
+    pub fn promoted_tenants(&self) -> Vec<String> {
+        self.snapshot().promoted_tenants()
     }
 
     /// Opens the single writer, with an indexing buffer of `heap_bytes`.
@@ -109,7 +161,52 @@ impl LexicalIndex {
     /// waiting a quarter of a second for it (a forked process may still share a lock that a
     /// writer of this process released).
     pub fn writer(&self, heap_bytes: usize) -> Result<LexicalWriter> {
-        let writer = open_writer(&self.index, heap_bytes.max(15_000_000), LOCK_PATIENCE).map_err(|e| match e {
+        let heap_bytes = heap_bytes.max(15_000_000);
+        let writer = self.shared.open_writer(&self.shared.main.index, heap_bytes)?;
+        LexicalWriter::new(self.shared.clone(), writer, heap_bytes)
+    }
+
+    /// Picks up the latest commit: later calls to [`LexicalIndex::snapshot`] see it.
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the new commit cannot be read.
+    pub fn reload(&self) -> Result<()> {
+        self.shared.reload()
+    }
+
+    /// Replaces the synonym set queries are expanded with (see [`Synonyms`]); requests that
+    /// start after the call use it, on every snapshot. Records are untouched: no re-index.
+    pub fn set_synonyms(&self, synonyms: Synonyms) {
+        self.shared.synonyms.set(synonyms, &self.shared.config.analyzer.build());
+    }
+
+    /// The synonym set in use (empty by default).
+    pub fn synonyms(&self) -> Arc<Synonyms> {
+        self.shared.synonyms.synonyms()
+    }
+
+    /// The current snapshot. Searching it never blocks on writing.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.shared.snapshot()
+    }
+}
+
+impl Shared {
+    /// The current snapshot.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        let published = self.snapshot.read().unwrap_or_else(|p| p.into_inner()).clone();
+        published.expect("an index publishes its first snapshot before it is returned")
+    }
+
+    /// The promotion threshold.
+    pub fn promote_at(&self) -> usize {
+        self.promote_at.load(Ordering::Relaxed)
+    }
+
+    /// A new tantivy writer on `index`, a partition of this one; files a writer killed
+    /// mid-commit left behind are removed first.
+    pub fn open_writer(&self, index: &Index, heap_bytes: usize) -> Result<tantivy::IndexWriter> {
+        let writer = open_writer(index, heap_bytes, LOCK_PATIENCE).map_err(|e| match e {
             TantivyError::LockFailure(..) => {
                 Error::LockBusy { path: self.path.clone().unwrap_or_else(|| PathBuf::from("<memory>")) }
             }
@@ -119,41 +216,90 @@ impl LexicalIndex {
         // `<segment>.<opstamp>.del` that this writer would create again under the same name and
         // fail on): remove them before writing anything.
         writer.garbage_collect_files().wait().map_err(lexical)?;
-        Ok(LexicalWriter::new(writer, heap_bytes.max(15_000_000), self.fields.clone(), self.config.analyzer))
+        Ok(writer)
     }
 
-    /// Picks up the latest commit: later calls to [`LexicalIndex::snapshot`] see it.
-    ///
-    /// # Errors
-    /// [`Error::Lexical`] when the new commit cannot be read.
-    pub fn reload(&self) -> Result<()> {
-        self.reader.reload().map_err(lexical)?;
-        let snapshot = Snapshot::new(
-            self.reader.searcher(),
-            self.fields.clone(),
-            self.config.clone(),
-            self.synonyms.clone(),
-            Some(&self.snapshot()),
-        )?;
-        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+    /// The partition of promoted tenant `token`, opened from its directory if this process
+    /// has not opened it yet.
+    pub fn tenant_part(&self, token: &str) -> Result<PartIndex> {
+        if let Some(part) = self.tenants.read().unwrap_or_else(|p| p.into_inner()).get(token) {
+            return Ok(part.clone());
+        }
+        let Some(path) = &self.path else {
+            return Err(Error::Lexical(format!("the in-memory partition of a promoted tenant is missing ({token})")));
+        };
+        let part = PartIndex::new(open_part(&path.join(braid_core::tenant_dir_name(token)))?, &self.config)?;
+        Ok(self.tenants.write().unwrap_or_else(|p| p.into_inner()).entry(token.to_string()).or_insert(part).clone())
+    }
+
+    /// Makes `index`, just built for promoted tenant `token`, the partition a snapshot reads
+    /// once a commit of the main partition names the tenant.
+    pub fn add_tenant_part(&self, token: &str, index: Index) -> Result<()> {
+        let part = PartIndex::new(index, &self.config)?;
+        self.tenants.write().unwrap_or_else(|p| p.into_inner()).insert(token.to_string(), part);
         Ok(())
     }
 
-    /// Replaces the synonym set queries are expanded with (see [`Synonyms`]); requests that
-    /// start after the call use it, on every snapshot. Records are untouched: no re-index.
-    pub fn set_synonyms(&self, synonyms: Synonyms) {
-        self.synonyms.set(synonyms, &self.config.analyzer.build());
+    /// Builds the snapshot of the latest commit of every partition the main partition's latest
+    /// commit names, and publishes it.
+    pub fn reload(&self) -> Result<()> {
+        let _reloading = self.reloading.lock().unwrap_or_else(|p| p.into_inner());
+        let main = latest_commit(&self.main, Part::Main)?;
+        let catalog = Catalog::read(main.payload.as_deref())?;
+        let mut parts = vec![main];
+        for token in &catalog.promoted {
+            parts.push(latest_commit(&self.tenant_part(token)?, Part::Tenant(token.clone()))?);
+        }
+        let previous = self.snapshot.read().unwrap_or_else(|p| p.into_inner()).clone();
+        if previous.as_ref().is_some_and(|p| p.segments.same_commits(&parts, &catalog)) {
+            return Ok(());
+        }
+        let segments = Segments::new(parts, catalog, &self.fields)?;
+        let snapshot = Snapshot::new(
+            segments,
+            self.fields.clone(),
+            self.config.clone(),
+            self.synonyms.clone(),
+            previous.as_deref(),
+        )?;
+        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(snapshot));
+        Ok(())
     }
+}
 
-    /// The synonym set in use (empty by default).
-    pub fn synonyms(&self) -> Arc<Synonyms> {
-        self.synonyms.synonyms()
+/// The latest commit of partition `part`: its searcher with the metadata it was opened from.
+/// A writer in another process may commit between reading the one and the other: they are read
+/// again until the searcher is the commit the metadata describes.
+fn latest_commit(index: &PartIndex, part: Part) -> Result<PartCommit> {
+    loop {
+        let metas = index.index.load_metas().map_err(lexical)?;
+        index.reader.reload().map_err(lexical)?;
+        let searcher = index.reader.searcher();
+        let mut read: Vec<_> =
+            searcher.segment_readers().iter().map(|s| (s.segment_id(), s.num_deleted_docs())).collect();
+        let mut committed: Vec<_> = metas.segments.iter().map(|m| (m.id(), m.num_deleted_docs())).collect();
+        read.sort_unstable();
+        committed.sort_unstable();
+        if read == committed {
+            return Ok(PartCommit {
+                part,
+                index: index.index.clone(),
+                searcher,
+                metas: metas.segments,
+                payload: metas.payload,
+            });
+        }
     }
+}
 
-    /// The current snapshot. Searching it never blocks on writing.
-    pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot.read().unwrap_or_else(|p| p.into_inner()).clone()
+/// Opens the tantivy index of one partition in `dir`, its checksums verified first.
+fn open_part(dir: &Path) -> Result<Index> {
+    if !dir.join("meta.json").is_file() {
+        return Err(Error::Corrupt { path: dir.join("meta.json"), reason: "missing".into() });
     }
+    let index = Index::open_in_dir(dir).map_err(|e| corrupt(dir, e))?;
+    verify_checksums(&index, dir)?;
+    Ok(index)
 }
 
 /// Checks every file of the committed segments against its checksum.
@@ -187,7 +333,7 @@ fn corrupt(dir: &Path, e: TantivyError) -> Error {
 /// shrinks from 0.76 of the raw text to 0.53 (level 3) or 0.52 (level 9, at the same indexing
 /// time), the whole lexical index from 1.73 to 1.49 times the raw text. Decompression is the
 /// same at every level. Indexes created before keep the compressor their settings name.
-fn store_settings() -> tantivy::IndexSettings {
+pub(crate) fn store_settings() -> tantivy::IndexSettings {
     tantivy::IndexSettings {
         docstore_compression: tantivy::store::Compressor::Zstd(tantivy::store::ZstdCompressor {
             compression_level: Some(9),

@@ -1,8 +1,10 @@
 //! Braid's lexical and fuzzy legs, on tantivy.
 //!
-//! A [`LexicalIndex`] stores records in a tantivy index with a flat title+body field for BM25,
-//! a title field for the title boost, an unstemmed word field whose vocabulary (an `fst` map)
-//! drives typo expansion, completion and "did you mean", and a trigram field for fragments.
+//! A [`LexicalIndex`] stores records in tantivy indexes — one for records without a tenant and
+//! small tenants, one per tenant past [`braid_core::PROMOTE_AT`] records — with a flat
+//! title+body field for BM25, a title field for the title boost, an unstemmed word field whose
+//! vocabulary (an `fst` map) drives typo expansion, completion and "did you mean", and a
+//! trigram field for fragments.
 //! Searches run on a [`View`] of a [`Snapshot`], confined to an [`braid_core::AllowedSet`]:
 //! the visibility rule confines every leg inside the index (the only documents the
 //! term-at-a-time scorer offers, a required clause of tantivy queries), never a post-filter
@@ -40,9 +42,12 @@
 //! | Module | Answers |
 //! |---|---|
 //! | `index` | How an index is created, opened (checksums first), written and reloaded ([`LexicalIndex`]). |
-//! | `writer` | How records are added, replaced, deleted and committed ([`LexicalWriter`]). |
+//! | `partition` | Which tantivy index holds a record, and the catalog the main partition's commit carries. |
+//! | `promote` | How a tenant's records move to a partition of their own. |
+//! | `writer` | How records are added, replaced, deleted and committed, atomically across partitions ([`LexicalWriter`]). |
 //! | `schema` | Which tantivy fields a record becomes ([`SchemaConfig`]). |
 //! | `snapshot` | What one commit holds: allowed sets, stored records, ids, chunks ([`Snapshot`]). |
+//! | `segments` | Every partition's segments as one list, and the scope a request reads. |
 //! | `allowed_cache` | Which allowed sets a snapshot keeps, within [`ALLOWED_CACHE_BYTES`]. |
 //! | `visibility` | Which documents a visibility rule admits, per segment (ACL, tenant, filter). |
 //! | `stored` | What a stored document reads back as ([`IndexedRecord`], feedback heads). |
@@ -85,11 +90,14 @@ mod feedback;
 mod ids;
 mod index;
 mod matches;
+mod partition;
 mod phonetic;
+mod promote;
 mod query_builder;
 mod reweight;
 mod schema;
 mod scorer;
+mod segments;
 mod simple;
 mod snapshot;
 mod snippets;

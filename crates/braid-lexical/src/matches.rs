@@ -68,7 +68,7 @@ impl Matches {
     /// Records documents by address (tantivy's own queries, the semantic leg's candidates).
     pub fn add_addresses(&self, snapshot: &Snapshot, addresses: impl IntoIterator<Item = DocAddress>) {
         for a in addresses {
-            let Some(segment) = snapshot.searcher.segment_readers().get(a.segment_ord as usize) else { continue };
+            let Some(segment) = snapshot.segments.readers().get(a.segment_ord as usize) else { continue };
             self.with(a.segment_ord as usize, segment.max_doc() as usize, |bits| set(bits, a.doc_id));
         }
     }
@@ -110,7 +110,7 @@ pub(crate) fn count(snapshot: &Snapshot, matches: &Matches, facets: &[Facet], ex
         }
     }
     let bits = matches.take();
-    let segments = snapshot.searcher.segment_readers();
+    let segments = snapshot.segments.readers();
     let mut out =
         Facets { matched: bits.iter().flatten().map(|w| u64::from(w.count_ones())).sum(), ..Facets::default() };
     for facet in facets {
@@ -207,7 +207,7 @@ impl Snapshot {
     pub fn numbers_of(&self, located: &Located, field: &str) -> Result<Vec<Option<f64>>> {
         self.fields.number(field)?;
         let name = format!("{}{field}", crate::schema::NUMBER_PREFIX);
-        let segments = self.searcher.segment_readers();
+        let segments = self.segments.readers();
         let mut columns = Vec::with_capacity(segments.len());
         for s in segments {
             columns.push(s.fast_fields().f64(&name).map_err(lexical)?);
@@ -228,7 +228,7 @@ impl Snapshot {
         let f = self.fields.keyword(field)?;
         let term = tantivy::Term::from_field_text(f, value);
         let mut out = vec![false; located.addresses.len()];
-        for (segment_ord, segment) in self.searcher.segment_readers().iter().enumerate() {
+        for (segment_ord, segment) in self.segments.readers().iter().enumerate() {
             let mut wanted: Vec<(DocId, usize)> = located
                 .addresses
                 .iter()

@@ -18,10 +18,11 @@ use braid_core::Ordinal;
 use tantivy::columnar::Column;
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocId, InvertedIndexReader, Score, Searcher, SegmentReader, Term};
+use tantivy::{DocId, InvertedIndexReader, Score, SegmentReader, Term};
 
 use crate::bm25::{Lengths, TermWeight};
 use crate::matches::Matches;
+use crate::segments::Scope;
 use crate::simple::{Constraints, Verdict, MAX_PHRASE_CHECKS};
 use crate::top_k::TopK;
 use crate::visibility::{AllowedDocs, AllowedSegment};
@@ -87,8 +88,7 @@ impl Weights {
 /// The `k` best `(ordinal, score)` of `query` over the allowed documents, best first, ties by
 /// ordinal.
 pub(crate) fn top_k(
-    searcher: &Searcher,
-    ord_columns: &[Column<u64>],
+    scope: &Scope<'_>,
     query: &WeightedQuery,
     stats: &dyn Statistics,
     allowed: &AllowedDocs,
@@ -98,10 +98,12 @@ pub(crate) fn top_k(
     // Weights first, in query order: one per term.
     let weights = Weights::of(stats, query)?;
     if let Some(constraints) = &query.constraints {
-        return constrained_top_k(searcher, ord_columns, query, &weights, constraints, allowed, k);
+        return constrained_top_k(scope, query, &weights, constraints, allowed, k);
     }
+    let ord_columns = &scope.segments().ord_columns;
     let mut top = TopK::new(k);
-    for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
+    for (segment_ord, segment) in scope.iter() {
+        let segment_ord = segment_ord as usize;
         let allowed_docs = allowed.of_segment(segment);
         if allowed_docs.is_some_and(|a| a.docs.is_empty()) {
             continue;
@@ -120,8 +122,7 @@ pub(crate) fn top_k(
 /// as they are; those only their stored text can decide (a phrase) are read in score order,
 /// at most [`MAX_PHRASE_CHECKS`] of them, until `k` are kept.
 fn constrained_top_k(
-    searcher: &Searcher,
-    ord_columns: &[Column<u64>],
+    scope: &Scope<'_>,
     query: &WeightedQuery,
     weights: &Weights,
     constraints: &Constraints,
@@ -130,8 +131,10 @@ fn constrained_top_k(
 ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
     // (score, ordinal, segment, doc, whether the text must be read)
     let mut pending: Vec<(Score, Ordinal, usize, DocId, bool)> = Vec::new();
-    let mut masks = Vec::with_capacity(searcher.segment_readers().len());
-    for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
+    let ord_columns = &scope.segments().ord_columns;
+    let mut masks = std::collections::HashMap::new();
+    for (segment_ord, segment) in scope.iter() {
+        let segment_ord = segment_ord as usize;
         let segment_masks = constraints.masks(segment)?;
         let allowed_docs = allowed.of_segment(segment);
         if let Some(ords) = ord_columns.get(segment_ord) {
@@ -157,7 +160,7 @@ fn constrained_top_k(
                 }
             }
         }
-        masks.push(segment_masks);
+        masks.insert(segment_ord, segment_masks);
     }
     pending.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut out = Vec::with_capacity(k.min(pending.len()));
@@ -172,7 +175,8 @@ fn constrained_top_k(
             }
             reads += 1;
             let address = tantivy::DocAddress::new(segment_ord as u32, doc);
-            if !constraints.holds(searcher, address, &masks[segment_ord])? {
+            let Some(segment_masks) = masks.get(&segment_ord) else { continue };
+            if !constraints.holds(scope.segments(), address, segment_masks)? {
                 continue;
             }
         }

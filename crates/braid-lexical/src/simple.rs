@@ -18,10 +18,11 @@ use std::collections::HashMap;
 
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{DocAddress, DocId, Searcher, SegmentReader, TantivyDocument, Term};
+use tantivy::{DocAddress, DocId, SegmentReader, TantivyDocument, Term};
 
 use crate::analysis::tokens;
 use crate::schema::Fields;
+use crate::segments::Segments;
 
 /// Records whose stored text one leg reads to check phrases, at most.
 pub const MAX_PHRASE_CHECKS: usize = 2_000;
@@ -340,8 +341,8 @@ impl Constraints {
     }
 
     /// The full check of a record the postings could not decide, on its stored title and body.
-    pub fn holds(&self, searcher: &Searcher, address: DocAddress, masks: &SegmentMasks) -> tantivy::Result<bool> {
-        let doc: TantivyDocument = searcher.doc(address)?;
+    pub fn holds(&self, segments: &Segments, address: DocAddress, masks: &SegmentMasks) -> tantivy::Result<bool> {
+        let doc: TantivyDocument = segments.doc(address)?;
         let text_of = |f: Field| doc.get_first(f).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
         let texts = [text_of(self.title), text_of(self.body)];
         let analysed: Vec<HashMap<usize, String>> = texts

@@ -10,20 +10,20 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use braid_core::{AllowedSet, Error, OrdSet, Ordinal, Result, Visibility};
-use tantivy::collector::TopDocs;
-use tantivy::columnar::Column;
+use tantivy::index::SegmentId;
 use tantivy::query::TermQuery;
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{DocAddress, DocSet, Searcher, TantivyDocument, Term, TERMINATED};
+use tantivy::{DocAddress, DocId, DocSet, TantivyDocument, Term, TERMINATED};
 
 use crate::allowed_cache::{AllowedCache, ALLOWED_CACHE_BYTES};
 use crate::analysis::{self, for_mode, words_analyzer, ModeAnalyzers, HEAD_WORDS};
 use crate::cjk::HanMode;
 use crate::error::lexical;
-use crate::ids::SegmentIds;
+use crate::partition::Part;
 use crate::phonetic::Phonetic;
 use crate::schema::{Fields, SchemaConfig};
+use crate::segments::{Scope, Segments};
 use crate::snippets::{SnippetMaker, Snippets};
 use crate::stored::{feedback_read, from_doc, FeedbackRead, Head, IndexedRecord};
 use crate::synonyms::{SynonymUse, SynonymsHandle};
@@ -32,7 +32,8 @@ use crate::vocabulary::Vocabulary;
 
 /// One commit of the index, immutable (see the module docs).
 pub struct Snapshot {
-    pub(crate) searcher: Searcher,
+    /// The segments of every partition's commit.
+    pub(crate) segments: Segments,
     pub(crate) fields: Fields,
     pub(crate) config: SchemaConfig,
     pub(crate) analyzer: TextAnalyzer,
@@ -44,11 +45,6 @@ pub struct Snapshot {
     pub(crate) vocabulary: Vocabulary,
     /// The vocabulary's Chinese words by pinyin (empty without Chinese).
     pub(crate) phonetic: Phonetic,
-    /// Each segment's `ord` column, by segment ordinal.
-    pub(crate) ord_columns: Vec<Column<u64>>,
-    /// Each segment's `id` column, where it has one (indexes written before it existed keep
-    /// ids in the document store only).
-    id_columns: Vec<Option<SegmentIds>>,
     /// Allowed sets already computed on this snapshot, by visibility rule. A snapshot never
     /// changes, so neither does the set a rule admits on it.
     allowed_cache: Mutex<AllowedCache>,
@@ -57,31 +53,22 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The snapshot of `searcher`'s segments; `previous`, the snapshot it replaces, lends the
-    /// work its vocabulary shares with this one (the result is the same without it).
+    /// The snapshot of `segments`; `previous`, the snapshot it replaces, lends the work its
+    /// vocabulary shares with this one (the result is the same without it).
     pub(crate) fn new(
-        searcher: Searcher,
+        segments: Segments,
         fields: Fields,
         config: SchemaConfig,
         synonyms: SynonymsHandle,
         previous: Option<&Snapshot>,
     ) -> Result<Self> {
-        let vocabulary = Vocabulary::build(&searcher, fields.words, previous.map(|p| &p.vocabulary))?;
+        let vocabulary = Vocabulary::build(segments.readers(), fields.words, previous.map(|p| &p.vocabulary))?;
         let phonetic = Phonetic::build(&vocabulary);
         let analyzer = config.analyzer.build();
         let highlight_stop = crate::snippets::stop_terms(&analyzer);
         let by_mode = ModeAnalyzers::both(config.analyzer);
-        let ord_columns =
-            searcher.segment_readers().iter().map(|s| s.fast_fields().u64("ord")).collect::<tantivy::Result<_>>();
-        let mut id_columns = Vec::with_capacity(searcher.segment_readers().len());
-        for segment in searcher.segment_readers() {
-            let column = segment.fast_fields().str("id").map_err(lexical)?;
-            id_columns.push(column.map(|c| SegmentIds::read(&c)).transpose().map_err(lexical)?);
-        }
         Ok(Snapshot {
-            ord_columns: ord_columns.map_err(lexical)?,
-            id_columns,
-            searcher,
+            segments,
             fields,
             config,
             analyzer,
@@ -102,7 +89,17 @@ impl Snapshot {
 
     /// The number of live records.
     pub fn num_records(&self) -> u64 {
-        self.searcher.num_docs()
+        self.segments.num_docs()
+    }
+
+    /// The promoted tenants, by token: those whose records a partition of their own holds.
+    pub fn promoted_tenants(&self) -> Vec<String> {
+        self.segments.promoted_tenants()
+    }
+
+    /// The segments a request under `visibility` reads: those of the partitions it may see.
+    pub(crate) fn scope(&self, visibility: &Visibility) -> Scope<'_> {
+        self.segments.scope(visibility)
     }
 
     /// The records `visibility` admits: the allowed set every leg is confined to.
@@ -129,8 +126,9 @@ impl Snapshot {
             return Ok(docs);
         }
         let query = visibility_query(&self.fields, visibility)?;
-        let mut docs = self.searcher.search(&*query, &AllowedCollector).map_err(lexical)?;
-        docs.everything = docs.ords.len() as u64 == self.searcher.num_docs();
+        let scope = self.scope(visibility);
+        let mut docs = scope.search(&*query, &AllowedCollector).map_err(lexical)?;
+        docs.everything = docs.ords.len() as u64 == scope.num_docs();
         let docs = Arc::new(docs);
         self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, docs.clone(), ALLOWED_CACHE_BYTES);
         Ok(docs)
@@ -142,7 +140,7 @@ impl Snapshot {
     /// [`Error::Lexical`] on a damaged index.
     pub fn max_ord(&self) -> Result<Option<Ordinal>> {
         let mut max = None;
-        for segment in self.searcher.segment_readers() {
+        for segment in self.segments.readers() {
             let column = segment.fast_fields().u64("ord").map_err(lexical)?;
             if segment.num_docs() > 0 {
                 max = max.max(Some(column.max_value()));
@@ -166,7 +164,7 @@ impl Snapshot {
     /// The live document holding `ord`, read straight from the `ord` field's postings.
     pub(crate) fn address_of_ord(&self, ord: Ordinal) -> Result<Option<DocAddress>> {
         let term = Term::from_field_u64(self.fields.ord, ord);
-        for (segment_ord, segment) in self.searcher.segment_readers().iter().enumerate() {
+        for (segment_ord, segment) in self.segments.readers().iter().enumerate() {
             let inverted = segment.inverted_index(self.fields.ord).map_err(lexical)?;
             let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(lexical)? else {
                 continue;
@@ -197,7 +195,7 @@ impl Snapshot {
         let mut out = Vec::with_capacity(ords.len());
         for &ord in ords {
             if let Some(address) = self.address_of_ord(ord)? {
-                let doc: TantivyDocument = self.searcher.doc(address).map_err(lexical)?;
+                let doc: TantivyDocument = self.segments.doc(address).map_err(lexical)?;
                 out.push(read(&doc));
             }
         }
@@ -237,13 +235,13 @@ impl Snapshot {
                 out.push(None);
                 continue;
             };
-            let id = match self.id_columns.get(address.segment_ord as usize).and_then(Option::as_ref) {
+            let id = match self.segments.id_columns.get(address.segment_ord as usize).and_then(Option::as_ref) {
                 Some(ids) => ids
                     .get(address.doc_id)
                     .ok_or_else(|| Error::Lexical(format!("record without id at {address:?}")))?
                     .to_string(),
                 None => {
-                    let doc: TantivyDocument = self.searcher.doc(address).map_err(lexical)?;
+                    let doc: TantivyDocument = self.segments.doc(address).map_err(lexical)?;
                     from_doc(&self.fields, &doc).id
                 }
             };
@@ -259,7 +257,7 @@ impl Snapshot {
     /// [`Error::Lexical`] when the document store cannot be read.
     pub fn children(&self, parent: &str, allowed: &AllowedSet) -> Result<Vec<IndexedRecord>> {
         let query = TermQuery::new(Term::from_field_text(self.fields.parent, parent), IndexRecordOption::Basic);
-        let ords: OrdSet = self.searcher.search(&query, &OrdCollector).map_err(lexical)?;
+        let ords: OrdSet = self.scope(allowed.visibility()).search(&query, &OrdCollector).map_err(lexical)?;
         let visible: Vec<Ordinal> = ords.iter().filter(|o| allowed.contains(*o)).collect();
         let mut records = self.records(&visible)?;
         records.sort_by(|a, b| {
@@ -274,15 +272,138 @@ impl Snapshot {
     /// # Errors
     /// [`Error::Lexical`] when the document store cannot be read.
     pub fn record_by_id(&self, id: &str) -> Result<Option<IndexedRecord>> {
-        let query = TermQuery::new(Term::from_field_text(self.fields.id, id), IndexRecordOption::Basic);
-        let top = self.searcher.search(&query, &TopDocs::with_limit(1)).map_err(lexical)?;
-        match top.first() {
-            Some((_, address)) => {
-                let doc: TantivyDocument = self.searcher.doc(*address).map_err(lexical)?;
+        match self.address_of_id(id)? {
+            Some(address) => {
+                let doc: TantivyDocument = self.segments.doc(address).map_err(lexical)?;
                 Ok(Some(from_doc(&self.fields, &doc)))
             }
             None => Ok(None),
         }
+    }
+
+    /// Every live version of the record with external id `id` (one, unless a commit is under
+    /// way), with its partition and ordinal.
+    pub(crate) fn versions_of(&self, id: &str) -> Result<Vec<(Part, Ordinal)>> {
+        let term = Term::from_field_text(self.fields.id, id);
+        let mut versions = Vec::new();
+        for (segment_ord, segment) in self.segments.readers().iter().enumerate() {
+            let inverted = segment.inverted_index(self.fields.id).map_err(lexical)?;
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(lexical)? else {
+                continue;
+            };
+            let alive = segment.alive_bitset();
+            while postings.doc() != TERMINATED {
+                let doc = postings.doc();
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    if let Some(ord) = self.segments.ord_columns[segment_ord].first(doc) {
+                        versions.push((self.segments.part_of(segment_ord as u32).clone(), ord));
+                    }
+                }
+                postings.advance();
+            }
+        }
+        Ok(versions)
+    }
+
+    /// The tenant tokens the main partition's records carry.
+    pub(crate) fn main_tenants(&self) -> Result<Vec<String>> {
+        let mut tokens = std::collections::BTreeSet::new();
+        for (segment_ord, segment) in self.segments.readers().iter().enumerate() {
+            if *self.segments.part_of(segment_ord as u32) != Part::Main {
+                continue;
+            }
+            let inverted = segment.inverted_index(self.fields.tenant).map_err(lexical)?;
+            let mut stream = inverted.terms().stream().map_err(lexical)?;
+            while stream.advance() {
+                let token = String::from_utf8_lossy(stream.key());
+                if token != braid_core::NO_TENANT_TOKEN {
+                    tokens.insert(token.into_owned());
+                }
+            }
+        }
+        Ok(tokens.into_iter().collect())
+    }
+
+    /// At least the live records of `tenant` in the main partition: the document frequency of
+    /// its token there (which counts deleted records too).
+    pub(crate) fn main_tenant_bound(&self, tenant: &str) -> Result<u64> {
+        let term = Term::from_field_text(self.fields.tenant, tenant);
+        let mut bound = 0;
+        for (segment_ord, segment) in self.segments.readers().iter().enumerate() {
+            if *self.segments.part_of(segment_ord as u32) == Part::Main {
+                bound += u64::from(
+                    segment.inverted_index(self.fields.tenant).map_err(lexical)?.doc_freq(&term).map_err(lexical)?,
+                );
+            }
+        }
+        Ok(bound)
+    }
+
+    /// The live records of the main partition whose only tenant is `tenant`, as document ids
+    /// per segment (segments without any left out): what promoting the tenant moves.
+    pub(crate) fn main_records_of(&self, tenant: &str) -> Result<Vec<(SegmentId, Vec<DocId>)>> {
+        let mut out = Vec::new();
+        for (segment_ord, segment) in self.segments.readers().iter().enumerate() {
+            if *self.segments.part_of(segment_ord as u32) != Part::Main {
+                continue;
+            }
+            let inverted = segment.inverted_index(self.fields.tenant).map_err(lexical)?;
+            let postings_of = |token: &str| -> Result<Vec<DocId>> {
+                let term = Term::from_field_text(self.fields.tenant, token);
+                let mut docs = Vec::new();
+                if let Some(mut p) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(lexical)? {
+                    while p.doc() != TERMINATED {
+                        docs.push(p.doc());
+                        p.advance();
+                    }
+                }
+                Ok(docs)
+            };
+            let alive = segment.alive_bitset();
+            let mut docs: Vec<DocId> =
+                postings_of(tenant)?.into_iter().filter(|&d| alive.is_none_or(|a| a.is_alive(d))).collect();
+            if docs.is_empty() {
+                continue;
+            }
+            // Records that name another tenant too stay in the pool.
+            let mut stream = inverted.terms().stream().map_err(lexical)?;
+            let mut others = Vec::new();
+            while stream.advance() {
+                let token = String::from_utf8_lossy(stream.key());
+                if token != tenant && token != braid_core::NO_TENANT_TOKEN {
+                    others.push(token.into_owned());
+                }
+            }
+            for other in others {
+                let shared: HashSet<DocId> = postings_of(&other)?.into_iter().collect();
+                docs.retain(|d| !shared.contains(d));
+            }
+            if !docs.is_empty() {
+                out.push((segment.segment_id(), docs));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The live document holding external id `id`, read straight from the `id` field's
+    /// postings.
+    pub(crate) fn address_of_id(&self, id: &str) -> Result<Option<DocAddress>> {
+        let term = Term::from_field_text(self.fields.id, id);
+        for (segment_ord, segment) in self.segments.readers().iter().enumerate() {
+            let inverted = segment.inverted_index(self.fields.id).map_err(lexical)?;
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(lexical)? else {
+                continue;
+            };
+            let alive = segment.alive_bitset();
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    return Ok(Some(DocAddress::new(segment_ord as u32, doc)));
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(None)
     }
 
     /// Every live record's ordinal, read from the `ord` column: no stored document is read.
@@ -290,8 +411,8 @@ impl Snapshot {
     /// # Errors
     /// [`Error::Lexical`] for a live document without an ordinal (a damaged index).
     pub fn ords(&self) -> Result<Vec<Ordinal>> {
-        let mut out = Vec::with_capacity(self.searcher.num_docs() as usize);
-        for (segment, ords) in self.searcher.segment_readers().iter().zip(&self.ord_columns) {
+        let mut out = Vec::with_capacity(self.segments.num_docs() as usize);
+        for (segment, ords) in self.segments.readers().iter().zip(&self.segments.ord_columns) {
             for doc_id in segment.doc_ids_alive() {
                 out.push(
                     ords.first(doc_id).ok_or_else(|| Error::Lexical(format!("document {doc_id} has no ordinal")))?,
@@ -308,8 +429,8 @@ impl Snapshot {
     /// [`Error::Lexical`] when the document store cannot be read, or for a live document
     /// without an id or an ordinal (a damaged index).
     pub fn ids(&self) -> Result<Vec<(String, Ordinal)>> {
-        let mut out = Vec::with_capacity(self.searcher.num_docs() as usize);
-        let segments = self.searcher.segment_readers().iter().zip(&self.ord_columns).zip(&self.id_columns);
+        let mut out = Vec::with_capacity(self.segments.num_docs() as usize);
+        let segments = self.segments.readers().iter().zip(&self.segments.ord_columns).zip(&self.segments.id_columns);
         for ((segment, ords), ids) in segments {
             let store = match ids {
                 Some(_) => None,
@@ -340,7 +461,7 @@ impl Snapshot {
     /// [`Error::Lexical`] when the index cannot be read.
     pub fn tenant_ords(&self) -> Result<Vec<(String, OrdSet)>> {
         let mut tokens = std::collections::BTreeSet::new();
-        for segment in self.searcher.segment_readers() {
+        for segment in self.segments.readers() {
             let inverted = segment.inverted_index(self.fields.tenant).map_err(lexical)?;
             let mut stream = inverted.terms().stream().map_err(lexical)?;
             while stream.advance() {
@@ -353,7 +474,7 @@ impl Snapshot {
         let mut out = Vec::with_capacity(tokens.len());
         for token in tokens {
             let query = TermQuery::new(Term::from_field_text(self.fields.tenant, &token), IndexRecordOption::Basic);
-            let ords: OrdSet = self.searcher.search(&query, &OrdCollector).map_err(lexical)?;
+            let ords: OrdSet = self.segments.all().search(&query, &OrdCollector).map_err(lexical)?;
             if !ords.is_empty() {
                 out.push((token, ords));
             }
@@ -372,7 +493,7 @@ impl Snapshot {
             let mut held = Vec::new();
             if !uses.is_empty() {
                 if let Some(address) = self.address_of_ord(ord)? {
-                    let segment = self.searcher.segment_reader(address.segment_ord);
+                    let segment = self.segments.reader(address.segment_ord);
                     let inverted = segment.inverted_index(self.fields.text).map_err(lexical)?;
                     for u in uses {
                         let mut all = true;
@@ -433,7 +554,7 @@ mod tests {
         }
         writer.commit().unwrap();
         writer.upsert(9, &Record::new("i").body("more"), 0).unwrap();
-        writer.delete("a");
+        writer.delete("a").unwrap();
         writer.commit().unwrap();
         index.reload().unwrap();
         let snapshot = index.snapshot();

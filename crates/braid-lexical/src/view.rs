@@ -32,6 +32,7 @@ use crate::matches::Matches;
 use crate::query_builder::{fuzzy_query, lexical_query, parsed_query, BuiltQuery, Scoring};
 use crate::reweight::{reweight, FieldWeights};
 use crate::scorer;
+use crate::segments::Scope;
 use crate::simple::Constraints;
 use crate::snapshot::Snapshot;
 use crate::synonyms::{Compiled, SynonymUse};
@@ -57,10 +58,13 @@ pub struct LegOutput {
 /// Made by [`Snapshot::view`]; lives for one request.
 pub struct View<'a> {
     snapshot: &'a Snapshot,
+    /// The segments of the partitions the caller may see: all this view reads.
+    scope: Scope<'a>,
     allowed: &'a AllowedSet,
     docs: Arc<AllowedDocs>,
-    /// Whether the visible statistics are the index's own: every live record is allowed and
-    /// no segment holds deleted documents (then the vocabulary's counts are exact).
+    /// Whether the visible statistics are the index's own: every live record of every
+    /// partition is allowed and no segment holds deleted documents (then the vocabulary's
+    /// counts are exact).
     exact: bool,
     /// The request's walks of the vocabulary.
     walks: Lookups,
@@ -88,9 +92,11 @@ impl Snapshot {
 
 impl<'a> View<'a> {
     pub(crate) fn new(snapshot: &'a Snapshot, allowed: &'a AllowedSet, docs: Arc<AllowedDocs>) -> Self {
-        let exact = docs.everything && snapshot.searcher.segment_readers().iter().all(|s| s.alive_bitset().is_none());
+        let scope = snapshot.scope(allowed.visibility());
+        let exact = docs.everything && scope.is_all() && scope.readers().all(|s| s.alive_bitset().is_none());
         View {
             snapshot,
+            scope,
             allowed,
             docs,
             exact,
@@ -146,7 +152,7 @@ impl<'a> View<'a> {
         let s = self.snapshot;
         match syntax {
             QuerySyntax::Plain => lexical_query(&s.fields, &s.config, s.analyzers(text).0, text, &self.synonyms),
-            QuerySyntax::Tantivy => parsed_query(&s.searcher, &s.fields, &s.config, &s.analyzer, text),
+            QuerySyntax::Tantivy => parsed_query(s.segments.main(), &s.fields, &s.config, &s.analyzer, text),
             QuerySyntax::Simple => {
                 let (words, constraints) = self.simple(text);
                 let mut built = lexical_query(&s.fields, &s.config, s.analyzers(&words).0, &words, &self.synonyms);
@@ -198,10 +204,10 @@ impl<'a> View<'a> {
             Scoring::Tantivy(query) => {
                 let query = restrict(&self.docs, query);
                 if let Some(matches) = matches {
-                    let all = s.searcher.search(&*query, &tantivy::collector::DocSetCollector);
+                    let all = self.scope.search(&*query, &tantivy::collector::DocSetCollector);
                     matches.add_addresses(s, all.map_err(lexical)?);
                 }
-                s.searcher.search_with_statistics_provider(&*query, &OrdTop { k: depth }, self)
+                self.scope.search_scored(&*query, &OrdTop { k: depth }, self)
             }
         }
         .map_err(lexical)?;
@@ -222,7 +228,7 @@ impl<'a> View<'a> {
         if let Some(weights) = self.weights {
             reweight(&mut query, &s.fields, &s.config, weights);
         }
-        scorer::top_k(&s.searcher, &s.ord_columns, &query, self, &self.docs, depth, matches)
+        scorer::top_k(&self.scope, &query, self, &self.docs, depth, matches)
     }
 }
 

@@ -13,7 +13,7 @@ use tantivy::query::{
     TermSetQuery, Weight,
 };
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader, Term, TERMINATED};
+use tantivy::{DocId, DocSet, Score, SegmentOrdinal, SegmentReader, Term, TERMINATED};
 
 use crate::schema::Fields;
 
@@ -205,12 +205,16 @@ impl AllowedDocs {
     }
 
     /// The sum of `field`'s lengths (its decoded field norms) over the allowed documents.
-    pub fn total_length(&self, searcher: &Searcher, field: Field) -> tantivy::Result<u64> {
+    pub fn total_length<'s>(
+        &self,
+        segments: impl Iterator<Item = &'s SegmentReader>,
+        field: Field,
+    ) -> tantivy::Result<u64> {
         if let Some(&n) = self.lengths.lock().unwrap_or_else(|p| p.into_inner()).get(&field) {
             return Ok(n);
         }
         let mut total = 0u64;
-        for segment in searcher.segment_readers() {
+        for segment in segments {
             let norms = segment.get_fieldnorms_reader(field)?;
             match self.of_segment(segment) {
                 Some(allowed) => total += allowed.docs.iter().map(|&d| u64::from(norms.fieldnorm(d))).sum::<u64>(),

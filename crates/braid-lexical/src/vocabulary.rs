@@ -11,7 +11,7 @@ use braid_core::Result;
 use fst::automaton::Str;
 use fst::{Automaton, IntoStreamer, Map, Streamer};
 use tantivy::schema::Field;
-use tantivy::Searcher;
+use tantivy::SegmentReader;
 
 use crate::deletions::Deletions;
 use crate::error::{lexical, LexicalError};
@@ -57,12 +57,12 @@ pub(crate) struct Neighbour {
 }
 
 impl Vocabulary {
-    /// The vocabulary of `field` over `searcher`'s segments; `previous` (the vocabulary of the
-    /// snapshot before) lends its typo index's work for the words both hold, with the same
-    /// result as without it.
-    pub fn build(searcher: &Searcher, field: Field, previous: Option<&Vocabulary>) -> Result<Self> {
+    /// The vocabulary of `field` over `segments`; `previous` (the vocabulary of the snapshot
+    /// before) lends its typo index's work for the words both hold, with the same result as
+    /// without it.
+    pub fn build(segments: &[SegmentReader], field: Field, previous: Option<&Vocabulary>) -> Result<Self> {
         let mut merged: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
-        for segment in searcher.segment_readers() {
+        for segment in segments {
             let inverted = segment.inverted_index(field).map_err(lexical)?;
             let mut stream = inverted.terms().stream().map_err(lexical)?;
             while stream.advance() {

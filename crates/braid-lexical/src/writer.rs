@@ -1,5 +1,7 @@
 //! Adding, replacing and deleting records in the inverted index.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use braid_core::{Error, Ordinal, Record, Result, NO_ACL_TOKEN, NO_TENANT_TOKEN};
@@ -8,9 +10,11 @@ use tantivy::schema::Field;
 use tantivy::tokenizer::{PreTokenizedString, TextAnalyzer};
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
-use crate::analysis::{for_mode, head_terms, tokens, Analyzer, ModeAnalyzers, HEAD_WORDS};
+use crate::analysis::{for_mode, head_terms, tokens, ModeAnalyzers, HEAD_WORDS};
 use crate::cjk::HanMode;
 use crate::error::lexical;
+use crate::index::Shared;
+use crate::partition::{Catalog, Part};
 use crate::schema::Fields;
 use crate::visibility::section_key;
 
@@ -27,10 +31,42 @@ pub enum Merges {
 }
 
 /// The single writer of a lexical index. Changes become visible to searches at `commit()`.
+///
+/// A record goes to its partition ([`crate::partition`]): a promoted tenant's record to that
+/// tenant's, every other record to the main one.
+///
+/// **A commit is atomic across partitions.** The main partition's commit is the commit point;
+/// its [`Catalog`] says which tenant records belong to it. A commit runs in three steps:
+/// 1. each tenant partition it wrote commits its new records (ordinals above the catalog's
+///    `ords_through`, which searches do not see yet) and nothing else;
+/// 2. the main partition commits its own changes with the new catalog: `ords_through` raised
+///    to this commit's records, and the tenant records this commit replaced or deleted listed
+///    as `superseded` (searches stop seeing them here);
+/// 3. the tenant partitions delete the superseded records.
+///
+/// A crash before step 2 leaves the index as it was before the commit, one after it as it is
+/// after; the next writer deletes what the catalog hides before it writes (see
+/// [`LexicalWriter::new`]). After the commit, each pooled tenant it wrote that now holds
+/// [`braid_core::PROMOTE_AT`] records is promoted ([`crate::promote`]).
 pub struct LexicalWriter {
-    /// tantivy's writer; `None` only when reopening it after waiting for its merges failed
-    /// (every later call then reports [`Error::Lexical`]).
-    writer: Option<IndexWriter>,
+    shared: Arc<Shared>,
+    /// The main partition's tantivy writer; `None` only when reopening it after waiting for
+    /// its merges failed (every later call then reports [`Error::Lexical`]).
+    main: Option<IndexWriter>,
+    /// The writers of promoted tenants' partitions, opened when first written.
+    tenants: BTreeMap<String, IndexWriter>,
+    /// The main partition's last catalog (see the type's docs).
+    catalog: Catalog,
+    /// The partition and ordinal of each record written since the last commit, by id.
+    pending: HashMap<String, (Part, Ordinal)>,
+    /// Committed records of promoted tenants that the next commit replaces or deletes.
+    superseded: BTreeMap<String, Vec<Ordinal>>,
+    /// The highest ordinal written since the last commit.
+    written_through: Option<Ordinal>,
+    /// Pooled tenants written since the last commit: the candidates for promotion.
+    pooled: BTreeSet<String>,
+    /// Promoted tenants whose partitions were written since the last commit.
+    written: BTreeSet<String>,
     heap_bytes: usize,
     merges: Merges,
     pub(crate) fields: Fields,
@@ -65,26 +101,86 @@ impl From<u64> for ContentDigest {
 }
 
 impl LexicalWriter {
-    pub(crate) fn new(writer: IndexWriter, heap_bytes: usize, fields: Fields, analyzer: Analyzer) -> Self {
-        LexicalWriter {
-            writer: Some(writer),
+    /// The writer of the index `shared`, over tantivy's writer `main` of its main partition.
+    /// First it completes what a crash left of the last commit: each tenant partition deletes
+    /// the records the main partition's catalog hides (those of a commit the crash cut short
+    /// before its commit point, and those its last commit superseded).
+    pub(crate) fn new(shared: Arc<Shared>, main: IndexWriter, heap_bytes: usize) -> Result<Self> {
+        let catalog = Catalog::read(shared.main.index.load_metas().map_err(lexical)?.payload.as_deref())?;
+        let analyzer = shared.config.analyzer;
+        let mut writer = LexicalWriter {
+            fields: shared.fields.clone(),
+            shared,
+            main: Some(main),
+            tenants: BTreeMap::new(),
+            catalog,
+            pending: HashMap::new(),
+            superseded: BTreeMap::new(),
+            written_through: None,
+            pooled: BTreeSet::new(),
+            written: BTreeSet::new(),
             heap_bytes,
             merges: Merges::Background,
-            fields,
             text: analyzer.build(),
             by_mode: ModeAnalyzers::both(analyzer),
-        }
+        };
+        writer.delete_hidden()?;
+        Ok(writer)
     }
 
-    fn tantivy(&mut self) -> Result<&mut IndexWriter> {
-        self.writer.as_mut().ok_or_else(|| Error::Lexical("the writer was closed by a failed reopen".into()))
+    /// Deletes from each tenant partition the records the catalog hides, and commits those it
+    /// changed.
+    fn delete_hidden(&mut self) -> Result<()> {
+        let ord_field = self.fields.ord;
+        for tenant in self.catalog.promoted.clone() {
+            let part = self.shared.tenant_part(&tenant)?;
+            let searcher = part.index.reader().map_err(lexical)?.searcher();
+            let mut hidden = Vec::new();
+            for segment in searcher.segment_readers() {
+                let ords = segment.fast_fields().u64("ord").map_err(lexical)?;
+                hidden.extend(
+                    segment.doc_ids_alive().filter_map(|d| ords.first(d)).filter(|&o| self.catalog.hides(&tenant, o)),
+                );
+            }
+            if hidden.is_empty() {
+                continue;
+            }
+            let writer = self.writer_of(&Part::Tenant(tenant.clone()))?;
+            for ord in hidden {
+                writer.delete_term(Term::from_field_u64(ord_field, ord));
+            }
+            self.commit_tenant(&tenant)?;
+        }
+        Ok(())
+    }
+
+    fn main(&mut self) -> Result<&mut IndexWriter> {
+        self.main.as_mut().ok_or_else(|| Error::Lexical("the writer was closed by a failed reopen".into()))
+    }
+
+    /// The writer of `part`, opened on first use.
+    fn writer_of(&mut self, part: &Part) -> Result<&mut IndexWriter> {
+        let token = match part {
+            Part::Main => return self.main(),
+            Part::Tenant(token) => token,
+        };
+        if !self.tenants.contains_key(token) {
+            let index = self.shared.tenant_part(token)?.index;
+            let writer = self.shared.open_writer(&index, self.heap_bytes)?;
+            writer.set_merge_policy(self.policy());
+            self.tenants.insert(token.clone(), writer);
+        }
+        self.tenants.get_mut(token).ok_or_else(|| Error::Lexical(format!("no writer for {token}")))
     }
 
     /// Chooses when segments merge (see [`Merges`]); takes effect for merges not yet started.
     pub fn set_merges(&mut self, merges: Merges) -> Result<()> {
         self.merges = merges;
         let policy = self.policy();
-        self.tantivy()?.set_merge_policy(policy);
+        self.main()?.set_merge_policy(policy);
+        for writer in self.tenants.values() {
+            writer.set_merge_policy(self.policy());
+        }
         Ok(())
     }
 
@@ -93,6 +189,34 @@ impl LexicalWriter {
             Merges::Background => Box::new(LogMergePolicy::default()),
             Merges::Deferred => Box::new(NoMergePolicy),
         }
+    }
+
+    /// The partition `record` belongs in.
+    fn placement(&self, record: &Record) -> Part {
+        match braid_core::sole_tenant(record.tenants()) {
+            Some(t) if self.catalog.promoted.contains(t) => Part::Tenant(t.to_string()),
+            _ => Part::Main,
+        }
+    }
+
+    /// Removes every version of the record with id `id`: in the main partition by its id
+    /// (with the main partition's commit); a committed one in a tenant partition by listing it
+    /// as superseded (deleted after the commit point); one written since the last commit by
+    /// its ordinal, in the partition it went to (it was never committed).
+    fn remove_versions(&mut self, id: &str) -> Result<()> {
+        let id_term = Term::from_field_text(self.fields.id, id);
+        self.main()?.delete_term(id_term);
+        for (part, ord) in self.shared.snapshot().versions_of(id)? {
+            if let Part::Tenant(tenant) = part {
+                self.superseded.entry(tenant).or_default().push(ord);
+            }
+        }
+        if let Some((Part::Tenant(tenant), ord)) = self.pending.remove(id) {
+            let term = Term::from_field_u64(self.fields.ord, ord);
+            self.writer_of(&Part::Tenant(tenant.clone()))?.delete_term(term);
+            self.written.insert(tenant);
+        }
+        Ok(())
     }
 
     /// Adds `record` under ordinal `ord`, replacing any record with the same id.
@@ -105,34 +229,143 @@ impl LexicalWriter {
         let digest = digest.into();
         record.validate()?;
         let doc = self.document(ord, record, &digest)?;
-        let id = Term::from_field_text(self.fields.id, record.id());
-        let writer = self.tantivy()?;
-        writer.delete_term(id);
-        writer.add_document(doc).map_err(lexical)?;
+        let part = self.placement(record);
+        self.remove_versions(record.id())?;
+        self.writer_of(&part)?.add_document(doc).map_err(lexical)?;
+        match &part {
+            Part::Main => self.pooled.extend(braid_core::sole_tenant(record.tenants()).map(str::to_string)),
+            Part::Tenant(tenant) => {
+                self.written.insert(tenant.clone());
+            }
+        }
+        self.written_through = self.written_through.max(Some(ord));
+        self.pending.insert(record.id().to_string(), (part, ord));
         Ok(())
     }
 
-    /// Deletes the record with external id `id` (a no-op when there is none, and on a writer
-    /// closed by a failed reopen, whose next commit fails).
-    pub fn delete(&mut self, id: &str) {
-        if let Some(writer) = &self.writer {
-            writer.delete_term(Term::from_field_text(self.fields.id, id));
-        }
+    /// Deletes the record with external id `id` (a no-op when there is none).
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when the partition holding it cannot be written, or on a writer
+    /// closed by a failed reopen.
+    pub fn delete(&mut self, id: &str) -> Result<()> {
+        self.remove_versions(id)
     }
 
-    /// Makes every change since the last commit durable and visible to new snapshots.
+    /// Makes every change since the last commit durable and visible to new snapshots,
+    /// atomically across partitions (see the type's docs), then promotes the pooled tenants it
+    /// wrote that reached the threshold.
     ///
     /// # Errors
     /// [`Error::Lexical`] when tantivy cannot commit (for example, the disk is full).
     pub fn commit(&mut self) -> Result<()> {
-        self.tantivy()?.commit().map_err(lexical)?;
+        self.commit_new_records()?;
+        self.commit_point()?;
+        self.delete_superseded()?;
+        self.shared.reload()?;
+        for tenant in std::mem::take(&mut self.pooled) {
+            if self.promotion_due(&tenant)? {
+                self.promote(&tenant)?;
+            }
+        }
         Ok(())
     }
 
-    /// Merges every committed segment into one and purges deleted records from disk (a
-    /// "force merge"). A search then walks one postings list per term instead of one per
-    /// segment. Changes not yet committed are not part of the merge. The merge swaps its
-    /// segment in atomically: a crash leaves the index as it was before or after, never between.
+    /// A commit's first step: the tenant partitions' new records, which the catalog does not
+    /// reach yet.
+    pub(crate) fn commit_new_records(&mut self) -> Result<()> {
+        for tenant in std::mem::take(&mut self.written) {
+            self.commit_tenant(&tenant)?;
+        }
+        Ok(())
+    }
+
+    /// A commit's second step, its commit point: the main partition with the new catalog.
+    pub(crate) fn commit_point(&mut self) -> Result<()> {
+        let mut catalog = self.catalog.clone();
+        catalog.ords_through = catalog.ords_through.max(self.written_through.take());
+        catalog.superseded = std::mem::take(&mut self.superseded);
+        self.pending.clear();
+        self.commit_main(catalog)
+    }
+
+    /// A commit's last step: what it superseded leaves the tenant partitions.
+    pub(crate) fn delete_superseded(&mut self) -> Result<()> {
+        let ord_field = self.fields.ord;
+        for (tenant, ords) in self.catalog.superseded.clone() {
+            let writer = self.writer_of(&Part::Tenant(tenant.clone()))?;
+            for ord in ords {
+                writer.delete_term(Term::from_field_u64(ord_field, ord));
+            }
+            self.commit_tenant(&tenant)?;
+        }
+        Ok(())
+    }
+
+    /// Commits promoted `tenant`'s partition and makes the commit durable.
+    fn commit_tenant(&mut self, tenant: &str) -> Result<()> {
+        self.writer_of(&Part::Tenant(tenant.to_string()))?.commit().map_err(lexical)?;
+        if let Some(path) = &self.shared.path {
+            let dir = path.join(braid_core::tenant_dir_name(tenant));
+            sync_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+        }
+        Ok(())
+    }
+
+    /// Commits the main partition with `catalog`, which becomes the writer's.
+    fn commit_main(&mut self, catalog: Catalog) -> Result<()> {
+        let payload = catalog.payload();
+        let mut prepared = self.main()?.prepare_commit().map_err(lexical)?;
+        prepared.set_payload(&payload);
+        prepared.commit().map_err(lexical)?;
+        if let Some(path) = &self.shared.path {
+            sync_dir(path).map_err(|e| Error::io(path, e))?;
+        }
+        self.catalog = catalog;
+        Ok(())
+    }
+
+    /// Whether pooled `tenant` holds the records that promote it.
+    fn promotion_due(&self, tenant: &str) -> Result<bool> {
+        let at = self.shared.promote_at();
+        let snapshot = self.shared.snapshot();
+        // The postings' document frequency counts deleted records too: a bound, checked
+        // first so that a small tenant costs a dictionary lookup per commit.
+        if snapshot.main_tenant_bound(tenant)? < at as u64 {
+            return Ok(false);
+        }
+        Ok(snapshot.main_records_of(tenant)?.iter().map(|(_, docs)| docs.len()).sum::<usize>() >= at)
+    }
+
+    /// Moves pooled `tenant`'s records to a partition of its own (see [`crate::promote`]).
+    fn promote(&mut self, tenant: &str) -> Result<()> {
+        // Merges would change the main partition's segments under the copy: wait them out.
+        self.main()?.set_merge_policy(Box::new(NoMergePolicy));
+        let reopened = settle(self.main.take(), self.heap_bytes)?;
+        self.main = Some(reopened);
+        self.shared.reload()?;
+        let snapshot = self.shared.snapshot();
+        let moved = crate::promote::copy_out(&self.shared, &snapshot, tenant)?;
+        let id_field = self.fields.id;
+        let main = self.main()?;
+        for id in &moved {
+            main.delete_term(Term::from_field_text(id_field, id));
+        }
+        let mut catalog = self.catalog.clone();
+        catalog.promoted.insert(tenant.to_string());
+        catalog.superseded.clear();
+        self.commit_main(catalog)?;
+        let policy = self.policy();
+        self.main()?.set_merge_policy(policy);
+        self.shared.reload()
+    }
+
+    /// Promotes every pooled tenant that holds the records that promote it, then merges every
+    /// committed segment of each partition into one and purges deleted records from disk (a
+    /// "force merge"). A search then walks one postings list per term and
+    /// partition instead of one per segment. Changes not yet committed are not part of the
+    /// merge. Each merge swaps its segment in atomically: a crash leaves a partition as it was
+    /// before or after, never between.
     ///
     /// tantivy's merge policy may be merging some of those segments in the background: a
     /// second merge over the same segments would find them gone when it ends ("the segments
@@ -143,31 +376,36 @@ impl LexicalWriter {
     /// # Errors
     /// [`Error::Lexical`] when the merged segment cannot be written.
     pub fn merge_segments(&mut self) -> Result<()> {
-        self.tantivy()?.set_merge_policy(Box::new(NoMergePolicy));
-        self.settle_merges()?;
-        let writer = self.tantivy()?;
-        let segments = writer.index().searchable_segment_ids().map_err(lexical)?;
-        let deletes = writer.index().searchable_segment_metas().map_err(lexical)?.iter().any(|m| m.has_deletes());
-        if segments.len() > 1 || deletes {
-            writer.merge(&segments).wait().map_err(lexical)?;
-            writer.garbage_collect_files().wait().map_err(lexical)?;
+        // An index written before partitions (or by a writer that promoted at a higher count)
+        // gets its tenants' partitions here: `braid index` ends with this merge.
+        for tenant in self.shared.snapshot().main_tenants()? {
+            if self.promotion_due(&tenant)? {
+                self.promote(&tenant)?;
+            }
         }
-        let policy = self.policy();
-        self.tantivy()?.set_merge_policy(policy);
-        Ok(())
-    }
-
-    /// Waits until no background merge runs, by closing tantivy's writer (which waits for its
-    /// merging threads) and opening a new one with the same budget and no merge policy.
-    /// Everything up to the last commit is on disk; uncommitted changes would be lost, so this
-    /// runs only right after a commit.
-    fn settle_merges(&mut self) -> Result<()> {
-        let Some(writer) = self.writer.take() else { return Err(Error::Lexical("the writer is closed".into())) };
-        let index = writer.index().clone();
-        writer.wait_merging_threads().map_err(lexical)?;
-        let reopened = open_writer(&index, self.heap_bytes, REOPEN_PATIENCE).map_err(lexical)?;
-        reopened.set_merge_policy(Box::new(NoMergePolicy));
-        self.writer = Some(reopened);
+        let parts: Vec<Part> =
+            std::iter::once(Part::Main).chain(self.catalog.promoted.iter().map(|t| Part::Tenant(t.clone()))).collect();
+        for part in parts {
+            self.writer_of(&part)?.set_merge_policy(Box::new(NoMergePolicy));
+            let settled = match &part {
+                Part::Main => settle(self.main.take(), self.heap_bytes)?,
+                Part::Tenant(token) => settle(self.tenants.remove(token), self.heap_bytes)?,
+            };
+            let segments = settled.index().searchable_segment_ids().map_err(lexical)?;
+            let deletes = settled.index().searchable_segment_metas().map_err(lexical)?.iter().any(|m| m.has_deletes());
+            let mut settled = settled;
+            if segments.len() > 1 || deletes {
+                settled.merge(&segments).wait().map_err(lexical)?;
+                settled.garbage_collect_files().wait().map_err(lexical)?;
+            }
+            settled.set_merge_policy(self.policy());
+            match part {
+                Part::Main => self.main = Some(settled),
+                Part::Tenant(token) => {
+                    self.tenants.insert(token, settled);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -245,6 +483,29 @@ impl LexicalWriter {
         }
         Ok(doc)
     }
+}
+
+/// Waits until no background merge of `writer` runs, by closing it (tantivy waits for its
+/// merging threads only then) and opening a new one with the same budget and no merge policy.
+/// Everything up to the last commit is on disk; uncommitted changes would be lost, so this
+/// runs only right after a commit.
+fn settle(writer: Option<IndexWriter>, heap_bytes: usize) -> Result<IndexWriter> {
+    let Some(writer) = writer else { return Err(Error::Lexical("the writer is closed".into())) };
+    let index = writer.index().clone();
+    writer.wait_merging_threads().map_err(lexical)?;
+    let reopened = open_writer(&index, heap_bytes, REOPEN_PATIENCE).map_err(lexical)?;
+    reopened.set_merge_policy(Box::new(NoMergePolicy));
+    Ok(reopened)
+}
+
+/// Makes the entries of `dir` durable (tantivy renames `meta.json` without syncing its
+/// directory).
+pub(crate) fn sync_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 fn add_tokenized(doc: &mut TantivyDocument, field: Field, analyzer: &TextAnalyzer, text: &str) {

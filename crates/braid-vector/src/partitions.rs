@@ -38,16 +38,9 @@ use crate::persist::VECTORS_FILE;
 use crate::search::{better, SearchPath, VectorSearch};
 use crate::store::{CheckedRecord, VectorStore};
 
-/// A tenant in the pool is promoted to a partition of its own once it holds this many records.
-///
-/// In the pool a tenant's records are looked up one by one (about 100 ns a 384-d int8 record
-/// out of cache, against 30 for a walk over a store of its own), so at 10,000 records a scan of
-/// the whole tenant costs at most about a millisecond before it moves; below it, a tenant costs
-/// no files of its own.
-pub const PROMOTE_AT: usize = 10_000;
+pub use braid_core::PROMOTE_AT;
 
 const POOL_DIR: &str = "pool";
-const TENANT_DIR_PREFIX: &str = "tenant-";
 
 /// Where a record's vectors live.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -67,11 +60,7 @@ impl Partition {
         match self {
             Partition::Shared => "shared".into(),
             Partition::Pool => POOL_DIR.into(),
-            Partition::Tenant(token) => {
-                let name = token.strip_prefix(braid_core::TENANT_PREFIX).unwrap_or(token);
-                let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
-                format!("{TENANT_DIR_PREFIX}{hex}")
-            }
+            Partition::Tenant(token) => braid_core::tenant_dir_name(token),
         }
     }
 
@@ -88,14 +77,7 @@ impl Partition {
         if name == POOL_DIR {
             return Some(Partition::Pool);
         }
-        let hex = name.strip_prefix(TENANT_DIR_PREFIX)?;
-        if hex.is_empty() || hex.len() % 2 != 0 {
-            return None;
-        }
-        let bytes: Option<Vec<u8>> =
-            (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect();
-        let name = String::from_utf8(bytes?).ok()?;
-        Some(Partition::Tenant(format!("{}{name}", braid_core::TENANT_PREFIX)))
+        braid_core::tenant_of_dir_name(name).map(Partition::Tenant)
     }
 }
 

@@ -68,7 +68,7 @@ impl View<'_> {
     /// live record is allowed, else by walking its postings.
     fn count(&self, term: &Term) -> tantivy::Result<u64> {
         let mut count = 0u64;
-        for segment in self.snapshot.searcher.segment_readers() {
+        for segment in self.scope.readers() {
             if self.docs.of_segment(segment).is_none() && segment.alive_bitset().is_none() {
                 // Every document of the segment is allowed and alive.
                 count += u64::from(segment.inverted_index(term.field())?.doc_freq(term)?);
@@ -151,8 +151,8 @@ impl VisibleCounts for View<'_> {
 
     fn each_allowed_with_word(&self, word: &str, mut found: impl FnMut(SegmentOrdinal, DocId)) {
         let term = Term::from_field_text(self.snapshot.fields.words, word);
-        for (ordinal, segment) in self.snapshot.searcher.segment_readers().iter().enumerate() {
-            if let Err(e) = self.each_allowed(segment, &term, |doc| found(ordinal as SegmentOrdinal, doc)) {
+        for (ordinal, segment) in self.scope.iter() {
+            if let Err(e) = self.each_allowed(segment, &term, |doc| found(ordinal, doc)) {
                 self.remember(e);
                 return;
             }
@@ -170,7 +170,7 @@ impl Statistics for View<'_> {
     }
 
     fn total_length(&self, field: Field) -> tantivy::Result<u64> {
-        self.docs.total_length(&self.snapshot.searcher, field)
+        self.docs.total_length(self.scope.readers(), field)
     }
 }
 

@@ -43,7 +43,7 @@ impl View<'_> {
             let m = match masks.entry(address.segment_ord) {
                 Entry::Occupied(e) => e.into_mut(),
                 Entry::Vacant(e) => {
-                    let segment = s.searcher.segment_reader(address.segment_ord);
+                    let segment = s.segments.reader(address.segment_ord);
                     e.insert(constraints.masks(segment).map_err(lexical)?)
                 }
             };
@@ -53,7 +53,7 @@ impl View<'_> {
                 Verdict::Reject => false,
                 Verdict::Read if reads < MAX_PHRASE_CHECKS => {
                     reads += 1;
-                    constraints.holds(&s.searcher, address, m).map_err(lexical)?
+                    constraints.holds(&s.segments, address, m).map_err(lexical)?
                 }
                 Verdict::Read => false,
             };

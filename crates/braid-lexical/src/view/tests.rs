@@ -91,12 +91,12 @@ fn scorer_scores_like_tantivy_with_visible_statistics() {
     }
     writer.commit().unwrap();
     for i in (0..400).step_by(13) {
-        writer.delete(&format!("r{i}"));
+        writer.delete(&format!("r{i}")).unwrap();
     }
     writer.commit().unwrap();
     index.reload().unwrap();
     let snapshot = index.snapshot();
-    assert!(snapshot.searcher.segment_readers().len() > 1, "the test needs several segments");
+    assert!(snapshot.segments.readers().len() > 1, "the test needs several segments");
 
     for principal in [Principal::public(), Principal::from_verified_tokens(["group:staff"])] {
         let allowed = snapshot.allowed_set(Visibility::new(principal, AccessPolicy::Public, None)).unwrap();
@@ -126,12 +126,11 @@ fn scorer_scores_like_tantivy_with_visible_statistics() {
                     Vec::new()
                 } else {
                     let query = restrict(&view.docs, Box::new(BooleanQuery::new(clauses)));
-                    let top = snapshot
-                        .searcher
-                        .search_with_statistics_provider(&*query, &TopDocs::with_limit(depth), &view)
-                        .unwrap();
+                    let top = view.scope.search_scored(&*query, &TopDocs::with_limit(depth), &view).unwrap();
                     top.into_iter()
-                        .map(|(s, a)| (snapshot.ord_columns[a.segment_ord as usize].first(a.doc_id).unwrap(), s))
+                        .map(|(s, a)| {
+                            (snapshot.segments.ord_columns[a.segment_ord as usize].first(a.doc_id).unwrap(), s)
+                        })
                         .collect()
                 };
                 assert_eq!(fast.len(), reference.len(), "query {q} {text:?} depth {depth}");
