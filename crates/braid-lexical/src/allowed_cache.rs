@@ -3,14 +3,55 @@
 //! A snapshot never changes, so neither does the set a rule admits on it: the set is computed
 //! once per rule and kept. Keys name filters that callers choose, so the cache is bounded by
 //! size, least recently used first out.
+//!
+//! Caches are kept per scope ([`ScopedCaches`]): principals who read the same partitions share
+//! one, and a promoted tenant's principals have their own, so no other tenant's requests
+//! evict (or wait on the lock of) their sets.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::visibility::AllowedDocs;
 
-/// Bytes of allowed sets (and their keys) one snapshot keeps.
+/// Bytes of allowed sets (and their keys) the main scope of a snapshot keeps; the promoted
+/// tenants' scopes share as much again.
 pub const ALLOWED_CACHE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The least a promoted tenant's scope keeps, however many tenants share the budget: room for
+/// three allowed sets with their frequencies counted at their most.
+const MIN_SCOPE_BYTES: usize = 1024 * 1024;
+
+/// One [`AllowedCache`] per scope, keyed by the promoted tenants a scope reads (none: the main
+/// partition alone). The main scope keeps [`ALLOWED_CACHE_BYTES`]; the promoted tenants' scopes
+/// share as much again, evenly (at least [`MIN_SCOPE_BYTES`] each).
+#[derive(Default)]
+pub(crate) struct ScopedCaches {
+    caches: RwLock<HashMap<Vec<String>, Arc<Mutex<AllowedCache>>>>,
+}
+
+impl ScopedCaches {
+    /// The set kept for `rule` in the cache of `scope`, if any.
+    pub(crate) fn get(&self, scope: &[String], rule: &str) -> Option<Arc<AllowedDocs>> {
+        let cache = self.caches.read().unwrap_or_else(|p| p.into_inner()).get(scope).cloned()?;
+        let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.get(rule)
+    }
+
+    /// Keeps `docs` for `rule` in the cache of `scope`, of a snapshot with `promoted` promoted
+    /// tenants.
+    pub(crate) fn insert(&self, scope: &[String], rule: String, docs: Arc<AllowedDocs>, promoted: usize) {
+        let budget = if scope.is_empty() {
+            ALLOWED_CACHE_BYTES
+        } else {
+            (ALLOWED_CACHE_BYTES / promoted.max(1)).max(MIN_SCOPE_BYTES)
+        };
+        let cache = {
+            let mut caches = self.caches.write().unwrap_or_else(|p| p.into_inner());
+            caches.entry(scope.to_vec()).or_default().clone()
+        };
+        cache.lock().unwrap_or_else(|p| p.into_inner()).insert(rule, docs, budget);
+    }
+}
 
 /// Allowed sets by rule, bounded in bytes ([`ALLOWED_CACHE_BYTES`]).
 #[derive(Default)]
@@ -59,6 +100,25 @@ mod tests {
         let mut docs = AllowedDocs::default();
         docs.ords = (0..ords).collect::<OrdSet>();
         Arc::new(docs)
+    }
+
+    /// A tenant's sets stay however many rules another tenant's principals send: each scope
+    /// evicts only its own.
+    #[test]
+    fn one_scope_never_evicts_another() {
+        let caches = ScopedCaches::default();
+        let (a, b) = (vec!["tenant:a".to_string()], vec!["tenant:b".to_string()]);
+        caches.insert(&a, "a's rule".into(), docs(1000), 1000);
+        for i in 0..20 {
+            caches.insert(&b, format!("b's rule {i}"), docs(1000), 1000);
+        }
+        assert!(caches.get(&a, "a's rule").is_some());
+        assert!(caches.get(&b, "b's rule 0").is_none(), "b's scope is bounded");
+        assert!(caches.get(&b, "b's rule 19").is_some());
+        for i in 0..20 {
+            caches.insert(&a, format!("a's rule {i}"), docs(1000), 1000);
+        }
+        assert!(caches.get(&a, "a's rule").is_none(), "within one scope the oldest goes");
     }
 
     /// Keys are filters callers choose: however many they send, the cache stays within its

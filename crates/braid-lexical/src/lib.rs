@@ -48,7 +48,7 @@
 //! | `schema` | Which tantivy fields a record becomes ([`SchemaConfig`]). |
 //! | `snapshot` | What one commit holds: allowed sets, stored records, ids, chunks ([`Snapshot`]). |
 //! | `segments` | Every partition's segments as one list, and the scope a request reads. |
-//! | `allowed_cache` | Which allowed sets a snapshot keeps, within [`ALLOWED_CACHE_BYTES`]. |
+//! | `allowed_cache` | Which allowed sets a snapshot keeps, per scope, within [`ALLOWED_CACHE_BYTES`]. |
 //! | `visibility` | Which documents a visibility rule admits, per segment (ACL, tenant, filter). |
 //! | `stored` | What a stored document reads back as ([`IndexedRecord`], feedback heads). |
 //! | `ids` | A segment's external ids, from its `id` column. |

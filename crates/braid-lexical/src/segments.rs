@@ -201,6 +201,20 @@ impl<'a> Scope<'a> {
         self.readers().map(|r| u64::from(r.num_docs())).sum()
     }
 
+    /// The promoted tenants whose partitions are in scope, in token order.
+    pub(crate) fn promoted_tenants(&self) -> Vec<String> {
+        let segments = self.segments;
+        segments
+            .parts
+            .iter()
+            .zip(&self.visible)
+            .filter_map(|(p, visible)| match (&p.part, visible) {
+                (Part::Tenant(token), true) => Some(token.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Whether every partition is in scope.
     pub(crate) fn is_all(&self) -> bool {
         self.visible.iter().all(|v| *v)

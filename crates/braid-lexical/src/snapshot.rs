@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use braid_core::{AllowedSet, Error, OrdSet, Ordinal, Result, Visibility};
 use tantivy::index::SegmentId;
@@ -16,7 +16,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, DocId, DocSet, TantivyDocument, Term, TERMINATED};
 
-use crate::allowed_cache::{AllowedCache, ALLOWED_CACHE_BYTES};
+use crate::allowed_cache::ScopedCaches;
 use crate::analysis::{self, for_mode, words_analyzer, ModeAnalyzers, HEAD_WORDS};
 use crate::cjk::HanMode;
 use crate::error::lexical;
@@ -47,7 +47,7 @@ pub struct Snapshot {
     pub(crate) phonetic: Phonetic,
     /// Allowed sets already computed on this snapshot, by visibility rule. A snapshot never
     /// changes, so neither does the set a rule admits on it.
-    allowed_cache: Mutex<AllowedCache>,
+    allowed_cache: ScopedCaches,
     /// The index's synonym set (read once per request by [`Snapshot::view`]).
     pub(crate) synonyms: SynonymsHandle,
 }
@@ -77,7 +77,7 @@ impl Snapshot {
             by_mode,
             vocabulary,
             phonetic,
-            allowed_cache: Mutex::new(AllowedCache::default()),
+            allowed_cache: ScopedCaches::default(),
             synonyms,
         })
     }
@@ -112,7 +112,8 @@ impl Snapshot {
     }
 
     /// What `visibility` admits on this snapshot, as ordinals and as document ids per segment;
-    /// computed once per rule (the key names the principal's tokens, the policy and the filter).
+    /// computed once per rule (the key names the principal's tokens, the policy and the filter)
+    /// and kept in the cache of the rule's scope (the partitions it reads).
     pub(crate) fn allowed_docs(&self, visibility: &Visibility) -> Result<Arc<AllowedDocs>> {
         let key = format!(
             "{:?}|{:?}|{:?}|{:?}",
@@ -121,16 +122,16 @@ impl Snapshot {
             visibility.owner_terms(),
             visibility.filter()
         );
-        let cached = self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key);
-        if let Some(docs) = cached {
+        let scope = self.scope(visibility);
+        let tenants = scope.promoted_tenants();
+        if let Some(docs) = self.allowed_cache.get(&tenants, &key) {
             return Ok(docs);
         }
         let query = visibility_query(&self.fields, visibility)?;
-        let scope = self.scope(visibility);
         let mut docs = scope.search(&*query, &AllowedCollector).map_err(lexical)?;
         docs.everything = docs.ords.len() as u64 == scope.num_docs();
         let docs = Arc::new(docs);
-        self.allowed_cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, docs.clone(), ALLOWED_CACHE_BYTES);
+        self.allowed_cache.insert(&tenants, key, docs.clone(), self.segments.promoted_tenants().len());
         Ok(docs)
     }
 
