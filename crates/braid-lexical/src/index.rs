@@ -254,7 +254,7 @@ impl Shared {
         if previous.as_ref().is_some_and(|p| p.segments.same_commits(&parts, &catalog)) {
             return Ok(());
         }
-        let segments = Segments::new(parts, catalog, &self.fields)?;
+        let segments = Segments::new(parts, catalog, &self.fields, previous.as_deref().map(|p| &p.segments))?;
         let snapshot = Snapshot::new(
             segments,
             self.fields.clone(),

@@ -8,6 +8,7 @@
 //! single syllable names too many characters to mean anything.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use braid_core::is_han;
 #[cfg(feature = "cjk")]
@@ -57,10 +58,17 @@ pub(crate) struct Reading {
 }
 
 impl Phonetic {
-    /// Keys every Chinese word of `vocabulary` (words of Han characters only).
-    pub fn build(vocabulary: &Vocabulary) -> Phonetic {
+    /// Keys every Chinese word of the `vocabularies` (words of Han characters only), with its
+    /// document frequency summed over them.
+    pub fn build(vocabularies: &[Arc<Vocabulary>]) -> Phonetic {
+        let mut words: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+        for vocabulary in vocabularies {
+            for (word, df) in vocabulary.han_words() {
+                *words.entry(word).or_insert(0) += df;
+            }
+        }
         let mut out = Phonetic::default();
-        for (word, df) in vocabulary.han_words() {
+        for (word, df) in words {
             let chars = word.chars().count();
             if !(2..=MAX_WORD_CHARS).contains(&chars) || !word.chars().all(is_han) {
                 continue;

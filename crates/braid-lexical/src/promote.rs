@@ -207,6 +207,27 @@ mod tests {
         }
     }
 
+    /// A commit builds the vocabulary of the small segments again and keeps the large ones'.
+    #[test]
+    fn a_commit_rebuilds_only_the_small_segments_vocabulary() {
+        let index = written(None, 10);
+        let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+        // No merge may change the segments between the two snapshots.
+        writer.set_merges(crate::Merges::Deferred).unwrap();
+        writer.merge_segments().unwrap();
+        index.reload().unwrap();
+        let before = index.snapshot();
+        assert_eq!(before.vocabularies.len(), 1, "merged: large segments only");
+        let acme = Record::new("fresh").title("zyzzyva").body("zyzzyva").acl(["tenant:acme"]);
+        writer.upsert(900, &acme, 0).unwrap();
+        writer.commit().unwrap();
+        let after = index.snapshot();
+        assert_eq!(after.vocabularies.len(), 2);
+        assert!(std::sync::Arc::ptr_eq(&before.vocabularies[0].vocabulary, &after.vocabularies[0].vocabulary));
+        assert_eq!(after.vocabularies[0].vocabulary.df("zyzzyva"), 0);
+        assert_eq!(after.vocabulary().df("zyzzyva"), 1);
+    }
+
     /// Promotions survive a reopen; a tenant directory that no commit names (a crash between
     /// the copy and the commit of the main partition) is never read, and is replaced by the
     /// next promotion.

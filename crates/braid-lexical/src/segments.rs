@@ -8,12 +8,15 @@
 //! dictionaries, field norms, columns — it reaches through its scope, so a search never opens a
 //! segment of a partition its principal cannot see.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use braid_core::Visibility;
 use tantivy::collector::Collector;
 use tantivy::columnar::Column;
 use tantivy::directory::OwnedBytes;
 use tantivy::fastfield::{write_alive_bitset, AliveBitSet};
-use tantivy::index::SegmentMeta;
+use tantivy::index::{SegmentId, SegmentMeta};
 use tantivy::query::{Bm25StatisticsProvider, EnableScoring, Query};
 use tantivy::schema::document::DocumentDeserialize;
 use tantivy::schema::IndexRecordOption;
@@ -57,14 +60,29 @@ pub(crate) struct Segments {
     pub(crate) ord_columns: Vec<Column<u64>>,
     /// Each segment's `id` column, where it has one (segments written before it existed keep
     /// ids in the document store only).
-    pub(crate) id_columns: Vec<Option<SegmentIds>>,
+    pub(crate) id_columns: Vec<Option<Arc<SegmentIds>>>,
 }
 
 impl Segments {
     /// The segments of each partition's latest commit, the main partition first, as the main
     /// partition's `catalog` says they are: a tenant partition's record that the catalog hides
-    /// ([`Catalog::hides`]) is read as deleted.
-    pub(crate) fn new(commits: Vec<PartCommit>, catalog: Catalog, fields: &Fields) -> braid_core::Result<Self> {
+    /// ([`Catalog::hides`]) is read as deleted. A segment `previous` (the segments of the
+    /// snapshot before) held keeps the ids it read: a segment never changes.
+    pub(crate) fn new(
+        commits: Vec<PartCommit>,
+        catalog: Catalog,
+        fields: &Fields,
+        previous: Option<&Segments>,
+    ) -> braid_core::Result<Self> {
+        let known: HashMap<SegmentId, Arc<SegmentIds>> = previous
+            .map(|p| {
+                p.readers
+                    .iter()
+                    .zip(&p.id_columns)
+                    .filter_map(|(r, ids)| Some((r.segment_id(), ids.clone()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
         let mut parts = Vec::with_capacity(commits.len());
         let mut readers = Vec::new();
         let mut part_of = Vec::new();
@@ -78,8 +96,14 @@ impl Segments {
                     Part::Tenant(token) => as_committed(&commit, segment, &ords, &catalog, token, fields)?,
                     Part::Main => segment.clone(),
                 };
-                let ids = segment.fast_fields().str("id").map_err(lexical)?;
-                id_columns.push(ids.map(|c| SegmentIds::read(&c)).transpose().map_err(lexical)?);
+                let ids = match known.get(&segment.segment_id()) {
+                    Some(ids) => Some(ids.clone()),
+                    None => {
+                        let column = segment.fast_fields().str("id").map_err(lexical)?;
+                        column.map(|c| SegmentIds::read(&c)).transpose().map_err(lexical)?.map(Arc::new)
+                    }
+                };
+                id_columns.push(ids);
                 ord_columns.push(ords);
                 readers.push(segment);
                 part_of.push(i);
@@ -118,6 +142,18 @@ impl Segments {
     /// The segment with snapshot ordinal `ord`.
     pub(crate) fn reader(&self, ord: SegmentOrdinal) -> &SegmentReader {
         &self.readers[ord as usize]
+    }
+
+    /// The segments of the `i`-th partition (main first).
+    pub(crate) fn part_readers(&self, i: usize) -> &[SegmentReader] {
+        let start = self.parts[i].first as usize;
+        let end = self.parts.get(i + 1).map_or(self.readers.len(), |p| p.first as usize);
+        &self.readers[start..end]
+    }
+
+    /// The position of `part` among the partitions, if these segments hold it.
+    pub(crate) fn position(&self, part: &Part) -> Option<usize> {
+        self.parts.iter().position(|p| p.part == *part)
     }
 
     /// The partition of the segment with snapshot ordinal `ord`.

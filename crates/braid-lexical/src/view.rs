@@ -38,7 +38,7 @@ use crate::snapshot::Snapshot;
 use crate::synonyms::{Compiled, SynonymUse};
 use crate::top_k::OrdTop;
 use crate::visibility::{restrict, AllowedDocs};
-use crate::vocabulary::Lookups;
+use crate::vocabulary::{Lookups, ScopedVocabulary};
 use crate::weighted_query::WeightedQuery;
 
 pub use suggest::QueryWord;
@@ -60,6 +60,9 @@ pub struct View<'a> {
     snapshot: &'a Snapshot,
     /// The segments of the partitions the caller may see: all this view reads.
     scope: Scope<'a>,
+    /// The snapshot's vocabulary (its tiers read as one), which proposes typo expansions,
+    /// completions and suggestions.
+    vocabulary: ScopedVocabulary<'a>,
     allowed: &'a AllowedSet,
     docs: Arc<AllowedDocs>,
     /// Whether the visible statistics are the index's own: every live record of every
@@ -94,9 +97,11 @@ impl<'a> View<'a> {
     pub(crate) fn new(snapshot: &'a Snapshot, allowed: &'a AllowedSet, docs: Arc<AllowedDocs>) -> Self {
         let scope = snapshot.scope(allowed.visibility());
         let exact = docs.everything && scope.is_all() && scope.readers().all(|s| s.alive_bitset().is_none());
+        let vocabulary = snapshot.vocabulary();
         View {
             snapshot,
             scope,
+            vocabulary,
             allowed,
             docs,
             exact,

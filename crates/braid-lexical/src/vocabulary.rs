@@ -26,7 +26,7 @@ const MAX_FUZZY_CHARS: usize = typo_walk::MAX_CHARS;
 /// the long tail of rare words, which is most of a vocabulary.
 const FREQUENT: u64 = 9;
 
-/// word → document frequency over every segment of one snapshot.
+/// word → document frequency over a set of segments of one snapshot (a tier of its vocabulary).
 pub(crate) struct Vocabulary {
     map: Map<Vec<u8>>,
     /// The words of `map` with their characters reversed, for the typo walks' backward half.
@@ -45,8 +45,9 @@ pub(crate) struct Vocabulary {
 #[derive(Default)]
 pub(crate) struct Lookups(Mutex<Walks>);
 
-/// Neighbours found, by word and distance.
-type Walks = HashMap<(String, usize), Arc<[Neighbour]>>;
+/// Neighbours found, by vocabulary (its address: one request reads one snapshot's), word and
+/// distance.
+type Walks = HashMap<(usize, String, usize), Arc<[Neighbour]>>;
 
 /// A known word near a query word.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,7 +99,7 @@ impl Vocabulary {
 
     /// [`typo_walk::near`] over the whole vocabulary, once per request.
     fn walk(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Arc<[Neighbour]> {
-        let key = (word.to_string(), max_distance);
+        let key = (std::ptr::from_ref(self) as usize, word.to_string(), max_distance);
         if let Some(found) = lookups.0.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
             return found.clone();
         }
@@ -172,6 +173,80 @@ impl Vocabulary {
     }
 }
 
+/// Vocabularies of disjoint sets of segments (the snapshot's tiers) read as one: each word's
+/// document frequency is the sum of its frequencies in them. With one vocabulary it is that
+/// vocabulary exactly.
+pub(crate) struct ScopedVocabulary<'a> {
+    parts: Vec<&'a Vocabulary>,
+}
+
+impl<'a> ScopedVocabulary<'a> {
+    /// The vocabularies `parts` read as one (none: an empty index).
+    pub fn new(parts: Vec<&'a Vocabulary>) -> Self {
+        ScopedVocabulary { parts }
+    }
+
+    /// Document frequency of `word` (0 when unknown).
+    pub fn df(&self, word: &str) -> u64 {
+        self.parts.iter().map(|p| p.df(word)).sum()
+    }
+
+    /// [`Vocabulary::neighbours`] over every vocabulary.
+    pub fn neighbours(&self, word: &str, max_distance: usize, lookups: &Lookups) -> Vec<Neighbour> {
+        if let [one] = self.parts.as_slice() {
+            return one.neighbours(word, max_distance, lookups);
+        }
+        let found = self.parts.iter().flat_map(|p| p.walk(word, max_distance, lookups).to_vec());
+        self.summed(found, 0)
+    }
+
+    /// [`Vocabulary::neighbours_above`] over every vocabulary. A word above `min_df` in the
+    /// sum is above `min_df / n` in at least one of the `n` vocabularies, so each is asked for
+    /// those and the sums decide.
+    pub fn neighbours_above(&self, word: &str, max_distance: usize, min_df: u64, lookups: &Lookups) -> Vec<Neighbour> {
+        match self.parts.as_slice() {
+            [] => return Vec::new(),
+            [one] => return one.neighbours_above(word, max_distance, min_df, lookups),
+            _ => {}
+        }
+        let share = min_df / self.parts.len() as u64;
+        let found = self.parts.iter().flat_map(|p| p.neighbours_above(word, max_distance, share, lookups));
+        self.summed(found, min_df)
+    }
+
+    /// `found` once per word, with summed frequencies above `min_df`, in neighbour order.
+    fn summed(&self, found: impl Iterator<Item = Neighbour>, min_df: u64) -> Vec<Neighbour> {
+        let mut by_word: BTreeMap<String, usize> = BTreeMap::new();
+        for n in found {
+            by_word.entry(n.word).or_insert(n.distance);
+        }
+        let mut out: Vec<Neighbour> = by_word
+            .into_iter()
+            .map(|(word, distance)| Neighbour { df: self.df(&word), word, distance })
+            .filter(|n| n.df > min_df)
+            .collect();
+        sort_neighbours(&mut out);
+        out
+    }
+
+    /// [`Vocabulary::completions`] over every vocabulary.
+    pub fn completions(&self, prefix: &str, limit: usize) -> Vec<(String, u64)> {
+        if let [one] = self.parts.as_slice() {
+            return one.completions(prefix, limit);
+        }
+        let mut by_word: BTreeMap<String, u64> = BTreeMap::new();
+        for part in &self.parts {
+            for (word, df) in part.completions(prefix, usize::MAX) {
+                *by_word.entry(word).or_insert(0) += df;
+            }
+        }
+        let mut out: Vec<(String, u64)> = by_word.into_iter().collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out.truncate(limit);
+        out
+    }
+}
+
 /// Closest first, then most frequent, then alphabetical.
 fn sort_neighbours(out: &mut [Neighbour]) {
     out.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then_with(|| a.word.cmp(&b.word)));
@@ -207,6 +282,46 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Partitions' vocabularies read as one answer as the vocabulary of their records together:
+    /// summed frequencies, the same neighbours above any threshold, the same completions.
+    #[test]
+    fn scoped_vocabularies_read_as_one() {
+        let a = [("return", 4), ("retune", 9), ("rerun", 1), ("retina", 30), ("kube", 2), ("kubectl", 5)];
+        let b = [("return", 6), ("returns", 12), ("retina", 1), ("kubernetes", 40), ("kube", 7)];
+        let mut sum: BTreeMap<&str, u64> = BTreeMap::new();
+        for (w, df) in a.iter().chain(&b) {
+            *sum.entry(w).or_insert(0) += df;
+        }
+        let whole = vocab(&sum.into_iter().collect::<Vec<_>>());
+        let (va, vb) = (vocab(&a), vocab(&b));
+        let scoped = ScopedVocabulary::new(vec![&va, &vb]);
+        for word in ["return", "retun", "retina", "kube", "nothing"] {
+            assert_eq!(scoped.df(word), whole.df(word), "{word}");
+            for distance in [1, 2] {
+                let (l1, l2) = (Lookups::default(), Lookups::default());
+                assert_eq!(scoped.neighbours(word, distance, &l1), whole.neighbours(word, distance, &l2), "{word}");
+                for min_df in [0, 1, 4, 8, 9, 10, 11, 20, 30, 31, 46, 100] {
+                    assert_eq!(
+                        scoped.neighbours_above(word, distance, min_df, &l1),
+                        whole.neighbours_above(word, distance, min_df, &l2),
+                        "{word} {distance} {min_df}"
+                    );
+                }
+            }
+        }
+        for (prefix, limit) in [("kube", 5), ("kube", 1), ("ret", 3), ("", 3)] {
+            assert_eq!(scoped.completions(prefix, limit), whole.completions(prefix, limit), "{prefix}");
+        }
+        // An empty index has no vocabulary at all.
+        let none = ScopedVocabulary::new(Vec::new());
+        let lookups = Lookups::default();
+        assert!(
+            none.neighbours_above("return", 2, 3, &lookups).is_empty()
+                && none.neighbours("return", 2, &lookups).is_empty()
+        );
+        assert!(none.completions("re", 3).is_empty() && none.df("return") == 0);
     }
 
     #[test]

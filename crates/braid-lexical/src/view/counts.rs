@@ -85,9 +85,9 @@ impl View<'_> {
 impl VisibleCounts for View<'_> {
     fn word_df(&self, word: &str) -> u64 {
         if self.exact {
-            return self.snapshot.vocabulary.df(word);
+            return self.vocabulary.df(word);
         }
-        if self.snapshot.vocabulary.df(word) == 0 {
+        if self.vocabulary.df(word) == 0 {
             return 0;
         }
         let term = Term::from_field_text(self.snapshot.fields.words, word);
@@ -114,7 +114,7 @@ impl VisibleCounts for View<'_> {
     fn expansions(&self, word: &str, edits: usize, min_df: u64, limit: usize) -> Vec<Neighbour> {
         // Visible counts never exceed the index's, so the index-wide walk holds every word
         // that can qualify.
-        let mut found = self.snapshot.vocabulary.neighbours_above(word, edits, min_df, &self.walks);
+        let mut found = self.vocabulary.neighbours_above(word, edits, min_df, &self.walks);
         if !self.exact {
             for n in &mut found {
                 n.df = self.word_df(&n.word);
@@ -127,7 +127,7 @@ impl VisibleCounts for View<'_> {
     }
 
     fn completions(&self, prefix: &str, limit: usize) -> Vec<(String, u64)> {
-        let all = self.snapshot.vocabulary.completions(prefix, if self.exact { limit } else { usize::MAX });
+        let all = self.vocabulary.completions(prefix, if self.exact { limit } else { usize::MAX });
         if self.exact {
             return all;
         }

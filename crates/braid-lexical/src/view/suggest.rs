@@ -72,8 +72,7 @@ impl View<'_> {
     fn closest(&self, word: &str, analyzer: &TextAnalyzer, context: &[(&str, u64)]) -> Option<Suggestion> {
         let has_digits = word.chars().any(|c| c.is_ascii_digit());
         let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
-        let neighbours =
-            if edits == 0 { Vec::new() } else { self.snapshot.vocabulary.neighbours(word, edits, &self.walks) };
+        let neighbours = if edits == 0 { Vec::new() } else { self.vocabulary.neighbours(word, edits, &self.walks) };
         // Neighbours come closest first: keep those at the least distance that count.
         let mut least = None;
         let mut tied: Vec<(String, u64)> = Vec::new();
