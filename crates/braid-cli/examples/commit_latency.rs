@@ -1,0 +1,83 @@
+//! What a small commit costs on a large index: its latency and the bytes it writes.
+//!
+//! ```text
+//! cargo run --release -p braid-cli --example commit_latency -- INDEX_DIR [COMMITS] [RECORDS] [PROMOTE_AT]
+//! ```
+//!
+//! Opens an index of `scripts/scale.sh` (`INDEX_DIR`; the run changes it, so give it a copy)
+//! without its vectors, and makes `COMMITS` commits (default 30) of `RECORDS` new records each
+//! (default 10) for each of two writers a service would have: one tenant's (`tenant:t3`, a
+//! promoted tenant of the scale corpus at 1M records) and one without a tenant (`group:g0`,
+//! records that live in the main partition). Each commit is timed from the first upsert to the
+//! end of `commit()`, which includes making the commit searchable; its bytes are what the
+//! process wrote meanwhile (`/proc/self/io`, `write_bytes`: background merges included). Prints
+//! one JSON object with p50, p99 and max per writer. `PROMOTE_AT` is the writer's promotion
+//! threshold (`IndexBuilder::promote_tenants_at`; by default 10,000): give the one an index
+//! was built with (`scripts/scale.sh`'s `SCALE_PROMOTE_AT`), or the first commit promotes.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use braid::{Index, Record};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let usage = "usage: commit_latency INDEX_DIR [COMMITS] [RECORDS] [PROMOTE_AT]";
+    let mut args = std::env::args().skip(1);
+    let dir = PathBuf::from(args.next().ok_or(usage)?);
+    let commits: usize = args.next().map_or(Ok(30), |n| n.parse())?;
+    let records: usize = args.next().map_or(Ok(10), |n| n.parse())?;
+    let promote_at: usize = args.next().map_or(Ok(braid::PROMOTE_AT), |n| n.parse())?;
+    let index = Index::builder().promote_tenants_at(promote_at).open(&dir)?;
+    let promoted = Index::check(&dir)?.lexical_partitions;
+    let mut writer = index.writer()?;
+    // New ids each run: a record written again unchanged is skipped, and its commit is empty.
+    let run = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos();
+    let before = index.num_records();
+    let mut out = serde_json::Map::new();
+    for (name, acl) in [("tenant", "tenant:t3"), ("no_tenant", "group:g0")] {
+        let (mut took, mut written) = (Vec::new(), Vec::new());
+        for c in 0..commits {
+            let before = write_bytes();
+            let start = Instant::now();
+            for r in 0..records {
+                let id = format!("commit-latency-{run}-{name}-{c}-{r}");
+                let text = format!("a small commit {c} of record {r}, written while the index serves");
+                writer.upsert(&Record::new(id).title("Commit latency").body(text).acl([acl]))?;
+            }
+            writer.commit()?;
+            took.push(start.elapsed().as_secs_f64() * 1e3);
+            written.push(write_bytes().saturating_sub(before) as f64);
+        }
+        out.insert(
+            name.to_string(),
+            serde_json::json!({ "acl": acl, "commit_ms": summary(took), "bytes_written": summary(written) }),
+        );
+    }
+    let report = serde_json::json!({
+        "records": before,
+        "records_after": index.num_records(),
+        "promoted_tenants": promoted,
+        "commits": commits,
+        "records_per_commit": records,
+        "writers": out,
+    });
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}
+
+/// Bytes this process has written to storage so far (0 where `/proc` has no such line).
+fn write_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|io| io.lines().find_map(|l| l.strip_prefix("write_bytes:").map(|v| v.trim().parse().ok())))
+        .flatten()
+        .unwrap_or(0)
+}
+
+/// p50, p99 and max of `values`, rounded to two decimals.
+fn summary(mut values: Vec<f64>) -> serde_json::Value {
+    values.sort_by(f64::total_cmp);
+    let at = |q: f64| values.get(((values.len() as f64 * q).ceil() as usize).saturating_sub(1)).copied();
+    let round = |v: Option<f64>| v.map(|v| (v * 100.0).round() / 100.0);
+    serde_json::json!({ "p50": round(at(0.5)), "p99": round(at(0.99)), "max": round(values.last().copied()) })
+}
