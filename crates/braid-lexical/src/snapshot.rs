@@ -195,8 +195,16 @@ impl Snapshot {
     /// The first `limit` live documents holding `term` (a field indexed without positions), in
     /// snapshot order, read straight from its postings.
     fn live(&self, term: &Term, limit: usize) -> Result<Vec<DocAddress>> {
+        self.live_in(term, limit, |_| true)
+    }
+
+    /// [`Snapshot::live`] in the segments of the partitions `read` keeps.
+    fn live_in(&self, term: &Term, limit: usize, read: impl Fn(&Part) -> bool) -> Result<Vec<DocAddress>> {
         let mut out = Vec::new();
         for (segment_ord, segment) in self.segments.readers().iter().enumerate() {
+            if !read(self.segments.part_of(segment_ord as u32)) {
+                continue;
+            }
             let inverted = segment.inverted_index(term.field()).map_err(lexical)?;
             let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic).map_err(lexical)? else {
                 continue;
@@ -318,8 +326,20 @@ impl Snapshot {
 
     /// Every live version of the record with external id `id` (one, unless a commit is under
     /// way), with its partition and ordinal.
+    #[cfg(test)]
     pub(crate) fn versions_of(&self, id: &str) -> Result<Vec<(Part, Ordinal)>> {
-        let live = self.live(&Term::from_field_text(self.fields.id, id), usize::MAX)?;
+        self.versions_in(id, |_| true)
+    }
+
+    /// [`Snapshot::versions_of`] in promoted tenants' partitions only: what a writer must list
+    /// as superseded (the main partition deletes by id itself), read without a lookup in the
+    /// main partition's segments — none at all while no tenant is promoted.
+    pub(crate) fn tenant_versions_of(&self, id: &str) -> Result<Vec<(Part, Ordinal)>> {
+        self.versions_in(id, |p| matches!(p, Part::Tenant(_)))
+    }
+
+    fn versions_in(&self, id: &str, read: impl Fn(&Part) -> bool) -> Result<Vec<(Part, Ordinal)>> {
+        let live = self.live_in(&Term::from_field_text(self.fields.id, id), usize::MAX, read)?;
         Ok(live
             .into_iter()
             .filter_map(|a| {

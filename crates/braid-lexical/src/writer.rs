@@ -206,7 +206,7 @@ impl LexicalWriter {
     fn remove_versions(&mut self, id: &str) -> Result<()> {
         let id_term = Term::from_field_text(self.fields.id, id);
         self.main()?.delete_term(id_term);
-        for (part, ord) in self.shared.snapshot().versions_of(id)? {
+        for (part, ord) in self.shared.snapshot().tenant_versions_of(id)? {
             if let Part::Tenant(tenant) = part {
                 self.superseded.entry(tenant).or_default().push(ord);
             }
