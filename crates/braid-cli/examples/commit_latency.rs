@@ -4,8 +4,9 @@
 //! cargo run --release -p braid-cli --example commit_latency -- INDEX_DIR [COMMITS] [RECORDS] [PROMOTE_AT]
 //! ```
 //!
-//! Opens an index of `scripts/scale.sh` (`INDEX_DIR`; the run changes it, so give it a copy)
-//! without its vectors, and makes `COMMITS` commits (default 30) of `RECORDS` new records each
+//! Opens an index of `scripts/scale.sh` (`INDEX_DIR`; the run changes it, so give it a copy),
+//! with its supplied vectors where it has them (each new record then carries a vector of the
+//! index's dimension), and makes `COMMITS` commits (default 30) of `RECORDS` new records each
 //! (default 10) for each of two writers a service would have: one tenant's (`tenant:t3`, a
 //! promoted tenant of the scale corpus at 1M records) and one without a tenant (`group:g0`,
 //! records that live in the main partition). Each commit is timed from the first upsert to the
@@ -15,10 +16,13 @@
 //! threshold (`IndexBuilder::promote_tenants_at`; by default 10,000): give the one an index
 //! was built with (`scripts/scale.sh`'s `SCALE_PROMOTE_AT`), or the first commit promotes.
 
+mod support;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
 use braid::{Index, Record};
+use support::{summary, vector, write_bytes};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let usage = "usage: commit_latency INDEX_DIR [COMMITS] [RECORDS] [PROMOTE_AT]";
@@ -27,7 +31,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let commits: usize = args.next().map_or(Ok(30), |n| n.parse())?;
     let records: usize = args.next().map_or(Ok(10), |n| n.parse())?;
     let promote_at: usize = args.next().map_or(Ok(braid::PROMOTE_AT), |n| n.parse())?;
-    let index = Index::builder().promote_tenants_at(promote_at).open(&dir)?;
+    let dim = Index::recorded_embedding(&dir)?.map(|e| e.dim);
+    let builder = Index::builder().promote_tenants_at(promote_at);
+    let index = if dim.is_some() { builder.stored_vectors().open(&dir)? } else { builder.open(&dir)? };
     let promoted = Index::check(&dir)?.lexical_partitions;
     let mut writer = index.writer()?;
     // New ids each run: a record written again unchanged is skipped, and its commit is empty.
@@ -42,7 +48,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             for r in 0..records {
                 let id = format!("commit-latency-{run}-{name}-{c}-{r}");
                 let text = format!("a small commit {c} of record {r}, written while the index serves");
-                writer.upsert(&Record::new(id).title("Commit latency").body(text).acl([acl]))?;
+                let mut record = Record::new(id).title("Commit latency").body(text).acl([acl]);
+                if let Some(dim) = dim {
+                    record = record.vector(vector(c * records + r, dim));
+                }
+                writer.upsert(&record)?;
             }
             writer.commit()?;
             took.push(start.elapsed().as_secs_f64() * 1e3);
@@ -55,6 +65,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let report = serde_json::json!({
         "records": before,
+        "vector_dim": dim,
         "records_after": index.num_records(),
         "promoted_tenants": promoted,
         "commits": commits,
@@ -63,21 +74,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())
-}
-
-/// Bytes this process has written to storage so far (0 where `/proc` has no such line).
-fn write_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/io")
-        .ok()
-        .and_then(|io| io.lines().find_map(|l| l.strip_prefix("write_bytes:").map(|v| v.trim().parse().ok())))
-        .flatten()
-        .unwrap_or(0)
-}
-
-/// p50, p99 and max of `values`, rounded to two decimals.
-fn summary(mut values: Vec<f64>) -> serde_json::Value {
-    values.sort_by(f64::total_cmp);
-    let at = |q: f64| values.get(((values.len() as f64 * q).ceil() as usize).saturating_sub(1)).copied();
-    let round = |v: Option<f64>| v.map(|v| (v * 100.0).round() / 100.0);
-    serde_json::json!({ "p50": round(at(0.5)), "p99": round(at(0.99)), "max": round(values.last().copied()) })
 }

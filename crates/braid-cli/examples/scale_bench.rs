@@ -7,9 +7,10 @@
 //!
 //! Opens the index (lexical alone, then whole: with its supplied vectors), then runs
 //! every query of `QUERIES_JSONL` (`{"text", "vector"}` per line) at k = 10 in each mode for
-//! four principals: every token (100 % of records), the ten tenants (50 %), `tenant:t3` plus
-//! groups g0-g9 (10 %), and groups g0-g1 (1 %). Semantic and hybrid requests carry the query's supplied vector, so no
-//! model runs: the times exclude query embedding. An index without vectors (a corpus written
+//! five principals: every token (100 % of records), the ten tenants (50 %), `tenant:t3` plus
+//! groups g0-g9 (10 %), `tenant:t3` alone (one tenant of ten, 5 %), and groups g0-g1 (1 %).
+//! Semantic and hybrid requests carry the query's supplied vector, so no model runs: the times
+//! exclude query embedding. An index without vectors (a corpus written
 //! with DIM 0) runs the lexical and fuzzy modes only. Two more rows per principal measure
 //! facets: lexical requests counting the `category` values and four yearly `updated` ranges
 //! over every matched record, and the same requests plain, on the same queries. Prints one
@@ -65,7 +66,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::iter::once("tenant:t3".to_string()).chain((0..10).map(|g| format!("group:g{g}"))).collect();
     let half: Vec<String> = (0..10).map(|t| format!("tenant:t{t}")).collect();
     let hundredth: Vec<String> = vec!["group:g0".into(), "group:g1".into()];
-    let principals = [("100%", everyone), ("50%", half), ("10%", tenth), ("1%", hundredth)];
+    let one_tenant: Vec<String> = vec!["tenant:t3".into()];
+    let principals = [("100%", everyone), ("50%", half), ("10%", tenth), ("one tenant", one_tenant), ("1%", hundredth)];
     let mut runs: Vec<Run> = [Mode::Lexical, Mode::Fuzzy].map(|mode| Run { mode, facets: false }).into();
     if has_vectors {
         runs.extend([Mode::Semantic, Mode::Hybrid].map(|mode| Run { mode, facets: false }));

@@ -13,14 +13,14 @@
 //! slowest search of each phase, how long each commit took, when each writer step ended and
 //! when the five slowest searches started (ms since the writer started).
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use braid::{Index, Mode, Principal, Record, SearchRequest};
-
-/// A query's text and its supplied vector.
-type Query = (String, Vec<f32>);
+use support::{in_ms, ms, read_queries, round, summary, Query};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let usage = "usage: write_while_serving INDEX_DIR QUERIES_JSONL [RECORDS]";
@@ -79,8 +79,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = serde_json::json!({
         "records": index.num_records(),
         "written": records,
-        "alone": summary(alone),
-        "while_writing": summary(during.into_iter().map(|(_, took)| took).collect()),
+        "alone_ms": summary(in_ms(&alone)),
+        "while_writing_ms": summary(during.iter().map(|(_, took)| took.as_secs_f64() * 1e3).collect()),
         "commit_upserts_ms": round(phases[2] - phases[1]),
         "commit_deletes_ms": round(phases[4] - phases[3]),
         "writer_phases_ms": {"upserted": phases[1], "committed": phases[2], "deleted": phases[3], "committed_again": phases[4]},
@@ -110,35 +110,4 @@ fn write_and_remove(index: &Index, queries: &[Query], records: usize, start: Ins
     let deleted = ms(start.elapsed());
     writer.commit()?;
     Ok([opened, upserted, committed, deleted, ms(start.elapsed())])
-}
-
-/// The queries of a `QUERIES_JSONL` file that carry a vector.
-fn read_queries(path: &Path) -> Result<Vec<Query>, Box<dyn std::error::Error>> {
-    let mut queries = Vec::new();
-    for line in std::fs::read_to_string(path)?.lines() {
-        let v: serde_json::Value = serde_json::from_str(line)?;
-        let vector: Vec<f32> = v["vector"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|x| x.as_f64()).map(|x| x as f32).collect())
-            .unwrap_or_default();
-        if !vector.is_empty() {
-            queries.push((v["text"].as_str().unwrap_or_default().to_string(), vector));
-        }
-    }
-    Ok(queries)
-}
-
-/// Count, p50, p99 and the slowest, in milliseconds.
-fn summary(mut took: Vec<Duration>) -> serde_json::Value {
-    took.sort();
-    let at = |p: f64| took.get(((took.len() as f64 - 1.0) * p).round() as usize).map_or(0.0, |d| ms(*d));
-    serde_json::json!({ "searches": took.len(), "p50_ms": at(0.5), "p99_ms": at(0.99), "max_ms": at(1.0) })
-}
-
-fn ms(d: Duration) -> f64 {
-    round(d.as_secs_f64() * 1e3)
-}
-
-fn round(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
 }
