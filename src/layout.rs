@@ -2,7 +2,10 @@
 //!
 //! ```text
 //! <dir>/braid.json          the manifest: format, configuration, ordinal counter, model
-//! <dir>/lexical/            tantivy's index; its meta.json is the commit point
+//! <dir>/lexical/            the main lexical partition's tantivy index (records without a
+//!                           tenant or of several); its meta.json is the commit point
+//! <dir>/lexical/pool/       the tenants not yet promoted; lexical/tenant-<hex>/ one promoted
+//!                           tenant's (both named by the main partition's commit)
 //! <dir>/vectors/            the vector store's shared partition (records without a tenant):
 //!                           vectors.braidvec (the base: every vector and the HNSW graph) and
 //!                           vectors.braidlog (what each commit since the base changed,

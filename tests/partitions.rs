@@ -143,3 +143,45 @@ fn promotion_changes_no_answer() {
     let reopened = Index::builder().stored_vectors().open(&dir).unwrap();
     assert_eq!(answers(&reopened), expected);
 }
+
+/// The lexical side of an index written before partitions: its tenants' records sit in the
+/// main partition. A new record of such a tenant goes to the pool, and the tenant's promotion
+/// moves its records out of both at once; every answer stays that of an index written now.
+#[test]
+fn a_tenant_from_before_the_pool_is_promoted_out_of_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("index");
+    crate::common::copy_dir(Path::new(FIXTURE), &dir);
+    let mut fresh = records()[1].clone();
+    fresh.id = "r-new".into();
+    fresh.title = "shipping refund".into();
+    let expected = {
+        let index = written_now(12);
+        let mut w = index.writer().unwrap();
+        w.upsert(&fresh).unwrap();
+        w.commit().unwrap();
+        drop(w);
+        answers(&index)
+    };
+    let index = Index::builder().stored_vectors().promote_tenants_at(12).open(&dir).unwrap();
+    let mut w = index.writer().unwrap();
+    w.upsert(&fresh).unwrap();
+    w.commit().unwrap();
+    assert!(Index::check(&dir).unwrap().lexical_partitions.is_empty(), "acme holds 11 records");
+    assert!(dir.join("lexical/pool").is_dir(), "the new record went to the pool");
+    assert_eq!(answers(&index), expected);
+    let mut another = fresh.clone();
+    another.id = "r-newer".into();
+    w.upsert(&another).unwrap();
+    w.commit().unwrap();
+    drop(w);
+    assert_eq!(Index::check(&dir).unwrap().lexical_partitions, ["tenant:acme"]);
+    let mut w = index.writer().unwrap();
+    w.delete("r-newer").unwrap();
+    w.commit().unwrap();
+    drop(w);
+    assert_eq!(answers(&index), expected);
+    drop(index);
+    let reopened = Index::builder().stored_vectors().open(&dir).unwrap();
+    assert_eq!(answers(&reopened), expected);
+}

@@ -189,7 +189,10 @@ fn a_reload_that_failed_is_retried_and_health_names_the_commit() {
     for entry in std::fs::read_dir(staged.path().join("lexical")).unwrap() {
         let entry = entry.unwrap();
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name != "meta.json" && !name.ends_with(".lock") {
+        if entry.path().is_dir() {
+            // The partitions the new catalog names (the pool, where globex's record went).
+            copy_dir(&entry.path(), &live.join("lexical").join(&name));
+        } else if name != "meta.json" && !name.ends_with(".lock") {
             std::fs::copy(entry.path(), live.join("lexical").join(&name)).unwrap();
         }
     }

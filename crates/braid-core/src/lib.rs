@@ -50,7 +50,7 @@ pub use filter::Filter;
 pub use lang::{is_cjk, is_han, is_hangul, is_kana, Language};
 pub use models::{Embedder, Reranker};
 pub use passages::Passages;
-pub use placement::{sole_tenant, tenant_dir_name, tenant_of_dir_name, PROMOTE_AT};
+pub use placement::{sole_tenant, tenant_dir_name, tenant_of_dir_name, POOL_DIR_NAME, PROMOTE_AT};
 pub use record::{check_vector, id_tenant, parse_date, Record};
 pub use request::{
     Fusion, GroupBy, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, UnknownName, DEFAULT_RERANK_CANDIDATES,

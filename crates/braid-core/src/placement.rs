@@ -3,8 +3,9 @@
 //!
 //! A record with exactly one tenant token belongs to that tenant; once the tenant holds
 //! [`PROMOTE_AT`] records it has a partition of its own, in a directory named by
-//! [`tenant_dir_name`]. Every other record — no tenant, several, or a tenant not yet promoted —
-//! stays in the index's common partitions.
+//! [`tenant_dir_name`]. Until then its records share the pool (the directory
+//! [`POOL_DIR_NAME`]) with the other small tenants'; records without a tenant stay in the
+//! index's shared partition.
 
 use crate::TENANT_PREFIX;
 
@@ -17,6 +18,9 @@ use crate::TENANT_PREFIX;
 pub const PROMOTE_AT: usize = 10_000;
 
 const TENANT_DIR_PREFIX: &str = "tenant-";
+
+/// The name of the directory of the pool, the partition small tenants share.
+pub const POOL_DIR_NAME: &str = "pool";
 
 /// The tenant a record belongs to: its tenant token when it has exactly one (`None` for no
 /// tenant or several).

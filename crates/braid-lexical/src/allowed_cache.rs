@@ -6,23 +6,24 @@
 //!
 //! Caches are kept per scope ([`ScopedCaches`]): principals who read the same partitions share
 //! one, and a promoted tenant's principals have their own, so no other tenant's requests
-//! evict (or wait on the lock of) their sets.
+//! evict (or wait on the lock of) their sets; small tenants' principals share the pool's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::visibility::AllowedDocs;
 
-/// Bytes of allowed sets (and their keys) the main scope of a snapshot keeps; the promoted
-/// tenants' scopes share as much again.
+/// Bytes of allowed sets (and their keys) the main scope of a snapshot keeps, and the pool's;
+/// the promoted tenants' scopes share as much again.
 pub const ALLOWED_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The least a promoted tenant's scope keeps, however many tenants share the budget: room for
 /// three allowed sets with their frequencies counted at their most.
 const MIN_SCOPE_BYTES: usize = 1024 * 1024;
 
-/// One [`AllowedCache`] per scope, keyed by the promoted tenants a scope reads (none: the main
-/// partition alone). The main scope keeps [`ALLOWED_CACHE_BYTES`]; the promoted tenants' scopes
+/// One [`AllowedCache`] per scope, keyed by the partitions a scope reads besides the main one
+/// (`Scope::keys`: none for the main partition alone; the pool's; promoted tenants'). The main
+/// scope and the pool's keep [`ALLOWED_CACHE_BYTES`] each; the scopes with promoted tenants
 /// share as much again, evenly (at least [`MIN_SCOPE_BYTES`] each).
 #[derive(Default)]
 pub(crate) struct ScopedCaches {
@@ -40,7 +41,7 @@ impl ScopedCaches {
     /// Keeps `docs` for `rule` in the cache of `scope`, of a snapshot with `promoted` promoted
     /// tenants.
     pub(crate) fn insert(&self, scope: &[String], rule: String, docs: Arc<AllowedDocs>, promoted: usize) {
-        let budget = if scope.is_empty() {
+        let budget = if scope.iter().all(|key| !key.starts_with(braid_core::TENANT_PREFIX)) {
             ALLOWED_CACHE_BYTES
         } else {
             (ALLOWED_CACHE_BYTES / promoted.max(1)).max(MIN_SCOPE_BYTES)

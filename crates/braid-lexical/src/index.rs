@@ -18,7 +18,7 @@ use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
 use crate::segments::{PartCommit, Segments};
 use crate::snapshot::Snapshot;
 use crate::synonyms::{Synonyms, SynonymsHandle};
-use crate::writer::{open_writer, LexicalWriter, LOCK_PATIENCE};
+use crate::writer::{open_writer, sync_dir, LexicalWriter, LOCK_PATIENCE};
 
 /// Memory budget of the writer's indexing buffer. By default, 128 MiB.
 pub const DEFAULT_WRITER_HEAP: usize = 128 * 1024 * 1024;
@@ -63,9 +63,9 @@ pub(crate) struct Shared {
     pub config: SchemaConfig,
     /// The index's directory (`None` in memory).
     pub path: Option<PathBuf>,
-    /// The promoted tenants' partitions opened so far, by token (a commit of the main
+    /// The pool and the promoted tenants' partitions opened so far (a commit of the main
     /// partition says which of them a snapshot reads).
-    tenants: RwLock<BTreeMap<String, PartIndex>>,
+    satellites: RwLock<BTreeMap<Part, PartIndex>>,
     /// The published snapshot (`None` only while the index opens).
     snapshot: RwLock<Option<Arc<Snapshot>>>,
     synonyms: SynonymsHandle,
@@ -121,7 +121,7 @@ impl LexicalIndex {
             fields,
             config,
             path,
-            tenants: RwLock::new(BTreeMap::new()),
+            satellites: RwLock::new(BTreeMap::new()),
             snapshot: RwLock::new(None),
             synonyms,
             promote_at: AtomicUsize::new(braid_core::PROMOTE_AT),
@@ -219,25 +219,56 @@ impl Shared {
         Ok(writer)
     }
 
-    /// The partition of promoted tenant `token`, opened from its directory if this process
-    /// has not opened it yet.
-    pub fn tenant_part(&self, token: &str) -> Result<PartIndex> {
-        if let Some(part) = self.tenants.read().unwrap_or_else(|p| p.into_inner()).get(token) {
-            return Ok(part.clone());
+    /// Partition `part` (the pool or a promoted tenant's), opened from its directory if this
+    /// process has not opened it yet.
+    pub fn part(&self, part: &Part) -> Result<PartIndex> {
+        if let Some(opened) = self.satellites.read().unwrap_or_else(|p| p.into_inner()).get(part) {
+            return Ok(opened.clone());
         }
-        let Some(path) = &self.path else {
-            return Err(Error::Lexical(format!("the in-memory partition of a promoted tenant is missing ({token})")));
+        let (Some(path), Some(name)) = (&self.path, part.dir_name()) else {
+            return Err(Error::Lexical(format!("the in-memory partition {part:?} is missing")));
         };
-        let part = PartIndex::new(open_part(&path.join(braid_core::tenant_dir_name(token)))?, &self.config)?;
-        Ok(self.tenants.write().unwrap_or_else(|p| p.into_inner()).entry(token.to_string()).or_insert(part).clone())
+        let opened = PartIndex::new(open_part(&path.join(name))?, &self.config)?;
+        Ok(self.satellites.write().unwrap_or_else(|p| p.into_inner()).entry(part.clone()).or_insert(opened).clone())
     }
 
-    /// Makes `index`, just built for promoted tenant `token`, the partition a snapshot reads
-    /// once a commit of the main partition names the tenant.
-    pub fn add_tenant_part(&self, token: &str, index: Index) -> Result<()> {
-        let part = PartIndex::new(index, &self.config)?;
-        self.tenants.write().unwrap_or_else(|p| p.into_inner()).insert(token.to_string(), part);
+    /// Makes `index`, just built for `part`, the partition a snapshot reads once a commit of
+    /// the main partition names it.
+    pub fn add_part(&self, part: Part, index: Index) -> Result<()> {
+        let opened = PartIndex::new(index, &self.config)?;
+        self.satellites.write().unwrap_or_else(|p| p.into_inner()).insert(part, opened);
         Ok(())
+    }
+
+    /// The directory of partition `part`, emptied (a directory no commit names: one a crash
+    /// left half-built), or `None` in memory.
+    pub fn fresh_dir(&self, part: &Part) -> Result<Option<PathBuf>> {
+        let (Some(path), Some(name)) = (&self.path, part.dir_name()) else { return Ok(None) };
+        let dir = path.join(name);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(Some(dir))
+    }
+
+    /// Creates the pool, empty, for a writer whose catalog does not name one yet; a snapshot
+    /// reads it once a commit of the main partition names it.
+    pub fn create_pool(&self) -> Result<PartIndex> {
+        let (schema, settings) = (self.main.index.schema(), self.main.index.settings().clone());
+        let index = match self.fresh_dir(&Part::Pool)? {
+            Some(dir) => {
+                let mmap = MmapDirectory::open(&dir).map_err(lexical)?;
+                let index = Index::create(mmap, schema, settings).map_err(lexical)?;
+                if let Some(path) = &self.path {
+                    sync_dir(path).map_err(|e| Error::io(path, e))?;
+                }
+                index
+            }
+            None => Index::builder().schema(schema).settings(settings).create_in_ram().map_err(lexical)?,
+        };
+        self.add_part(Part::Pool, index)?;
+        self.part(&Part::Pool)
     }
 
     /// Builds the snapshot of the latest commit of every partition the main partition's latest
@@ -247,8 +278,8 @@ impl Shared {
         let main = latest_commit(&self.main, Part::Main)?;
         let catalog = Catalog::read(main.payload.as_deref())?;
         let mut parts = vec![main];
-        for token in &catalog.promoted {
-            parts.push(latest_commit(&self.tenant_part(token)?, Part::Tenant(token.clone()))?);
+        for part in catalog.satellites() {
+            parts.push(latest_commit(&self.part(&part)?, part)?);
         }
         let previous = self.snapshot.read().unwrap_or_else(|p| p.into_inner()).clone();
         if previous.as_ref().is_some_and(|p| p.segments.same_commits(&parts, &catalog)) {

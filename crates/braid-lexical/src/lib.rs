@@ -42,7 +42,7 @@
 //! | Module | Answers |
 //! |---|---|
 //! | `index` | How an index is created, opened (checksums first), written and reloaded ([`LexicalIndex`]). |
-//! | `partition` | Which tantivy index holds a record, and the catalog the main partition's commit carries. |
+//! | `partition` | Which tantivy index holds a record (main, pool, promoted tenant), and the catalog the main partition's commit carries. |
 //! | `promote` | How a tenant's records move to a partition of their own. |
 //! | `writer` | How records are added, replaced, deleted and committed, atomically across partitions ([`LexicalWriter`]). |
 //! | `schema` | Which tantivy fields a record becomes ([`SchemaConfig`]). |

@@ -1,14 +1,15 @@
-//! Promotion: a pooled tenant's records copied out of the main partition into a partition of
-//! their own.
+//! Promotion: a pooled tenant's records copied out of the pool (and, in an index from before
+//! the pool, the main partition) into a partition of their own.
 //!
-//! The copy is tantivy's merge of the main partition's segments, each filtered to the
-//! tenant's live records, into a new index in the tenant's directory: postings, columns and
-//! stored documents are carried over as they are (nothing is re-analysed, so the records
-//! score exactly as before). The writer then deletes the copied records from the main
-//! partition and commits it with the tenant added to its list of promoted tenants
-//! ([`crate::partition::Catalog`]): that one commit is when the promotion happens. A crash
-//! before it leaves a directory no commit names, which is never read and is replaced when the
-//! tenant is promoted again.
+//! The copy is tantivy's merge of those partitions' segments, each filtered to the tenant's
+//! live records, into a new index in the tenant's directory: postings, columns and stored
+//! documents are carried over as they are (nothing is re-analysed, so the records score exactly
+//! as before). The writer then commits the main partition with the tenant added to its list of
+//! promoted tenants and the copied records deleted from the main partition and listed as
+//! superseded in the pool ([`crate::partition::Catalog`]): that one commit is when the
+//! promotion happens; the pool deletes them after it, as after any commit. A crash before it
+//! leaves a directory no commit names, which is never read and is replaced when the tenant is
+//! promoted again.
 
 use braid_core::{Error, Result};
 use tantivy::directory::{MmapDirectory, OwnedBytes, RamDirectory};
@@ -19,34 +20,50 @@ use tantivy_common::BitSet;
 
 use crate::error::lexical;
 use crate::index::Shared;
+use crate::partition::Part;
 use crate::snapshot::Snapshot;
 use crate::stored::from_doc;
 use crate::writer::sync_dir;
 
-/// Copies `tenant`'s records out of the main partition of `snapshot` into a new partition,
-/// registers it with `shared` (read once a main commit names the tenant), and returns the ids
-/// it copied, for the writer to delete from the main partition.
-pub(crate) fn copy_out(shared: &Shared, snapshot: &Snapshot, tenant: &str) -> Result<Vec<String>> {
-    let records = snapshot.main_records_of(tenant)?;
-    let by_id: std::collections::HashMap<_, _> =
-        shared.main.index.searchable_segments().map_err(lexical)?.into_iter().map(|s| (s.id(), s)).collect();
+/// What a promotion copied: the ids of the records it took from the main partition, and the
+/// ordinals of those it took from the pool.
+#[derive(Default)]
+pub(crate) struct Copied {
+    pub main_ids: Vec<String>,
+    pub pool_ords: Vec<u64>,
+}
+
+/// Copies `tenant`'s records out of the pool and the main partition of `snapshot` into a new
+/// partition, registers it with `shared` (read once a main commit names the tenant), and says
+/// what it copied, for the writer to delete where they were.
+pub(crate) fn copy_out(shared: &Shared, snapshot: &Snapshot, tenant: &str) -> Result<Copied> {
+    let records = snapshot.pooled_records_of(tenant)?;
+    let mut by_id = std::collections::HashMap::new();
+    let pool = snapshot.segments.position(&Part::Pool).map(|_| shared.part(&Part::Pool)).transpose()?;
+    for part in std::iter::once(&shared.main).chain(&pool) {
+        by_id.extend(part.index.searchable_segments().map_err(lexical)?.into_iter().map(|s| (s.id(), s)));
+    }
     let mut segments = Vec::with_capacity(records.len());
     let mut filters = Vec::with_capacity(records.len());
-    let mut ids = Vec::new();
+    let mut copied = Copied::default();
     for (segment_id, docs) in &records {
         let segment = by_id.get(segment_id).ok_or_else(|| {
-            Error::Lexical(format!(
-                "segment {} left the main partition during a promotion",
-                segment_id.short_uuid_string()
-            ))
+            Error::Lexical(format!("segment {} left its partition during a promotion", segment_id.short_uuid_string()))
         })?;
         let reader = snapshot.segments.readers().iter().position(|r| r.segment_id() == *segment_id);
         let Some(ord) = reader else { continue };
+        let ord = ord as tantivy::SegmentOrdinal;
         let max_doc = segment.meta().max_doc();
         let mut bits = BitSet::with_max_value(max_doc);
+        let in_pool = *snapshot.segments.part_of(ord) == Part::Pool;
         for &doc in docs {
             bits.insert(doc);
-            ids.push(snapshot.id_at(tantivy::DocAddress::new(ord as u32, doc))?);
+            if in_pool {
+                let record = snapshot.segments.ord_columns[ord as usize].first(doc);
+                copied.pool_ords.push(record.ok_or_else(|| Error::Lexical("a pooled record without ordinal".into()))?);
+            } else {
+                copied.main_ids.push(snapshot.id_at(tantivy::DocAddress::new(ord, doc))?);
+            }
         }
         let mut bytes = Vec::new();
         write_alive_bitset(&bits, &mut bytes).map_err(|e| Error::Lexical(format!("a promotion's filter: {e}")))?;
@@ -54,27 +71,23 @@ pub(crate) fn copy_out(shared: &Shared, snapshot: &Snapshot, tenant: &str) -> Re
         filters.push(Some(AliveBitSet::open(OwnedBytes::new(bytes))));
     }
     if segments.is_empty() {
-        return Ok(Vec::new());
+        return Ok(copied);
     }
     let settings = shared.main.index.settings().clone();
-    let index: Index = match &shared.path {
-        Some(path) => {
-            let dir = path.join(braid_core::tenant_dir_name(tenant));
-            if dir.exists() {
-                // Left by a promotion a crash interrupted: no commit names it.
-                std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-            }
-            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let part = Part::Tenant(tenant.to_string());
+    // A directory left by a promotion a crash interrupted is emptied: no commit names it.
+    let index: Index = match (shared.fresh_dir(&part)?, &shared.path) {
+        (Some(dir), Some(path)) => {
             let mmap = MmapDirectory::open(&dir).map_err(lexical)?;
             let index = merge_filtered_segments(&segments, settings, filters, mmap).map_err(lexical)?;
             index.directory().sync_directory().map_err(|e| Error::io(&dir, e))?;
             sync_dir(path).map_err(|e| Error::io(path, e))?;
             index
         }
-        None => merge_filtered_segments(&segments, settings, filters, RamDirectory::create()).map_err(lexical)?,
+        _ => merge_filtered_segments(&segments, settings, filters, RamDirectory::create()).map_err(lexical)?,
     };
-    shared.add_tenant_part(tenant, index)?;
-    Ok(ids)
+    shared.add_part(part, index)?;
+    Ok(copied)
 }
 
 impl Snapshot {
@@ -168,8 +181,8 @@ mod tests {
         out
     }
 
-    /// A promoted tenant's records leave the main partition, and every principal gets exactly
-    /// what an index that never promoted gives: the same records, order and scores.
+    /// A promoted tenant's records leave the pool, and every principal gets exactly what an
+    /// index that never promoted gives: the same records, order and scores.
     #[test]
     fn a_promoted_tenant_answers_as_one_index_would() {
         let partitioned = written(None, 10);
@@ -177,9 +190,13 @@ mod tests {
         assert_eq!(partitioned.promoted_tenants(), ["tenant:acme"]);
         assert!(whole.promoted_tenants().is_empty());
         let snapshot = partitioned.snapshot();
-        assert!(snapshot.main_records_of("tenant:acme").unwrap().is_empty(), "acme's records left the pool");
+        assert!(snapshot.pooled_records_of("tenant:acme").unwrap().is_empty(), "acme's records left the pool");
         let parts = |id: &str| -> Vec<Part> { snapshot.versions_of(id).unwrap().into_iter().map(|(p, _)| p).collect() };
-        assert_eq!(parts("r2"), [Part::Main], "r2 moved back to the pool, once");
+        assert_eq!(parts("r2"), [Part::Pool], "r2 moved to globex, in the pool, once");
+        assert_eq!(parts("r9"), [Part::Pool], "globex is pooled");
+        assert_eq!(parts("r4"), [Part::Main], "acme's and globex's");
+        assert_eq!(parts("r5"), [Part::Main], "no tenant");
+        assert_eq!(whole.snapshot().versions_of("r0").unwrap()[0].0, Part::Pool);
         assert_eq!(parts("r0"), [Part::Tenant("tenant:acme".into())]);
         assert_eq!(parts("r30"), [Part::Tenant("tenant:acme".into())], "r30 replaced in acme's partition, once");
         assert!(parts("r1").is_empty());
@@ -189,21 +206,26 @@ mod tests {
         assert_eq!(a, b);
     }
 
-    /// A request reads the main partition and the partitions of the promoted tenants its
-    /// principal holds, and no other.
+    /// A request reads the main partition, the pool when its principal holds a tenant not
+    /// promoted, and the partitions of the promoted tenants it holds; no other.
     #[test]
     fn a_request_reads_only_the_partitions_its_principal_may_see() {
         let index = written(None, 10);
         let snapshot = index.snapshot();
         let acme = Part::Tenant("tenant:acme".into());
-        for (tokens, reads_acme) in
-            [(vec!["tenant:globex"], false), (vec!["group:all"], false), (vec!["tenant:acme"], true)]
-        {
-            let visibility = Visibility::new(Principal::from_verified_tokens(tokens), AccessPolicy::Public, None);
+        for (tokens, reads_acme, reads_pool) in [
+            (vec!["tenant:globex"], false, true),
+            (vec!["group:all"], false, false),
+            (vec!["tenant:acme"], true, false),
+            (vec!["tenant:acme", "tenant:globex"], true, true),
+            (vec!["tenant:initech"], false, true),
+        ] {
+            let visibility = Visibility::new(Principal::from_verified_tokens(&tokens), AccessPolicy::Public, None);
             let scope = snapshot.scope(&visibility);
             let parts: Vec<&Part> = scope.iter().map(|(ord, _)| snapshot.segments.part_of(ord)).collect();
-            assert!(parts.contains(&&Part::Main));
-            assert_eq!(parts.contains(&&acme), reads_acme);
+            assert!(parts.contains(&&Part::Main), "{tokens:?}");
+            assert_eq!(parts.contains(&&acme), reads_acme, "{tokens:?}");
+            assert_eq!(parts.contains(&&Part::Pool), reads_pool, "{tokens:?}");
         }
     }
 
@@ -217,13 +239,16 @@ mod tests {
         writer.merge_segments().unwrap();
         index.reload().unwrap();
         let before = index.snapshot();
-        assert_eq!(before.vocabularies.len(), 1, "merged: large segments only");
+        // Each partition merged into one segment: the main partition's and acme's are large,
+        // the pool's (globex's few records) small.
+        assert_eq!(before.vocabularies.len(), 2);
         let acme = Record::new("fresh").title("zyzzyva").body("zyzzyva").acl(["tenant:acme"]);
         writer.upsert(900, &acme, 0).unwrap();
         writer.commit().unwrap();
         let after = index.snapshot();
         assert_eq!(after.vocabularies.len(), 2);
         assert!(std::sync::Arc::ptr_eq(&before.vocabularies[0].vocabulary, &after.vocabularies[0].vocabulary));
+        assert!(!std::sync::Arc::ptr_eq(&before.vocabularies[1].vocabulary, &after.vocabularies[1].vocabulary));
         assert_eq!(after.vocabularies[0].vocabulary.df("zyzzyva"), 0);
         assert_eq!(after.vocabulary().df("zyzzyva"), 1);
     }
@@ -242,8 +267,8 @@ mod tests {
 
         // Interrupted: globex copied out, its commit never made.
         let snapshot = reopened.snapshot();
-        let ids = super::copy_out(&reopened.shared, &snapshot, "tenant:globex").unwrap();
-        assert!(!ids.is_empty());
+        let copied = super::copy_out(&reopened.shared, &snapshot, "tenant:globex").unwrap();
+        assert!(!copied.pool_ords.is_empty() && copied.main_ids.is_empty(), "globex was pooled");
         assert!(dir.path().join(braid_core::tenant_dir_name("tenant:globex")).is_dir());
         drop((snapshot, reopened));
         let reopened = LexicalIndex::open(dir.path(), SchemaConfig::default()).unwrap();
@@ -272,16 +297,21 @@ mod atomicity {
     use crate::index::{LexicalIndex, DEFAULT_WRITER_HEAP};
     use crate::schema::SchemaConfig;
 
-    /// Replaces two records of promoted acme, adds one to acme and one to the pool, deletes
-    /// one of acme's, and runs the commit's steps through `steps` (all three: a whole commit).
+    /// Replaces two records of promoted acme and one of pooled globex, adds one to each and
+    /// one without a tenant, deletes one of acme's and one of globex's, and runs the commit's
+    /// steps through `steps` (all three: a whole commit).
     fn commit_cut_after(index: &LexicalIndex, steps: usize) {
         let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
         let acme = |id: &str, text: &str| Record::new(id).title(text).body(text).acl(["group:all", "tenant:acme"]);
+        let globex = |id: &str, text: &str| Record::new(id).title(text).body(text).acl(["group:all", "tenant:globex"]);
         writer.upsert(500, &acme("r0", "warranty claim"), 0).unwrap();
         writer.upsert(501, &acme("r6", "refund refund"), 0).unwrap();
         writer.upsert(502, &acme("new-acme", "parcel refund"), 0).unwrap();
-        writer.upsert(503, &Record::new("new-pool").body("refund parcel").acl(["group:all"]), 0).unwrap();
+        writer.upsert(503, &Record::new("new-main").body("refund parcel").acl(["group:all"]), 0).unwrap();
+        writer.upsert(504, &globex("r9", "refund warranty"), 0).unwrap();
+        writer.upsert(505, &globex("new-globex", "parcel policy refund"), 0).unwrap();
         writer.delete("r7").unwrap();
+        writer.delete("r15").unwrap();
         if steps >= 1 {
             writer.commit_new_records().unwrap();
         }
@@ -312,7 +342,9 @@ mod atomicity {
             drop(index);
             let reopened = LexicalIndex::open(dir.path(), SchemaConfig::default()).unwrap();
             assert_eq!(&answers(&reopened), expected, "cut after step {steps}, reopened");
-            assert_eq!(reopened.snapshot().versions_of("r0").unwrap().len(), 1, "cut after step {steps}");
+            for id in ["r0", "r9"] {
+                assert_eq!(reopened.snapshot().versions_of(id).unwrap().len(), 1, "{id}, cut after step {steps}");
+            }
             drop(reopened.writer(DEFAULT_WRITER_HEAP).unwrap());
             reopened.reload().unwrap();
             assert_eq!(&answers(&reopened), expected, "cut after step {steps}, cleaned up");

@@ -92,9 +92,9 @@ impl Segments {
             let first = readers.len() as SegmentOrdinal;
             for segment in commit.searcher.segment_readers() {
                 let ords = segment.fast_fields().u64("ord").map_err(lexical)?;
-                let segment = match &commit.part {
-                    Part::Tenant(token) => as_committed(&commit, segment, &ords, &catalog, token, fields)?,
-                    Part::Main => segment.clone(),
+                let segment = match commit.part.key() {
+                    Some(key) => as_committed(&commit, segment, &ords, &catalog, key, fields)?,
+                    None => segment.clone(),
                 };
                 let ids = match known.get(&segment.segment_id()) {
                     Some(ids) => Some(ids.clone()),
@@ -129,7 +129,7 @@ impl Segments {
         self.parts()
             .filter_map(|p| match p {
                 Part::Tenant(t) => Some(t.clone()),
-                Part::Main => None,
+                Part::Main | Part::Pool => None,
             })
             .collect()
     }
@@ -142,13 +142,6 @@ impl Segments {
     /// The segment with snapshot ordinal `ord`.
     pub(crate) fn reader(&self, ord: SegmentOrdinal) -> &SegmentReader {
         &self.readers[ord as usize]
-    }
-
-    /// The segments of the `i`-th partition (main first).
-    pub(crate) fn part_readers(&self, i: usize) -> &[SegmentReader] {
-        let start = self.parts[i].first as usize;
-        let end = self.parts.get(i + 1).map_or(self.readers.len(), |p| p.first as usize);
-        &self.readers[start..end]
     }
 
     /// The position of `part` among the partitions, if these segments hold it.
@@ -193,14 +186,17 @@ impl Segments {
     }
 
     /// The partitions `visibility` can admit a record of: the main one (records without a
-    /// tenant, and the pool), and each promoted tenant whose token the principal holds.
+    /// tenant or of several), the pool when the principal holds a tenant not promoted, and each
+    /// promoted tenant whose token the principal holds.
     pub(crate) fn scope(&self, visibility: &Visibility) -> Scope<'_> {
         let tenants = visibility.tenant_terms();
+        let pooled = tenants.iter().any(|t| *t != braid_core::NO_TENANT_TOKEN && !self.catalog.promoted.contains(*t));
         let visible = self
             .parts
             .iter()
             .map(|p| match &p.part {
                 Part::Main => true,
+                Part::Pool => pooled,
                 Part::Tenant(token) => tenants.contains(&token.as_str()),
             })
             .collect();
@@ -237,17 +233,16 @@ impl<'a> Scope<'a> {
         self.readers().map(|r| u64::from(r.num_docs())).sum()
     }
 
-    /// The promoted tenants whose partitions are in scope, in token order.
-    pub(crate) fn promoted_tenants(&self) -> Vec<String> {
+    /// The keys ([`Part::key`]) of the partitions in scope besides the main one: the pool's,
+    /// then the promoted tenants' in token order.
+    pub(crate) fn keys(&self) -> Vec<String> {
         let segments = self.segments;
         segments
             .parts
             .iter()
             .zip(&self.visible)
-            .filter_map(|(p, visible)| match (&p.part, visible) {
-                (Part::Tenant(token), true) => Some(token.clone()),
-                _ => None,
-            })
+            .filter(|(_, visible)| **visible)
+            .filter_map(|(p, _)| p.part.key().map(str::to_string))
             .collect()
     }
 
@@ -303,23 +298,23 @@ impl<'a> Scope<'a> {
     }
 }
 
-/// `segment` of a promoted tenant's partition as the main partition's commit has it: its
-/// records that the catalog hides (written by a commit still under way or that a crash cut
-/// short, or superseded by the catalog's commit) read as deleted. The segment itself when the
-/// catalog hides none of them.
+/// `segment` of the pool or a promoted tenant's partition (of catalog key `key`) as the main
+/// partition's commit has it: its records that the catalog hides (written by a commit still
+/// under way or that a crash cut short, or superseded by the catalog's commit) read as deleted.
+/// The segment itself when the catalog hides none of them.
 fn as_committed(
     commit: &PartCommit,
     segment: &SegmentReader,
     ords: &Column<u64>,
     catalog: &Catalog,
-    tenant: &str,
+    key: &str,
     fields: &Fields,
 ) -> braid_core::Result<SegmentReader> {
     let mut hidden = Vec::new();
     if catalog.ords_through.is_some_and(|t| ords.max_value() > t) {
-        hidden.extend(segment.doc_ids_alive().filter(|&d| ords.first(d).is_some_and(|o| catalog.hides(tenant, o))));
+        hidden.extend(segment.doc_ids_alive().filter(|&d| ords.first(d).is_some_and(|o| catalog.hides(key, o))));
     }
-    if let Some(superseded) = catalog.superseded.get(tenant) {
+    if let Some(superseded) = catalog.superseded.get(key) {
         let inverted = segment.inverted_index(fields.ord).map_err(lexical)?;
         for &ord in superseded {
             let term = Term::from_field_u64(fields.ord, ord);

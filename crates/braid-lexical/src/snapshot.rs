@@ -148,15 +148,15 @@ impl Snapshot {
             visibility.filter()
         );
         let scope = self.scope(visibility);
-        let tenants = scope.promoted_tenants();
-        if let Some(docs) = self.allowed_cache.get(&tenants, &key) {
+        let keys = scope.keys();
+        if let Some(docs) = self.allowed_cache.get(&keys, &key) {
             return Ok(docs);
         }
         let query = visibility_query(&self.fields, visibility)?;
         let mut docs = scope.search(&*query, &AllowedCollector).map_err(lexical)?;
         docs.everything = docs.ords.len() as u64 == scope.num_docs();
         let docs = Arc::new(docs);
-        self.allowed_cache.insert(&tenants, key, docs.clone(), self.segments.promoted_tenants().len());
+        self.allowed_cache.insert(&keys, key, docs.clone(), self.segments.promoted_tenants().len());
         Ok(docs)
     }
 
@@ -331,11 +331,20 @@ impl Snapshot {
         self.versions_in(id, |_| true)
     }
 
-    /// [`Snapshot::versions_of`] in promoted tenants' partitions only: what a writer must list
-    /// as superseded (the main partition deletes by id itself), read without a lookup in the
-    /// main partition's segments — none at all while no tenant is promoted.
-    pub(crate) fn tenant_versions_of(&self, id: &str) -> Result<Vec<(Part, Ordinal)>> {
-        self.versions_in(id, |p| matches!(p, Part::Tenant(_)))
+    /// [`Snapshot::versions_of`] in the pool and promoted tenants' partitions only: what a
+    /// writer must list as superseded (the main partition deletes by id itself), read without
+    /// a lookup in the main partition's segments.
+    pub(crate) fn satellite_versions_of(&self, id: &str) -> Result<Vec<(Part, Ordinal)>> {
+        self.versions_in(id, |p| *p != Part::Main)
+    }
+
+    /// The segments of the partitions that hold pooled tenants' records: the pool, and the
+    /// main partition (where an index from before the pool kept them).
+    fn pooling(&self) -> impl Iterator<Item = &tantivy::SegmentReader> + '_ {
+        let segments = &self.segments;
+        (0..segments.readers().len() as u32)
+            .filter(|&ord| matches!(segments.part_of(ord), Part::Main | Part::Pool))
+            .map(|ord| segments.reader(ord))
     }
 
     fn versions_in(&self, id: &str, read: impl Fn(&Part) -> bool) -> Result<Vec<(Part, Ordinal)>> {
@@ -349,14 +358,17 @@ impl Snapshot {
             .collect())
     }
 
-    /// The tenant tokens the main partition's records carry.
-    pub(crate) fn main_tenants(&self) -> Result<Vec<String>> {
-        let main = self.segments.position(&Part::Main).map_or(&[][..], |i| self.segments.part_readers(i));
-        Ok(self.tenant_tokens(main)?.into_iter().collect())
+    /// The tenant tokens the records of the pool and the main partition carry (`tenant:…`, not
+    /// the no-tenant term): the tenants a promotion may concern.
+    pub(crate) fn pooled_tenants(&self) -> Result<Vec<String>> {
+        Ok(self.tenant_tokens(self.pooling())?.into_iter().collect())
     }
 
     /// The tenant tokens the records of `segments` carry (`tenant:…`, not the no-tenant term).
-    fn tenant_tokens(&self, segments: &[tantivy::SegmentReader]) -> Result<std::collections::BTreeSet<String>> {
+    fn tenant_tokens<'a>(
+        &self,
+        segments: impl IntoIterator<Item = &'a tantivy::SegmentReader>,
+    ) -> Result<std::collections::BTreeSet<String>> {
         let mut tokens = std::collections::BTreeSet::new();
         for segment in segments {
             let inverted = segment.inverted_index(self.fields.tenant).map_err(lexical)?;
@@ -371,29 +383,25 @@ impl Snapshot {
         Ok(tokens)
     }
 
-    /// At least the live records of `tenant` in the main partition: the document frequency of
-    /// its token there (which counts deleted records too).
-    pub(crate) fn main_tenant_bound(&self, tenant: &str) -> Result<u64> {
+    /// At least the live records of `tenant` in the pool and the main partition: the document
+    /// frequency of its token there (which counts deleted records too).
+    pub(crate) fn pooled_tenant_bound(&self, tenant: &str) -> Result<u64> {
         let term = Term::from_field_text(self.fields.tenant, tenant);
         let mut bound = 0;
-        for (segment_ord, segment) in self.segments.readers().iter().enumerate() {
-            if *self.segments.part_of(segment_ord as u32) == Part::Main {
-                bound += u64::from(
-                    segment.inverted_index(self.fields.tenant).map_err(lexical)?.doc_freq(&term).map_err(lexical)?,
-                );
-            }
+        for segment in self.pooling() {
+            bound += u64::from(
+                segment.inverted_index(self.fields.tenant).map_err(lexical)?.doc_freq(&term).map_err(lexical)?,
+            );
         }
         Ok(bound)
     }
 
-    /// The live records of the main partition whose only tenant is `tenant`, as document ids
-    /// per segment (segments without any left out): what promoting the tenant moves.
-    pub(crate) fn main_records_of(&self, tenant: &str) -> Result<Vec<(SegmentId, Vec<DocId>)>> {
+    /// The live records of the pool and the main partition whose only tenant is `tenant`, as
+    /// document ids per segment (segments without any left out): what promoting the tenant
+    /// moves.
+    pub(crate) fn pooled_records_of(&self, tenant: &str) -> Result<Vec<(SegmentId, Vec<DocId>)>> {
         let mut out = Vec::new();
-        for (segment_ord, segment) in self.segments.readers().iter().enumerate() {
-            if *self.segments.part_of(segment_ord as u32) != Part::Main {
-                continue;
-            }
+        for segment in self.pooling() {
             let inverted = segment.inverted_index(self.fields.tenant).map_err(lexical)?;
             let postings_of = |token: &str| -> Result<Vec<DocId>> {
                 let term = Term::from_field_text(self.fields.tenant, token);

@@ -14,7 +14,7 @@ use crate::analysis::{for_mode, head_terms, tokens, ModeAnalyzers, HEAD_WORDS};
 use crate::cjk::HanMode;
 use crate::error::lexical;
 use crate::index::Shared;
-use crate::partition::{Catalog, Part};
+use crate::partition::{Catalog, Part, POOL_KEY};
 use crate::schema::Fields;
 use crate::visibility::section_key;
 
@@ -33,16 +33,18 @@ pub enum Merges {
 /// The single writer of a lexical index. Changes become visible to searches at `commit()`.
 ///
 /// A record goes to its partition ([`crate::partition`]): a promoted tenant's record to that
-/// tenant's, every other record to the main one.
+/// tenant's, another tenant's to the pool, a record without a tenant or of several to the main
+/// one.
 ///
 /// **A commit is atomic across partitions.** The main partition's commit is the commit point;
-/// its [`Catalog`] says which tenant records belong to it. A commit runs in three steps:
-/// 1. each tenant partition it wrote commits its new records (ordinals above the catalog's
+/// its [`Catalog`] says which records of the other partitions (the satellites: the pool and
+/// the tenants') belong to it. A commit runs in three steps:
+/// 1. each satellite it wrote commits its new records (ordinals above the catalog's
 ///    `ords_through`, which searches do not see yet) and nothing else;
 /// 2. the main partition commits its own changes with the new catalog: `ords_through` raised
-///    to this commit's records, and the tenant records this commit replaced or deleted listed
-///    as `superseded` (searches stop seeing them here);
-/// 3. the tenant partitions delete the superseded records.
+///    to this commit's records, and the satellites' records this commit replaced or deleted
+///    listed as `superseded` (searches stop seeing them here);
+/// 3. the satellites delete the superseded records.
 ///
 /// A crash before step 2 leaves the index as it was before the commit, one after it as it is
 /// after; the next writer deletes what the catalog hides before it writes (see
@@ -53,20 +55,21 @@ pub struct LexicalWriter {
     /// The main partition's tantivy writer; `None` only when reopening it after waiting for
     /// its merges failed (every later call then reports [`Error::Lexical`]).
     main: Option<IndexWriter>,
-    /// The writers of promoted tenants' partitions, opened when first written.
-    tenants: BTreeMap<String, IndexWriter>,
+    /// The writers of the pool and of promoted tenants' partitions, opened when first written.
+    satellites: BTreeMap<Part, IndexWriter>,
     /// The main partition's last catalog (see the type's docs).
     catalog: Catalog,
     /// The partition and ordinal of each record written since the last commit, by id.
     pending: HashMap<String, (Part, Ordinal)>,
-    /// Committed records of promoted tenants that the next commit replaces or deletes.
+    /// Committed records of the satellites that the next commit replaces or deletes, by
+    /// partition key ([`Part::key`]).
     superseded: BTreeMap<String, Vec<Ordinal>>,
     /// The highest ordinal written since the last commit.
     written_through: Option<Ordinal>,
     /// Pooled tenants written since the last commit: the candidates for promotion.
     pooled: BTreeSet<String>,
-    /// Promoted tenants whose partitions were written since the last commit.
-    written: BTreeSet<String>,
+    /// The satellites written since the last commit.
+    written: BTreeSet<Part>,
     heap_bytes: usize,
     merges: Merges,
     pub(crate) fields: Fields,
@@ -102,8 +105,8 @@ impl From<u64> for ContentDigest {
 
 impl LexicalWriter {
     /// The writer of the index `shared`, over tantivy's writer `main` of its main partition.
-    /// First it completes what a crash left of the last commit: each tenant partition deletes
-    /// the records the main partition's catalog hides (those of a commit the crash cut short
+    /// First it completes what a crash left of the last commit: each satellite deletes the
+    /// records the main partition's catalog hides (those of a commit the crash cut short
     /// before its commit point, and those its last commit superseded).
     pub(crate) fn new(shared: Arc<Shared>, main: IndexWriter, heap_bytes: usize) -> Result<Self> {
         let catalog = Catalog::read(shared.main.index.load_metas().map_err(lexical)?.payload.as_deref())?;
@@ -112,7 +115,7 @@ impl LexicalWriter {
             fields: shared.fields.clone(),
             shared,
             main: Some(main),
-            tenants: BTreeMap::new(),
+            satellites: BTreeMap::new(),
             catalog,
             pending: HashMap::new(),
             superseded: BTreeMap::new(),
@@ -128,28 +131,28 @@ impl LexicalWriter {
         Ok(writer)
     }
 
-    /// Deletes from each tenant partition the records the catalog hides, and commits those it
+    /// Deletes from each satellite the records the catalog hides, and commits those it
     /// changed.
     fn delete_hidden(&mut self) -> Result<()> {
         let ord_field = self.fields.ord;
-        for tenant in self.catalog.promoted.clone() {
-            let part = self.shared.tenant_part(&tenant)?;
-            let searcher = part.index.reader().map_err(lexical)?.searcher();
+        for part in self.catalog.satellites() {
+            let key = part.key().unwrap_or_default();
+            let searcher = self.shared.part(&part)?.index.reader().map_err(lexical)?.searcher();
             let mut hidden = Vec::new();
             for segment in searcher.segment_readers() {
                 let ords = segment.fast_fields().u64("ord").map_err(lexical)?;
                 hidden.extend(
-                    segment.doc_ids_alive().filter_map(|d| ords.first(d)).filter(|&o| self.catalog.hides(&tenant, o)),
+                    segment.doc_ids_alive().filter_map(|d| ords.first(d)).filter(|&o| self.catalog.hides(key, o)),
                 );
             }
             if hidden.is_empty() {
                 continue;
             }
-            let writer = self.writer_of(&Part::Tenant(tenant.clone()))?;
+            let writer = self.writer_of(&part)?;
             for ord in hidden {
                 writer.delete_term(Term::from_field_u64(ord_field, ord));
             }
-            self.commit_tenant(&tenant)?;
+            self.commit_part(&part)?;
         }
         Ok(())
     }
@@ -158,19 +161,23 @@ impl LexicalWriter {
         self.main.as_mut().ok_or_else(|| Error::Lexical("the writer was closed by a failed reopen".into()))
     }
 
-    /// The writer of `part`, opened on first use.
+    /// The writer of `part`, opened on first use (the pool created when the catalog names
+    /// none yet).
     fn writer_of(&mut self, part: &Part) -> Result<&mut IndexWriter> {
-        let token = match part {
-            Part::Main => return self.main(),
-            Part::Tenant(token) => token,
-        };
-        if !self.tenants.contains_key(token) {
-            let index = self.shared.tenant_part(token)?.index;
+        if *part == Part::Main {
+            return self.main();
+        }
+        if !self.satellites.contains_key(part) {
+            let index = if *part == Part::Pool && !self.catalog.pool {
+                self.shared.create_pool()?.index
+            } else {
+                self.shared.part(part)?.index
+            };
             let writer = self.shared.open_writer(&index, self.heap_bytes)?;
             writer.set_merge_policy(self.policy());
-            self.tenants.insert(token.clone(), writer);
+            self.satellites.insert(part.clone(), writer);
         }
-        self.tenants.get_mut(token).ok_or_else(|| Error::Lexical(format!("no writer for {token}")))
+        self.satellites.get_mut(part).ok_or_else(|| Error::Lexical(format!("no writer for {part:?}")))
     }
 
     /// Chooses when segments merge (see [`Merges`]); takes effect for merges not yet started.
@@ -178,7 +185,7 @@ impl LexicalWriter {
         self.merges = merges;
         let policy = self.policy();
         self.main()?.set_merge_policy(policy);
-        for writer in self.tenants.values() {
+        for writer in self.satellites.values() {
             writer.set_merge_policy(self.policy());
         }
         Ok(())
@@ -195,26 +202,29 @@ impl LexicalWriter {
     fn placement(&self, record: &Record) -> Part {
         match braid_core::sole_tenant(record.tenants()) {
             Some(t) if self.catalog.promoted.contains(t) => Part::Tenant(t.to_string()),
-            _ => Part::Main,
+            Some(_) => Part::Pool,
+            None => Part::Main,
         }
     }
 
     /// Removes every version of the record with id `id`: in the main partition by its id
-    /// (with the main partition's commit); a committed one in a tenant partition by listing it
-    /// as superseded (deleted after the commit point); one written since the last commit by
-    /// its ordinal, in the partition it went to (it was never committed).
+    /// (with the main partition's commit); a committed one in a satellite by listing it as
+    /// superseded (deleted after the commit point); one written since the last commit by its
+    /// ordinal, in the satellite it went to (it was never committed).
     fn remove_versions(&mut self, id: &str) -> Result<()> {
         let id_term = Term::from_field_text(self.fields.id, id);
         self.main()?.delete_term(id_term);
-        for (part, ord) in self.shared.snapshot().tenant_versions_of(id)? {
-            if let Part::Tenant(tenant) = part {
-                self.superseded.entry(tenant).or_default().push(ord);
+        for (part, ord) in self.shared.snapshot().satellite_versions_of(id)? {
+            if let Some(key) = part.key() {
+                self.superseded.entry(key.to_string()).or_default().push(ord);
             }
         }
-        if let Some((Part::Tenant(tenant), ord)) = self.pending.remove(id) {
-            let term = Term::from_field_u64(self.fields.ord, ord);
-            self.writer_of(&Part::Tenant(tenant.clone()))?.delete_term(term);
-            self.written.insert(tenant);
+        if let Some((part, ord)) = self.pending.remove(id) {
+            if part != Part::Main {
+                let term = Term::from_field_u64(self.fields.ord, ord);
+                self.writer_of(&part)?.delete_term(term);
+                self.written.insert(part);
+            }
         }
         Ok(())
     }
@@ -232,11 +242,11 @@ impl LexicalWriter {
         let part = self.placement(record);
         self.remove_versions(record.id())?;
         self.writer_of(&part)?.add_document(doc).map_err(lexical)?;
-        match &part {
-            Part::Main => self.pooled.extend(braid_core::sole_tenant(record.tenants()).map(str::to_string)),
-            Part::Tenant(tenant) => {
-                self.written.insert(tenant.clone());
-            }
+        if part == Part::Pool {
+            self.pooled.extend(braid_core::sole_tenant(record.tenants()).map(str::to_string));
+        }
+        if part != Part::Main {
+            self.written.insert(part.clone());
         }
         self.written_through = self.written_through.max(Some(ord));
         self.pending.insert(record.id().to_string(), (part, ord));
@@ -271,42 +281,45 @@ impl LexicalWriter {
         Ok(())
     }
 
-    /// A commit's first step: the tenant partitions' new records, which the catalog does not
-    /// reach yet.
+    /// A commit's first step: the satellites' new records, which the catalog does not reach
+    /// yet.
     pub(crate) fn commit_new_records(&mut self) -> Result<()> {
-        for tenant in std::mem::take(&mut self.written) {
-            self.commit_tenant(&tenant)?;
+        for part in std::mem::take(&mut self.written) {
+            self.commit_part(&part)?;
         }
         Ok(())
     }
 
-    /// A commit's second step, its commit point: the main partition with the new catalog.
+    /// A commit's second step, its commit point: the main partition with the new catalog
+    /// (naming the pool from the first commit that wrote it).
     pub(crate) fn commit_point(&mut self) -> Result<()> {
         let mut catalog = self.catalog.clone();
+        catalog.pool |= self.satellites.contains_key(&Part::Pool);
         catalog.ords_through = catalog.ords_through.max(self.written_through.take());
         catalog.superseded = std::mem::take(&mut self.superseded);
         self.pending.clear();
         self.commit_main(catalog)
     }
 
-    /// A commit's last step: what it superseded leaves the tenant partitions.
+    /// A commit's last step: what it superseded leaves the satellites.
     pub(crate) fn delete_superseded(&mut self) -> Result<()> {
         let ord_field = self.fields.ord;
-        for (tenant, ords) in self.catalog.superseded.clone() {
-            let writer = self.writer_of(&Part::Tenant(tenant.clone()))?;
+        for (key, ords) in self.catalog.superseded.clone() {
+            let part = Part::of_key(&key);
+            let writer = self.writer_of(&part)?;
             for ord in ords {
                 writer.delete_term(Term::from_field_u64(ord_field, ord));
             }
-            self.commit_tenant(&tenant)?;
+            self.commit_part(&part)?;
         }
         Ok(())
     }
 
-    /// Commits promoted `tenant`'s partition and makes the commit durable.
-    fn commit_tenant(&mut self, tenant: &str) -> Result<()> {
-        self.writer_of(&Part::Tenant(tenant.to_string()))?.commit().map_err(lexical)?;
-        if let Some(path) = &self.shared.path {
-            let dir = path.join(braid_core::tenant_dir_name(tenant));
+    /// Commits satellite `part` and makes the commit durable.
+    fn commit_part(&mut self, part: &Part) -> Result<()> {
+        self.writer_of(part)?.commit().map_err(lexical)?;
+        if let (Some(path), Some(name)) = (&self.shared.path, part.dir_name()) {
+            let dir = path.join(name);
             sync_dir(&dir).map_err(|e| Error::io(&dir, e))?;
         }
         Ok(())
@@ -331,32 +344,45 @@ impl LexicalWriter {
         let snapshot = self.shared.snapshot();
         // The postings' document frequency counts deleted records too: a bound, checked
         // first so that a small tenant costs a dictionary lookup per commit.
-        if snapshot.main_tenant_bound(tenant)? < at as u64 {
+        if snapshot.pooled_tenant_bound(tenant)? < at as u64 {
             return Ok(false);
         }
-        Ok(snapshot.main_records_of(tenant)?.iter().map(|(_, docs)| docs.len()).sum::<usize>() >= at)
+        Ok(snapshot.pooled_records_of(tenant)?.iter().map(|(_, docs)| docs.len()).sum::<usize>() >= at)
     }
 
-    /// Moves pooled `tenant`'s records to a partition of its own (see [`crate::promote`]).
+    /// Moves pooled `tenant`'s records to a partition of its own (see [`crate::promote`]): the
+    /// main partition's commit that names the tenant deletes those it held and lists those of
+    /// the pool as superseded; the pool deletes them after.
     fn promote(&mut self, tenant: &str) -> Result<()> {
-        // Merges would change the main partition's segments under the copy: wait them out.
+        // Merges would change the segments under the copy: wait them out.
         self.main()?.set_merge_policy(Box::new(NoMergePolicy));
         let reopened = settle(self.main.take(), self.heap_bytes)?;
         self.main = Some(reopened);
+        if let Some(pool) = self.satellites.remove(&Part::Pool) {
+            pool.set_merge_policy(Box::new(NoMergePolicy));
+            self.satellites.insert(Part::Pool, settle(Some(pool), self.heap_bytes)?);
+        }
         self.shared.reload()?;
         let snapshot = self.shared.snapshot();
-        let moved = crate::promote::copy_out(&self.shared, &snapshot, tenant)?;
+        let copied = crate::promote::copy_out(&self.shared, &snapshot, tenant)?;
         let id_field = self.fields.id;
         let main = self.main()?;
-        for id in &moved {
+        for id in &copied.main_ids {
             main.delete_term(Term::from_field_text(id_field, id));
         }
         let mut catalog = self.catalog.clone();
         catalog.promoted.insert(tenant.to_string());
         catalog.superseded.clear();
+        if !copied.pool_ords.is_empty() {
+            catalog.superseded.insert(POOL_KEY.to_string(), copied.pool_ords);
+        }
         self.commit_main(catalog)?;
+        self.delete_superseded()?;
         let policy = self.policy();
         self.main()?.set_merge_policy(policy);
+        if let Some(pool) = self.satellites.get(&Part::Pool) {
+            pool.set_merge_policy(self.policy());
+        }
         self.shared.reload()
     }
 
@@ -378,18 +404,17 @@ impl LexicalWriter {
     pub fn merge_segments(&mut self) -> Result<()> {
         // An index written before partitions (or by a writer that promoted at a higher count)
         // gets its tenants' partitions here: `braid index` ends with this merge.
-        for tenant in self.shared.snapshot().main_tenants()? {
+        for tenant in self.shared.snapshot().pooled_tenants()? {
             if self.promotion_due(&tenant)? {
                 self.promote(&tenant)?;
             }
         }
-        let parts: Vec<Part> =
-            std::iter::once(Part::Main).chain(self.catalog.promoted.iter().map(|t| Part::Tenant(t.clone()))).collect();
+        let parts: Vec<Part> = std::iter::once(Part::Main).chain(self.catalog.satellites()).collect();
         for part in parts {
             self.writer_of(&part)?.set_merge_policy(Box::new(NoMergePolicy));
             let settled = match &part {
                 Part::Main => settle(self.main.take(), self.heap_bytes)?,
-                Part::Tenant(token) => settle(self.tenants.remove(token), self.heap_bytes)?,
+                satellite => settle(self.satellites.remove(satellite), self.heap_bytes)?,
             };
             let segments = settled.index().searchable_segment_ids().map_err(lexical)?;
             let deletes = settled.index().searchable_segment_metas().map_err(lexical)?.iter().any(|m| m.has_deletes());
@@ -401,8 +426,8 @@ impl LexicalWriter {
             settled.set_merge_policy(self.policy());
             match part {
                 Part::Main => self.main = Some(settled),
-                Part::Tenant(token) => {
-                    self.tenants.insert(token, settled);
+                satellite => {
+                    self.satellites.insert(satellite, settled);
                 }
             }
         }

@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use braid_core::{AllowedSet, Error, OrdSet, Ordinal, Principal, Result};
+use braid_core::{AllowedSet, Error, OrdSet, Ordinal, Principal, Result, POOL_DIR_NAME as POOL_DIR};
 
 use crate::journal::{DiskMark, MergePolicy};
 use crate::merge::MergeJob;
@@ -39,8 +39,6 @@ use crate::search::{better, SearchPath, VectorSearch};
 use crate::store::{CheckedRecord, VectorStore};
 
 pub use braid_core::PROMOTE_AT;
-
-const POOL_DIR: &str = "pool";
 
 /// Where a record's vectors live.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
