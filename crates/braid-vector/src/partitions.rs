@@ -30,6 +30,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use braid_core::{AllowedSet, Error, OrdSet, Ordinal, Principal, Result, POOL_DIR_NAME as POOL_DIR};
+use rayon::prelude::*;
 
 use crate::journal::{DiskMark, MergePolicy};
 use crate::merge::MergeJob;
@@ -473,17 +474,9 @@ impl PartitionedStore {
     pub fn search(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Result<VectorSearch> {
         // The query is checked once, whether or not a partition has anything to search.
         let mut hits = self.parts[&Partition::Shared].store.search_exact(query, 0, allowed)?;
-        let mut path = SearchPath::Exact;
-        for part in self.visited(allowed.visibility().principal()) {
-            let found = match within(part, allowed) {
-                Some(here) => part.store.search(query, k, &here)?,
-                None => continue,
-            };
-            if found.path == SearchPath::Hnsw {
-                path = SearchPath::Hnsw;
-            }
-            hits.extend(found.hits);
-        }
+        let found = self.in_each_visited(allowed, |part, here| part.store.search(query, k, here))?;
+        let path = if found.iter().any(|f| f.path == SearchPath::Hnsw) { SearchPath::Hnsw } else { SearchPath::Exact };
+        hits.extend(found.into_iter().flat_map(|f| f.hits));
         Ok(VectorSearch { hits: merged(hits, k), path })
     }
 
@@ -495,12 +488,23 @@ impl PartitionedStore {
     /// As [`VectorStore::search`].
     pub fn search_exact(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Result<Vec<(Ordinal, f32)>> {
         let mut hits = self.parts[&Partition::Shared].store.search_exact(query, 0, allowed)?;
-        for part in self.visited(allowed.visibility().principal()) {
-            if let Some(here) = within(part, allowed) {
-                hits.extend(part.store.search_exact(query, k, &here)?);
-            }
-        }
+        hits.extend(self.in_each_visited(allowed, |part, here| part.store.search_exact(query, k, here))?.concat());
         Ok(merged(hits, k))
+    }
+
+    /// `search` run in each partition the principal of `allowed` visits that holds allowed
+    /// records, with those records, in parallel: a principal of several tenants scans several
+    /// partitions. The results come in the partitions' order.
+    fn in_each_visited<T: Send>(
+        &self,
+        allowed: &AllowedSet,
+        search: impl Fn(&Part, &AllowedSet) -> Result<T> + Sync,
+    ) -> Result<Vec<T>> {
+        let visited: Vec<(&Part, AllowedSet)> = self
+            .visited(allowed.visibility().principal())
+            .filter_map(|part| Some((part, within(part, allowed)?)))
+            .collect();
+        visited.par_iter().map(|(part, here)| search(part, here)).collect()
     }
 
     /// Makes every partition durable under `root` ([`VectorStore::save`]: a partition that
