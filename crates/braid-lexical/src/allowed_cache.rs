@@ -7,6 +7,11 @@
 //! Caches are kept per scope ([`ScopedCaches`]): principals who read the same partitions share
 //! one, and a promoted tenant's principals have their own, so no other tenant's requests
 //! evict (or wait on the lock of) their sets; small tenants' principals share the pool's.
+//!
+//! A new snapshot starts with the sets of the one before as seeds ([`ScopedCaches::seeded`]):
+//! a commit adds a small segment and leaves the large ones as they were, so a rule's set on
+//! the new snapshot is the seed's for every segment that did not change, and is computed
+//! afresh only for the others (`AllowedDocs::extend_from`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -24,13 +29,48 @@ const MIN_SCOPE_BYTES: usize = 1024 * 1024;
 /// One [`AllowedCache`] per scope, keyed by the partitions a scope reads besides the main one
 /// (`Scope::keys`: none for the main partition alone; the pool's; promoted tenants'). The main
 /// scope and the pool's keep [`ALLOWED_CACHE_BYTES`] each; the scopes with promoted tenants
-/// share as much again, evenly (at least [`MIN_SCOPE_BYTES`] each).
+/// share as much again, a share per promoted tenant a scope reads (at least
+/// [`MIN_SCOPE_BYTES`], at most the whole).
 #[derive(Default)]
 pub(crate) struct ScopedCaches {
     caches: RwLock<HashMap<Vec<String>, Arc<Mutex<AllowedCache>>>>,
+    /// Sets of earlier snapshots by scope and rule, not yet asked for on this one.
+    seeds: Mutex<HashMap<ScopedRule, Arc<AllowedDocs>>>,
 }
 
+/// A scope's keys (`Scope::keys`) and a visibility rule.
+type ScopedRule = (Vec<String>, String);
+
 impl ScopedCaches {
+    /// Empty caches seeded with `previous`'s sets (those it computed, then the seeds it still
+    /// holds), at most [`ALLOWED_CACHE_BYTES`] twice over.
+    pub(crate) fn seeded(previous: &ScopedCaches) -> Self {
+        let mut seeds = HashMap::new();
+        let mut bytes = 0;
+        let mut keep = |key: ScopedRule, docs: Arc<AllowedDocs>| {
+            let size = docs.heap_bytes();
+            if bytes + size <= 2 * ALLOWED_CACHE_BYTES && !seeds.contains_key(&key) {
+                bytes += size;
+                seeds.insert(key, docs);
+            }
+        };
+        for (scope, cache) in previous.caches.read().unwrap_or_else(|p| p.into_inner()).iter() {
+            let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+            for (rule, (docs, _)) in &cache.entries {
+                keep((scope.clone(), rule.clone()), docs.clone());
+            }
+        }
+        for (key, docs) in previous.seeds.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            keep(key.clone(), docs.clone());
+        }
+        ScopedCaches { caches: RwLock::default(), seeds: Mutex::new(seeds) }
+    }
+
+    /// The seed for `rule` in `scope`, taken: the set an earlier snapshot computed.
+    pub(crate) fn take_seed(&self, scope: &[String], rule: &str) -> Option<Arc<AllowedDocs>> {
+        self.seeds.lock().unwrap_or_else(|p| p.into_inner()).remove(&(scope.to_vec(), rule.to_string()))
+    }
+
     /// The set kept for `rule` in the cache of `scope`, if any.
     pub(crate) fn get(&self, scope: &[String], rule: &str) -> Option<Arc<AllowedDocs>> {
         let cache = self.caches.read().unwrap_or_else(|p| p.into_inner()).get(scope).cloned()?;
@@ -41,10 +81,12 @@ impl ScopedCaches {
     /// Keeps `docs` for `rule` in the cache of `scope`, of a snapshot with `promoted` promoted
     /// tenants.
     pub(crate) fn insert(&self, scope: &[String], rule: String, docs: Arc<AllowedDocs>, promoted: usize) {
-        let budget = if scope.iter().all(|key| !key.starts_with(braid_core::TENANT_PREFIX)) {
+        let tenants = scope.iter().filter(|key| key.starts_with(braid_core::TENANT_PREFIX)).count();
+        let budget = if tenants == 0 {
             ALLOWED_CACHE_BYTES
         } else {
-            (ALLOWED_CACHE_BYTES / promoted.max(1)).max(MIN_SCOPE_BYTES)
+            // A share per promoted tenant in scope: a principal of every tenant gets them all.
+            (ALLOWED_CACHE_BYTES / promoted.max(1) * tenants).clamp(MIN_SCOPE_BYTES, ALLOWED_CACHE_BYTES)
         };
         let cache = {
             let mut caches = self.caches.write().unwrap_or_else(|p| p.into_inner());

@@ -253,6 +253,55 @@ mod tests {
         assert_eq!(after.vocabulary().df("zyzzyva"), 1);
     }
 
+    /// Each principal's allowed set on a snapshot, computed afresh, as ordinals and documents
+    /// per segment.
+    type Sets = Vec<(Vec<u64>, std::collections::BTreeMap<String, Vec<u32>>)>;
+
+    fn allowed_sets(index: &LexicalIndex) -> Sets {
+        let snapshot = index.snapshot();
+        principals()
+            .into_iter()
+            .map(|principal| {
+                let docs = snapshot.allowed_docs(&Visibility::new(principal, AccessPolicy::Public, None)).unwrap();
+                let segments = docs.segments.iter().map(|(id, s)| (id.uuid_string(), s.docs.to_vec())).collect();
+                (docs.ords.iter().collect(), segments)
+            })
+            .collect()
+    }
+
+    /// A snapshot's allowed sets grow from the snapshot before's: after commits that add,
+    /// replace and delete records (in old segments too), a merge and a promotion, every
+    /// principal's set is the one an index opened afresh computes.
+    #[test]
+    fn allowed_sets_carried_over_from_the_last_snapshot_are_exact() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = written(Some(dir.path()), 10);
+        let fresh = || allowed_sets(&LexicalIndex::open(dir.path(), SchemaConfig::default()).unwrap());
+        assert_eq!(allowed_sets(&index), fresh());
+        let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+        writer.set_merges(crate::Merges::Deferred).unwrap();
+        let mut ord = 2000;
+        let mut write = |writer: &mut crate::LexicalWriter, records: &[Record], deletes: &[&str]| {
+            for r in records {
+                ord += 1;
+                writer.upsert(ord, r, 0).unwrap();
+            }
+            for id in deletes {
+                writer.delete(id).unwrap();
+            }
+            writer.commit().unwrap();
+        };
+        write(&mut writer, &[record(41, 0), record(42, 1), record(45, 0), record(6, 2)], &["r8", "r11", "r5"]);
+        assert_eq!(allowed_sets(&index), fresh(), "after adds, a replacement and deletes");
+        writer.merge_segments().unwrap();
+        index.reload().unwrap();
+        assert_eq!(allowed_sets(&index), fresh(), "after a merge");
+        index.set_promote_at(2);
+        write(&mut writer, &[record(51, 0)], &["r15"]);
+        assert_eq!(index.promoted_tenants(), ["tenant:acme", "tenant:globex"]);
+        assert_eq!(allowed_sets(&index), fresh(), "after a promotion");
+    }
+
     /// Promotions survive a reopen; a tenant directory that no commit names (a crash between
     /// the copy and the commit of the main partition) is never read, and is replaced by the
     /// next promotion.

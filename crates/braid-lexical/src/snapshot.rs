@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use braid_core::{AllowedSet, Error, OrdSet, Ordinal, Result, Visibility};
 use tantivy::index::SegmentId;
-use tantivy::query::TermQuery;
+use tantivy::query::{EnableScoring, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, DocId, DocSet, TantivyDocument, Term, TERMINATED};
@@ -97,7 +97,7 @@ impl Snapshot {
             by_mode,
             vocabularies,
             phonetic,
-            allowed_cache: ScopedCaches::default(),
+            allowed_cache: previous.map_or_else(ScopedCaches::default, |p| ScopedCaches::seeded(&p.allowed_cache)),
             synonyms,
         })
     }
@@ -153,7 +153,14 @@ impl Snapshot {
             return Ok(docs);
         }
         let query = visibility_query(&self.fields, visibility)?;
-        let mut docs = scope.search(&*query, &AllowedCollector).map_err(lexical)?;
+        let mut docs = match self.allowed_cache.take_seed(&keys, &key) {
+            Some(seed) => {
+                let weight =
+                    query.weight(EnableScoring::disabled_from_searcher(self.segments.main())).map_err(lexical)?;
+                AllowedDocs::extend_from(&seed, scope.iter(), weight.as_ref()).map_err(lexical)?
+            }
+            None => scope.search(&*query, &AllowedCollector).map_err(lexical)?,
+        };
         docs.everything = docs.ords.len() as u64 == scope.num_docs();
         let docs = Arc::new(docs);
         self.allowed_cache.insert(&keys, key, docs.clone(), self.segments.promoted_tenants().len());

@@ -157,20 +157,39 @@ pub(crate) struct AllowedDocs {
 /// again empty.
 pub(crate) const MAX_CACHED_FREQS: usize = 4_096;
 
-/// The allowed documents of one segment, sorted, and as a bitset for membership tests.
+/// The allowed documents of one segment, sorted, and as a bitset for membership tests, with
+/// their ordinals and what the segment was when they were collected.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct AllowedSegment {
     pub docs: Arc<[DocId]>,
     bits: Arc<[u64]>,
+    /// The ordinal of each of `docs`.
+    ords: Arc<[u64]>,
+    /// The segment's state when its documents were collected.
+    state: SegmentState,
+}
+
+/// What a segment's live documents depend on: its deletions (their opstamp), and how many it
+/// holds (a partition's segment may hide records its catalog does not include yet).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct SegmentState {
+    delete_opstamp: Option<u64>,
+    num_docs: u32,
+}
+
+impl SegmentState {
+    fn of(segment: &SegmentReader) -> Self {
+        SegmentState { delete_opstamp: segment.delete_opstamp(), num_docs: segment.num_docs() }
+    }
 }
 
 impl AllowedSegment {
-    fn new(docs: Vec<DocId>, max_doc: DocId) -> Self {
+    fn new(docs: Vec<DocId>, ords: Vec<u64>, max_doc: DocId, state: SegmentState) -> Self {
         let mut bits = vec![0u64; (max_doc as usize).div_ceil(64)];
         for &d in &docs {
             bits[d as usize / 64] |= 1 << (d % 64);
         }
-        AllowedSegment { docs: Arc::from(docs), bits: Arc::from(bits) }
+        AllowedSegment { docs: Arc::from(docs), bits: Arc::from(bits), ords: Arc::from(ords), state }
     }
 
     /// Whether `doc` is allowed.
@@ -242,10 +261,48 @@ impl AllowedDocs {
         freqs.insert(term.clone(), count);
     }
 
+    /// The same rule's set on a later snapshot whose segments in scope are `segments`: `seed`'s
+    /// documents of each segment that has not changed since (the same segment, deletions and
+    /// live count), and `weight` (the rule's query) run on the others.
+    pub(crate) fn extend_from<'a>(
+        seed: &AllowedDocs,
+        segments: impl Iterator<Item = (SegmentOrdinal, &'a SegmentReader)>,
+        weight: &dyn Weight,
+    ) -> tantivy::Result<AllowedDocs> {
+        let mut allowed = AllowedDocs { ords: seed.ords.clone(), ..AllowedDocs::default() };
+        let mut fresh = Vec::new();
+        for (ord, segment) in segments {
+            let id = segment.segment_id();
+            match seed.segments.get(&id) {
+                Some(kept) if kept.state == SegmentState::of(segment) => {
+                    allowed.segments.insert(id, kept.clone());
+                }
+                _ => fresh.push(AllowedCollector.collect_segment(weight, ord, segment)?),
+            }
+        }
+        // The ordinals of segments gone or changed leave before the fresh ones come in: a merge
+        // moves the same records to a new segment.
+        for (id, gone) in &seed.segments {
+            if !allowed.segments.contains_key(id) {
+                for &ord in gone.ords.iter() {
+                    allowed.ords.remove(ord);
+                }
+            }
+        }
+        for (id, segment) in fresh {
+            for &ord in segment.ords.iter() {
+                allowed.ords.insert(ord);
+            }
+            allowed.segments.insert(id, segment);
+        }
+        Ok(allowed)
+    }
+
     /// Approximate heap size, for the snapshot's cache budget (the frequencies counted at
     /// their most).
     pub fn heap_bytes(&self) -> usize {
-        let segments: usize = self.segments.values().map(|s| s.docs.len() * 4 + s.bits.len() * 8 + 64).sum();
+        let segments: usize =
+            self.segments.values().map(|s| s.docs.len() * 4 + s.ords.len() * 8 + s.bits.len() * 8 + 64).sum();
         self.ords.heap_bytes() + segments + 128 + MAX_CACHED_FREQS * 80
     }
 }
@@ -320,6 +377,7 @@ pub(crate) struct AllowedCollector;
 pub(crate) struct AllowedSegmentCollector {
     segment: SegmentId,
     max_doc: DocId,
+    state: SegmentState,
     column: Column<u64>,
     docs: Vec<DocId>,
     ords: Vec<u64>,
@@ -333,6 +391,7 @@ impl Collector for AllowedCollector {
         Ok(AllowedSegmentCollector {
             segment: segment.segment_id(),
             max_doc: segment.max_doc(),
+            state: SegmentState::of(segment),
             column: segment.fast_fields().u64("ord")?,
             docs: Vec::new(),
             ords: Vec::new(),
@@ -343,20 +402,20 @@ impl Collector for AllowedCollector {
         false
     }
 
-    fn merge_fruits(&self, fruits: Vec<(SegmentId, DocId, Vec<DocId>, Vec<u64>)>) -> tantivy::Result<AllowedDocs> {
+    fn merge_fruits(&self, fruits: Vec<(SegmentId, AllowedSegment)>) -> tantivy::Result<AllowedDocs> {
         let mut allowed = AllowedDocs::default();
-        for (segment, max_doc, docs, ords) in fruits {
-            for ord in ords {
+        for (id, segment) in fruits {
+            for &ord in segment.ords.iter() {
                 allowed.ords.insert(ord);
             }
-            allowed.segments.insert(segment, AllowedSegment::new(docs, max_doc));
+            allowed.segments.insert(id, segment);
         }
         Ok(allowed)
     }
 }
 
 impl SegmentCollector for AllowedSegmentCollector {
-    type Fruit = (SegmentId, DocId, Vec<DocId>, Vec<u64>);
+    type Fruit = (SegmentId, AllowedSegment);
 
     fn collect(&mut self, doc: DocId, _: Score) {
         if let Some(ord) = self.column.first(doc) {
@@ -366,7 +425,7 @@ impl SegmentCollector for AllowedSegmentCollector {
     }
 
     fn harvest(self) -> Self::Fruit {
-        (self.segment, self.max_doc, self.docs, self.ords)
+        (self.segment, AllowedSegment::new(self.docs, self.ords, self.max_doc, self.state))
     }
 }
 
