@@ -118,6 +118,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "rss_before_open_mib": rss_before / 1024,
         "rss_after_open_mib": rss_open / 1024,
         "peak_rss_serving_mib": status_kib("VmHWM") / 1024,
+        // Resident now, split: the heap and other private memory, and pages of mapped files
+        // (the lexical index; how many depends on the page cache too, and the kernel can drop
+        // them under pressure).
+        "rss_anon_serving_mib": status_kib("RssAnon") / 1024,
+        "rss_file_serving_mib": status_kib("RssFile") / 1024,
         "latency": rows,
     });
     println!("{}", serde_json::to_string_pretty(&out)?);

@@ -2,14 +2,16 @@
 //! a writer commits a steady stream of small batches.
 //!
 //! ```text
-//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH]
+//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS]
 //! ```
 //!
 //! Opens an index of `scripts/scale.sh` (`INDEX_DIR`, with its supplied vectors where it has
 //! them; the run changes it, so give it a copy) and runs hybrid searches (k = 10, each query's
 //! supplied vector from `QUERIES_JSONL`) for two principals, one after the other: one tenant
-//! of ten (`tenant:t3`) and one who sees every record. First idle (a warm-up pass, then three
-//! measured passes over the queries), then for `SECONDS` (default 60) while another thread
+//! of ten (`tenant:t3`) and one who sees every record. Searches start `QPS` times a second
+//! (default 0: each as soon as the one before ended, a load that takes every core it can, so
+//! any write takes time from it), the same in both phases. First idle (a warm-up pass, then
+//! three measured passes over the queries), then for `SECONDS` (default 60) while another thread
 //! writes `RATE` new records a second (default 1,000) in commits of `BATCH` (default 10): each
 //! batch's records go to one writer's scope in turn — each of the ten tenants, then records
 //! without a tenant (`group:g0`) —, each with a vector of the index's dimension. A writer that
@@ -44,6 +46,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rate: f64 = args.next().map_or(Ok(1_000.0), |n| n.parse())?;
     let seconds: f64 = args.next().map_or(Ok(60.0), |n| n.parse())?;
     let batch: usize = args.next().map_or(Ok(10), |n| n.parse())?;
+    let qps: f64 = args.next().map_or(Ok(0.0), |n| n.parse())?;
+    let pace = Pace::new(qps);
     if queries.is_empty() || rate <= 0.0 || batch == 0 {
         return Err("need queries with vectors, a positive rate and a batch of at least one record".into());
     }
@@ -72,8 +76,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             search(principal, query)?;
         }
         let mut took = Vec::new();
+        let mut paced = pace.start();
         for _ in 0..3 {
             for query in &queries {
+                paced.wait();
                 took.push(search(principal, query)?);
             }
         }
@@ -89,9 +95,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         });
         let mut loaded: Vec<Vec<Duration>> = vec![Vec::new(); principals.len()];
         let mut next = queries.iter().cycle();
+        let mut paced = pace.start();
         'load: while writing.load(Ordering::Acquire) {
             for (took, (_, principal)) in loaded.iter_mut().zip(&principals) {
                 let Some(query) = next.next() else { break 'load };
+                paced.wait();
                 match search(principal, query) {
                     Ok(t) => took.push(t),
                     Err(e) => return Err(e.to_string()),
@@ -122,6 +130,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "vector_dim": dim,
         "target_records_per_second": rate,
         "records_per_commit": batch,
+        "searches_per_second": if qps > 0.0 { serde_json::json!(qps) } else { "back to back".into() },
         "written_records": written.records,
         "written_seconds": round(written.seconds),
         "records_per_second": round(written.records as f64 / written.seconds),
@@ -132,6 +141,40 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
+}
+
+/// When searches start: `qps` a second, or back to back.
+struct Pace {
+    period: Option<Duration>,
+}
+
+impl Pace {
+    fn new(qps: f64) -> Pace {
+        Pace { period: (qps > 0.0).then(|| Duration::from_secs_f64(1.0 / qps)) }
+    }
+
+    fn start(&self) -> Paced {
+        Paced { period: self.period, start: Instant::now(), count: 0 }
+    }
+}
+
+/// A run of searches at a [`Pace`].
+struct Paced {
+    period: Option<Duration>,
+    start: Instant,
+    count: u32,
+}
+
+impl Paced {
+    /// Waits until the next search is due (one that is late starts at once).
+    fn wait(&mut self) {
+        if let Some(period) = self.period {
+            if let Some(wait) = (period * self.count).checked_sub(self.start.elapsed()) {
+                std::thread::sleep(wait);
+            }
+            self.count += 1;
+        }
+    }
 }
 
 /// Commits `batch` new records at a time, `rate` records a second, for `seconds`.
