@@ -586,11 +586,24 @@ pub(crate) struct Tier {
 /// this crate's tests, so that they run on both tiers.)
 const LARGE_SEGMENT_DOCS: u32 = if cfg!(test) { 12 } else { 20_000 };
 
+/// In an index of fewer than eight times [`LARGE_SEGMENT_DOCS`] documents, a segment holding an
+/// eighth of them is large too, but never one below this: otherwise every segment of a small
+/// index is small, and each commit builds its whole vocabulary again.
+const LARGE_SEGMENT_MIN_DOCS: u32 = if cfg!(test) { 12 } else { 1_000 };
+
 /// Segments split into the large ones and the small ones (either may be empty, and is then
 /// left out), so that each commit rebuilds the vocabulary of the small ones only.
 fn tiers_of(segments: &[tantivy::SegmentReader]) -> Vec<Vec<&tantivy::SegmentReader>> {
-    let (large, small): (Vec<_>, Vec<_>) = segments.iter().partition(|s| s.max_doc() >= LARGE_SEGMENT_DOCS);
+    let docs: u64 = segments.iter().map(|s| u64::from(s.max_doc())).sum();
+    let large_at = large_at(docs, LARGE_SEGMENT_MIN_DOCS, LARGE_SEGMENT_DOCS);
+    let (large, small): (Vec<_>, Vec<_>) = segments.iter().partition(|s| s.max_doc() >= large_at);
     [large, small].into_iter().filter(|t| !t.is_empty()).collect()
+}
+
+/// The documents that make a segment large in an index of `docs`: an eighth of them, within
+/// `[min, max]`.
+fn large_at(docs: u64, min: u32, max: u32) -> u32 {
+    (docs / 8).clamp(u64::from(min), u64::from(max)) as u32
 }
 
 #[cfg(test)]
@@ -621,5 +634,15 @@ mod tests {
         let mut ords = snapshot.ords().unwrap();
         ords.sort_unstable();
         assert_eq!(ords, [3, 7, 9]);
+    }
+
+    /// Small indexes keep a large tier too: at 10,000 records a segment of 1,250 is large, at a
+    /// million one of 20,000, and never one below 1,000.
+    #[test]
+    fn a_small_index_has_large_segments_too() {
+        assert_eq!(large_at(10_000, 1_000, 20_000), 1_250);
+        assert_eq!(large_at(1_000_000, 1_000, 20_000), 20_000);
+        assert_eq!(large_at(4_000, 1_000, 20_000), 1_000);
+        assert_eq!(large_at(0, 1_000, 20_000), 1_000);
     }
 }
