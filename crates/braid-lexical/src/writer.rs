@@ -18,6 +18,10 @@ use crate::partition::{Catalog, Part, POOL_KEY};
 use crate::schema::Fields;
 use crate::visibility::section_key;
 
+/// Segments below this many documents count as this size to the merge policy (tantivy's
+/// `min_layer_size`, 10,000 by default).
+const MERGE_FLOOR_DOCS: u32 = 1_000;
+
 /// When a lexical writer merges segments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Merges {
@@ -193,7 +197,14 @@ impl LexicalWriter {
 
     fn policy(&self) -> Box<dyn tantivy::indexer::MergePolicy> {
         match self.merges {
-            Merges::Background => Box::new(LogMergePolicy::default()),
+            Merges::Background => {
+                // tantivy's default counts every segment below 10,000 documents as one size, so
+                // in a small index a commit's few records were merged into the largest segment
+                // every eighth commit; from 1,000 documents up, segments merge with their peers.
+                let mut policy = LogMergePolicy::default();
+                policy.set_min_layer_size(MERGE_FLOOR_DOCS);
+                Box::new(policy)
+            }
             Merges::Deferred => Box::new(NoMergePolicy),
         }
     }
