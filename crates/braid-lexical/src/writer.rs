@@ -365,13 +365,12 @@ impl LexicalWriter {
     /// main partition's commit that names the tenant deletes those it held and lists those of
     /// the pool as superseded; the pool deletes them after.
     fn promote(&mut self, tenant: &str) -> Result<()> {
-        // Merges would change the segments under the copy: wait them out.
-        self.main()?.set_merge_policy(Box::new(NoMergePolicy));
-        let reopened = settle(self.main.take(), self.heap_bytes)?;
-        self.main = Some(reopened);
-        if let Some(pool) = self.satellites.remove(&Part::Pool) {
-            pool.set_merge_policy(Box::new(NoMergePolicy));
-            self.satellites.insert(Part::Pool, settle(Some(pool), self.heap_bytes)?);
+        // Merges would change the segments under the copy: wait them out (the pool merges only
+        // in a writer that has opened it).
+        let pool = self.satellites.contains_key(&Part::Pool);
+        self.settle_part(&Part::Main)?;
+        if pool {
+            self.settle_part(&Part::Pool)?;
         }
         self.shared.reload()?;
         let snapshot = self.shared.snapshot();
@@ -389,12 +388,35 @@ impl LexicalWriter {
         }
         self.commit_main(catalog)?;
         self.delete_superseded()?;
-        let policy = self.policy();
-        self.main()?.set_merge_policy(policy);
-        if let Some(pool) = self.satellites.get(&Part::Pool) {
-            pool.set_merge_policy(self.policy());
+        self.resume_merges(&Part::Main)?;
+        if pool {
+            self.resume_merges(&Part::Pool)?;
         }
         self.shared.reload()
+    }
+
+    /// Waits until no background merge of `part`'s writer runs (see [`settle`]); it merges
+    /// nothing more until [`LexicalWriter::resume_merges`]. Returns the writer.
+    fn settle_part(&mut self, part: &Part) -> Result<&mut IndexWriter> {
+        self.writer_of(part)?.set_merge_policy(Box::new(NoMergePolicy));
+        let settled = match part {
+            Part::Main => settle(self.main.take(), self.heap_bytes)?,
+            satellite => settle(self.satellites.remove(satellite), self.heap_bytes)?,
+        };
+        match part {
+            Part::Main => self.main = Some(settled),
+            satellite => {
+                self.satellites.insert(satellite.clone(), settled);
+            }
+        }
+        self.writer_of(part)
+    }
+
+    /// Gives `part`'s writer the merge policy of [`LexicalWriter::set_merges`] back.
+    fn resume_merges(&mut self, part: &Part) -> Result<()> {
+        let policy = self.policy();
+        self.writer_of(part)?.set_merge_policy(policy);
+        Ok(())
     }
 
     /// Promotes every pooled tenant that holds the records that promote it, then merges every
@@ -422,25 +444,14 @@ impl LexicalWriter {
         }
         let parts: Vec<Part> = std::iter::once(Part::Main).chain(self.catalog.satellites()).collect();
         for part in parts {
-            self.writer_of(&part)?.set_merge_policy(Box::new(NoMergePolicy));
-            let settled = match &part {
-                Part::Main => settle(self.main.take(), self.heap_bytes)?,
-                satellite => settle(self.satellites.remove(satellite), self.heap_bytes)?,
-            };
+            let settled = self.settle_part(&part)?;
             let segments = settled.index().searchable_segment_ids().map_err(lexical)?;
             let deletes = settled.index().searchable_segment_metas().map_err(lexical)?.iter().any(|m| m.has_deletes());
-            let mut settled = settled;
             if segments.len() > 1 || deletes {
                 settled.merge(&segments).wait().map_err(lexical)?;
                 settled.garbage_collect_files().wait().map_err(lexical)?;
             }
-            settled.set_merge_policy(self.policy());
-            match part {
-                Part::Main => self.main = Some(settled),
-                satellite => {
-                    self.satellites.insert(satellite, settled);
-                }
-            }
+            self.resume_merges(&part)?;
         }
         Ok(())
     }
