@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 mod facets;
+pub mod fanout;
 mod index;
 mod layout;
 mod manifest;

@@ -18,6 +18,8 @@ mod engine_shape;
 #[cfg(feature = "ingest")]
 mod facets;
 mod fail_closed;
+#[cfg(feature = "ingest")]
+mod fanout;
 mod features;
 #[cfg(feature = "ingest")]
 mod helpcenter;

@@ -22,9 +22,10 @@ mod budget;
 mod correct;
 mod diversify;
 mod hits;
+mod part;
 mod plan;
 mod recall;
-mod validate;
+pub(crate) mod validate;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -34,6 +35,10 @@ use braid_core::{
     GroupBy, Language, Ordinal, Result, SearchRequest, SearchResponse, Stage, Stats, Suggestion, Visibility,
 };
 use braid_fusion::{fuse, BlendParams, FuseParams};
+use braid_lexical::{QueryWord, View};
+use plan::Plan;
+
+pub(crate) use part::{check_fans_out, part};
 use tracing::info_span;
 
 use crate::rerank;
@@ -81,41 +86,10 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     // 4. Analyse: the query's words as the caller's records know them.
     let t = Instant::now();
     let mut view = snapshot.view(&allowed)?;
-    // Facets count the legs' whole match sets; the request's field weights reweight the legs.
-    if plan.facets {
-        view.collect_matches();
-    }
-    let boosts = &request.boosts;
-    if boosts.reweights_fields() {
-        view.set_field_weights(boosts.title, boosts.body.unwrap_or(1.0));
-    }
+    prepare(&mut view, request, &plan);
     let view = view;
-    // The words that score: the query itself, less the simple syntax's operators.
-    let scoring = view.scoring_text(&request.query, request.syntax);
-    let words = if request.suggest || plan.embeds_text() || plan.corrects_lexical() {
-        view.query_words(&scoring)?
-    } else {
-        Vec::new()
-    };
-    // The query as "did you mean" corrects it: what the semantic leg embeds and, beside the
-    // fuzzy leg, what the lexical leg reads.
-    let mut embedded = if plan.embeds_text() { correct::corrected(&scoring, &words) } else { Cow::Borrowed(&*scoring) };
-    // A correction the model cannot read (pinyin corrected to Chinese, under an English model)
-    // is not embedded: hybrid drops the semantic leg, semantic mode embeds the text as typed.
-    if embedded != scoring {
-        let covers = searcher.semantic.as_deref().is_some_and(|s| s.embeds(Language::detect(&embedded)));
-        if !plan.embeds_correction(covers) {
-            embedded = Cow::Borrowed(&*scoring);
-        }
-    }
-    if embedded != scoring {
-        stats.embedded = Some(embedded.to_string());
-    }
-    let lexical_text = if plan.corrects_lexical() {
-        correct::corrected(request.query.as_str(), &words)
-    } else {
-        Cow::Borrowed(request.query.as_str())
-    };
+    let analysed = analyse(searcher, request, &mut plan, &view, &mut stats)?;
+    let Analysed { words, embedded, lexical_text } = analysed;
     stats.micros.insert(Stage::Analyse, micros(t));
     request.check_deadline()?;
 
@@ -157,7 +131,7 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
     // 6b. Boosts: the request's functions of each candidate's fields rescore every fused
     // candidate, before the ranking is cut to the page.
     let t = Instant::now();
-    let boosted = scoring::rescore(snapshot, boosts, &mut fused)?;
+    let boosted = scoring::rescore(snapshot, &request.boosts, &mut fused)?;
     if boosted.is_some() {
         stats.micros.insert(Stage::Boosts, micros(t));
     }
@@ -238,4 +212,65 @@ pub(crate) fn search(searcher: &Searcher, request: &SearchRequest) -> Result<Sea
         if request.suggest { words.iter().filter_map(|w| w.suggestion.clone()).collect() } else { Vec::new() };
     stats.micros.insert(Stage::Total, micros(started));
     Ok(SearchResponse { hits, suggestions, stats, next_cursor, facets })
+}
+
+/// Readies a request's view for its legs: facets count the legs' whole match sets; the
+/// request's field weights reweight the legs.
+fn prepare(view: &mut View<'_>, request: &SearchRequest, plan: &Plan<'_>) {
+    if plan.facets {
+        view.collect_matches();
+    }
+    let boosts = &request.boosts;
+    if boosts.reweights_fields() {
+        view.set_field_weights(boosts.title, boosts.body.unwrap_or(1.0));
+    }
+}
+
+/// What stage 4 makes of a query: its words among the caller's records, the text the
+/// semantic leg embeds and the text the lexical leg reads.
+struct Analysed {
+    words: Vec<QueryWord>,
+    /// The query as "did you mean" corrects it, less the simple syntax's operators.
+    embedded: String,
+    /// The query, corrected where the fuzzy leg runs beside the lexical one.
+    lexical_text: String,
+}
+
+/// Stage 4, on `view`: the query's words as the caller's records know them, and the
+/// corrected texts the legs read. A correction the model cannot read drops the semantic leg
+/// from a hybrid `plan`.
+fn analyse(
+    searcher: &Searcher,
+    request: &SearchRequest,
+    plan: &mut Plan<'_>,
+    view: &View<'_>,
+    stats: &mut Stats,
+) -> Result<Analysed> {
+    // The words that score: the query itself, less the simple syntax's operators.
+    let scoring = view.scoring_text(&request.query, request.syntax);
+    let words = if request.suggest || plan.embeds_text() || plan.corrects_lexical() {
+        view.query_words(&scoring)?
+    } else {
+        Vec::new()
+    };
+    // The query as "did you mean" corrects it: what the semantic leg embeds and, beside the
+    // fuzzy leg, what the lexical leg reads.
+    let mut embedded = if plan.embeds_text() { correct::corrected(&scoring, &words) } else { Cow::Borrowed(&*scoring) };
+    // A correction the model cannot read (pinyin corrected to Chinese, under an English model)
+    // is not embedded: hybrid drops the semantic leg, semantic mode embeds the text as typed.
+    if embedded != scoring {
+        let covers = searcher.semantic.as_deref().is_some_and(|s| s.embeds(Language::detect(&embedded)));
+        if !plan.embeds_correction(covers) {
+            embedded = Cow::Borrowed(&*scoring);
+        }
+    }
+    if embedded != scoring {
+        stats.embedded = Some(embedded.to_string());
+    }
+    let lexical_text = if plan.corrects_lexical() {
+        correct::corrected(request.query.as_str(), &words)
+    } else {
+        Cow::Borrowed(request.query.as_str())
+    };
+    Ok(Analysed { embedded: embedded.into_owned(), lexical_text: lexical_text.into_owned(), words })
 }

@@ -6,6 +6,7 @@ use crate::paging::Page;
 use crate::searcher::Searcher;
 
 /// What a request will do on this searcher's commit, decided before any record is read.
+#[derive(Clone)]
 pub(super) struct Plan<'r> {
     /// The legs to run, in fusion order.
     pub legs: Vec<Leg>,

@@ -122,16 +122,29 @@ fn run_leg(leg: Leg, legs: &Legs<'_>, embedded: &str, request: &SearchRequest) -
         }
         Leg::Semantic => {
             let _span = info_span!(target: "braid::recall::semantic", "semantic").entered();
-            let semantic = semantic.ok_or(Error::LegUnavailable {
-                leg: "semantic",
-                reason: "no embedding model is attached to this index".into(),
-            })?;
-            let (candidates, took) = semantic.search(embedded, plan.supplied, plan.depth, allowed, request)?;
-            path = Some(took.name());
+            let (candidates, took) = semantic_leg(semantic, plan, embedded, allowed, request)?;
+            path = Some(took);
             // The simple syntax's exclusions and phrases hold for the semantic leg too.
             let candidates = view.keep_matching(query, request.syntax, candidates)?;
             LegOutput { candidates, highlight: BTreeMap::new(), synonyms: Vec::new() }
         }
     };
     Ok(LegRun { output, micros: micros(t), path })
+}
+
+/// The semantic leg's candidates before the simple syntax's constraints (which
+/// [`View::keep_matching`] applies), and the vector path it took.
+pub(super) fn semantic_leg(
+    semantic: Option<&Semantic>,
+    plan: &Plan<'_>,
+    embedded: &str,
+    allowed: &AllowedSet,
+    request: &SearchRequest,
+) -> Result<(Vec<(braid_core::Ordinal, f32)>, &'static str)> {
+    let semantic = semantic.ok_or(Error::LegUnavailable {
+        leg: "semantic",
+        reason: "no embedding model is attached to this index".into(),
+    })?;
+    let (candidates, took) = semantic.search(embedded, plan.supplied, plan.depth, allowed, request)?;
+    Ok((candidates, took.name()))
 }

@@ -7,7 +7,7 @@ use crate::paging::Page;
 
 /// Checks the request's sizes against the library's limits, and its page, facets and boosts;
 /// returns the page it asks for.
-pub(super) fn validate(request: &SearchRequest) -> Result<Page> {
+pub(crate) fn validate(request: &SearchRequest) -> Result<Page> {
     let query = request.query.as_str();
     if query.len() > MAX_QUERY_BYTES {
         return Err(Error::QueryTooLong { max: MAX_QUERY_BYTES, got: query.len() });

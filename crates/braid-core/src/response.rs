@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::{Facets, Language, Leg, Mode};
 
@@ -28,7 +28,7 @@ pub struct SearchResponse {
 }
 
 /// One ranked record.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Hit {
     /// The record's external id.
     pub id: String,
@@ -48,16 +48,16 @@ pub struct Hit {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
     /// The heading path, for chunks.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub section: Vec<String>,
     /// The 1-based inclusive line range, for chunks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<(u32, u32)>,
     /// Keyword fields.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub keywords: BTreeMap<String, Vec<String>>,
     /// Numeric and date fields (dates as Unix seconds).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub numbers: BTreeMap<String, f64>,
     /// How the score came about.
     pub explain: Explain,
@@ -82,7 +82,7 @@ impl Hit {
 }
 
 /// A fragment of text with highlighted byte ranges.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Snippet {
     /// The fragment.
     #[serde(rename = "snippet")]
@@ -116,7 +116,7 @@ impl Snippet {
 }
 
 /// How a hit's score came about.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Explain {
     /// Each leg that found the hit: its rank, raw score and contribution.
     pub legs: Vec<LegExplain>,
@@ -129,7 +129,7 @@ pub struct Explain {
     pub rerank: Option<f32>,
     /// The index's synonyms the hit holds in place of the query's words (empty without
     /// synonyms, or when it matched the words as typed).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub synonyms: Vec<SynonymMatch>,
     /// How the request's boosts changed the score, when it had any that rescore.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -137,7 +137,7 @@ pub struct Explain {
 }
 
 /// A synonym the query was expanded with, and that a hit holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SynonymMatch {
     /// The synonym entry the query's words matched, as written in the synonym file.
     pub query: String,
@@ -146,7 +146,7 @@ pub struct SynonymMatch {
 }
 
 /// A boosted score: `score = relevance × Π factor` (`braid_core::Boosts`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BoostExplain {
     /// The fused score on its `[0, 1]` scale, before boosts.
     pub relevance: f32,
@@ -157,7 +157,7 @@ pub struct BoostExplain {
 }
 
 /// One boost function's factor for one hit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FactorExplain {
     /// `keyword`, `decay:exp`, `decay:gauss`, `decay:linear`, `number:linear`, `number:log1p`
     /// or `number:sqrt`.
@@ -172,7 +172,7 @@ pub struct FactorExplain {
 }
 
 /// One leg's part in a hit's score.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LegExplain {
     /// The leg.
     pub leg: Leg,
@@ -185,7 +185,7 @@ pub struct LegExplain {
 }
 
 /// A "did you mean" suggestion.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Suggestion {
     /// The query term as typed (lowercased).
     pub term: String,

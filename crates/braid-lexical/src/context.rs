@@ -37,24 +37,38 @@ pub(crate) fn choose(counts: &impl VisibleCounts, tied: &[(String, u64)], contex
     if postings > MAX_POSTINGS {
         return 0;
     }
-    // Allowed records holding a context word, by segment.
+    let tied_words: Vec<&str> = tied.iter().map(|(w, _)| w.as_str()).collect();
+    let context_words: Vec<&str> = context.iter().map(|(w, _)| *w).collect();
+    // The first of the best keeps the order of `tied` among equals.
+    let counts = counts.joint(&tied_words, &context_words);
+    let best = counts.iter().copied().max().unwrap_or(0);
+    counts.iter().position(|&n| n == best).unwrap_or(0)
+}
+
+/// For each of the `tied` words, the records holding it and one of the `context` words, where
+/// `each_with` calls its second argument with each (allowed) record holding a word, by
+/// segment ordinal and document id.
+pub(crate) fn joint_counts(
+    each_with: impl Fn(&str, &mut dyn FnMut(SegmentOrdinal, DocId)),
+    tied: &[&str],
+    context: &[&str],
+) -> Vec<u64> {
+    // Records holding a context word, by segment.
     let mut near: HashMap<SegmentOrdinal, Vec<DocId>> = HashMap::new();
-    for (word, _) in context {
-        counts.each_allowed_with_word(word, |segment, doc| near.entry(segment).or_default().push(doc));
+    for word in context {
+        each_with(word, &mut |segment, doc| near.entry(segment).or_default().push(doc));
     }
     for docs in near.values_mut() {
         docs.sort_unstable();
         docs.dedup();
     }
-    let together = |word: &str| {
-        let mut n = 0u64;
-        counts.each_allowed_with_word(word, |segment, doc| {
-            n += u64::from(near.get(&segment).is_some_and(|docs| docs.binary_search(&doc).is_ok()));
-        });
-        n
-    };
-    // The first of the best keeps the order of `tied` among equals.
-    let counts: Vec<u64> = tied.iter().map(|(word, _)| together(word)).collect();
-    let best = counts.iter().copied().max().unwrap_or(0);
-    counts.iter().position(|&n| n == best).unwrap_or(0)
+    tied.iter()
+        .map(|word| {
+            let mut n = 0u64;
+            each_with(word, &mut |segment, doc| {
+                n += u64::from(near.get(&segment).is_some_and(|docs| docs.binary_search(&doc).is_ok()));
+            });
+            n
+        })
+        .collect()
 }

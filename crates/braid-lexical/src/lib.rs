@@ -58,6 +58,7 @@
 //! | `view::syntax` | The simple query syntax on a view: scoring words, constraints. |
 //! | `view::with_feedback` | The lexical leg with pseudo-relevance feedback (RM3). |
 //! | `visible_counts` | What the query builders may ask of the index: visible counts only. |
+//! | `gathered` | Those counts gathered across indexes, for a search split over several. |
 //! | `query_builder` | How query text becomes a weighted query (lexical, fuzzy, tantivy syntax). |
 //! | `weighted_query` | What a leg scores: groups of alternatives of weighted BM25 terms. |
 //! | `scorer` | A weighted query's top k over the allowed records, term at a time. |
@@ -87,6 +88,7 @@ mod context;
 mod deletions;
 mod error;
 mod feedback;
+mod gathered;
 mod ids;
 mod index;
 mod matches;
@@ -116,6 +118,7 @@ mod writer;
 pub use allowed_cache::ALLOWED_CACHE_BYTES;
 pub use analysis::Analyzer;
 pub use feedback::Feedback;
+pub use gathered::{Answer, FeedbackCandidate, Gathered, Question};
 pub use index::{LexicalIndex, DEFAULT_WRITER_HEAP};
 pub use matches::Located;
 pub use query_builder::{max_edits, MAX_QUERY_TERMS};
@@ -125,5 +128,5 @@ pub use snapshot::Snapshot;
 pub use snippets::{Snippets, HIGHLIGHT_STOP_WORDS};
 pub use stored::IndexedRecord;
 pub use synonyms::{SynonymUse, Synonyms, MAX_SYNONYMS_BYTES};
-pub use view::{LegOutput, QueryWord, View};
+pub use view::{feedback_depth, feedback_model, LegOutput, QueryWord, View};
 pub use writer::{ContentDigest, LexicalWriter, Merges};

@@ -88,22 +88,48 @@ impl Phonetic {
         }
         out
     }
+}
 
+/// Chinese words by key: a snapshot's own [`Phonetic`] table, or one gathered across indexes
+/// (`crate::gathered`).
+pub(crate) trait PinyinKeys {
+    /// The words whose full pinyin is `key`, with document frequencies (any order).
+    fn full(&self, key: &str) -> Vec<(String, u64)>;
+    /// The words whose initials are `key`, with document frequencies (any order).
+    fn initials(&self, key: &str) -> Vec<(String, u64)>;
+    /// The longest full key, in bytes (0: no Chinese word is keyed).
+    fn longest(&self) -> usize;
     /// Whether no Chinese word is keyed (an English corpus): then nothing here runs.
-    pub fn is_empty(&self) -> bool {
-        self.full.is_empty()
+    fn is_empty(&self) -> bool {
+        self.longest() == 0
+    }
+}
+
+impl PinyinKeys for Phonetic {
+    fn full(&self, key: &str) -> Vec<(String, u64)> {
+        self.full.get(key).cloned().unwrap_or_default()
     }
 
+    fn initials(&self, key: &str) -> Vec<(String, u64)> {
+        self.initials.get(key).cloned().unwrap_or_default()
+    }
+
+    fn longest(&self) -> usize {
+        self.longest
+    }
+}
+
+/// What the query's words and characters read as, through any [`PinyinKeys`] table; every
+/// word kept is one allowed records hold (`df`), most frequent among them first.
+pub(crate) trait Readings: PinyinKeys {
     /// The words a key names that allowed records hold (`df`), most frequent among those
     /// first: a word only hidden records hold is never read, nor pushes another out.
     fn lookup(&self, key: &str, df: &Df<'_>) -> Option<Reading> {
-        if let Some(words) = self.full.get(key) {
-            let words = visible_words(words, df);
-            if !words.is_empty() {
-                return Some(Reading { words, weight: PINYIN_WEIGHT });
-            }
+        let words = visible_words(&self.full(key), df);
+        if !words.is_empty() {
+            return Some(Reading { words, weight: PINYIN_WEIGHT });
         }
-        let named = visible_words(self.initials.get(key)?, df);
+        let named = visible_words(&self.initials(key), df);
         match named.as_slice() {
             [_] => Some(Reading { words: named, weight: INITIALS_WEIGHT }),
             _ => None,
@@ -114,7 +140,7 @@ impl Phonetic {
     /// consecutive words that the vocabulary does not know and that spell pinyin (a tone
     /// number may end each) are read as Chinese words. Returns the indexes of the words so
     /// explained and what they read as.
-    pub fn latin(&self, words: &[String], df: &Df<'_>) -> (Vec<usize>, Vec<Reading>) {
+    fn latin(&self, words: &[String], df: &Df<'_>) -> (Vec<usize>, Vec<Reading>) {
         let mut consumed = Vec::new();
         let mut readings = Vec::new();
         if self.is_empty() {
@@ -147,7 +173,7 @@ impl Phonetic {
             starts.push(at);
             let pieces = cheapest_path(joined.len(), |from| {
                 let mut steps = Vec::new();
-                for to in (from + 2)..=joined.len().min(from + self.longest.max(2)) {
+                for to in (from + 2)..=joined.len().min(from + self.longest().max(2)) {
                     let key = &joined[from..to];
                     if let Some(reading) = self.lookup(key, df) {
                         let c = if reading.weight == PINYIN_WEIGHT { 1.0 } else { 1.5 };
@@ -176,7 +202,7 @@ impl Phonetic {
     /// Homophone typos in Chinese text: each run of Han characters in `text` is segmented into
     /// words the vocabulary knows, single characters, and spans that are no known word but
     /// sound like one (同部 → 同步); returns what those spans read as.
-    pub fn homophones(&self, text: &str, df: &Df<'_>) -> Vec<Reading> {
+    fn homophones(&self, text: &str, df: &Df<'_>) -> Vec<Reading> {
         let mut readings = Vec::new();
         if self.is_empty() {
             return readings;
@@ -208,13 +234,8 @@ impl Phonetic {
                     continue;
                 }
                 let (full, _) = keys(&span);
-                let named: Vec<(String, u64)> = full
-                    .iter()
-                    .filter_map(|k| self.full.get(k))
-                    .flatten()
-                    .filter(|(w, _)| *w != span)
-                    .cloned()
-                    .collect();
+                let named: Vec<(String, u64)> =
+                    full.iter().flat_map(|k| self.full(k)).filter(|(w, _)| *w != span).collect();
                 let words = visible_words(&named, df);
                 if !words.is_empty() {
                     steps.push((to, 1.5, Some(Reading { words, weight: HOMOPHONE_WEIGHT })));
@@ -227,7 +248,7 @@ impl Phonetic {
 
     /// Chinese words one query word may stand for (its pinyin, its initials, or a homophone),
     /// most frequent first: the candidates for a "did you mean".
-    pub fn alternatives(&self, word: &str, df: &Df<'_>) -> Vec<String> {
+    fn alternatives(&self, word: &str, df: &Df<'_>) -> Vec<String> {
         if self.is_empty() {
             return Vec::new();
         }
@@ -238,6 +259,8 @@ impl Phonetic {
         self.latin(&[stripped.to_string()], df).1.into_iter().flat_map(|r| r.words).collect()
     }
 }
+
+impl<T: PinyinKeys + ?Sized> Readings for T {}
 
 /// Of `named` (words with index-wide counts), those allowed records hold, most frequent
 /// among them first, then alphabetical, without repeats; at most [`WORDS_PER_KEY`]. The cut

@@ -14,7 +14,7 @@ use tantivy::Searcher;
 
 use crate::analysis::{terms, word_trigrams, Analyzer};
 use crate::clitics::without_clitics;
-use crate::phonetic::Phonetic;
+use crate::phonetic::Readings;
 use crate::schema::{Fields, SchemaConfig};
 use crate::synonyms::{Compiled, Span, SynonymUse};
 use crate::visible_counts::VisibleCounts;
@@ -188,7 +188,7 @@ pub(crate) fn fuzzy_query(
     config: &SchemaConfig,
     (analyzer, words_analyzer): (&TextAnalyzer, &TextAnalyzer),
     counts: &impl VisibleCounts,
-    phonetic: &Phonetic,
+    phonetic: &impl Readings,
     text: &str,
     synonyms: &Compiled,
 ) -> BuiltQuery {

@@ -208,7 +208,7 @@ fn entries(side: &str) -> std::result::Result<Vec<String>, String> {
 
 /// A synonym a query was expanded with: what explain reports, and the analysed terms a hit
 /// must hold to be reported as matching it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SynonymUse {
     /// The entry the query matched and the synonym it expanded to.
     pub matched: SynonymMatch,

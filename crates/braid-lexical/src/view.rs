@@ -11,9 +11,11 @@
 //!   `Bm25StatisticsProvider`), counted over the allowed records and kept per allowed set;
 //! - `suggest`: the query's words with their visible counts, and "did you mean";
 //! - `syntax`: the simple query syntax's words and constraints;
-//! - `with_feedback`: the lexical leg with pseudo-relevance feedback (RM3).
+//! - `with_feedback`: the lexical leg with pseudo-relevance feedback (RM3);
+//! - `gather`: a view that answers from counts gathered across indexes ([`crate::gathered`]).
 
 mod counts;
+mod gather;
 mod suggest;
 mod syntax;
 #[cfg(test)]
@@ -28,6 +30,7 @@ use braid_core::{AllowedSet, Ordinal, QuerySyntax, Result};
 use tantivy::{Score, TantivyError};
 
 use crate::error::lexical;
+use crate::gathered::Gathering;
 use crate::matches::Matches;
 use crate::query_builder::{fuzzy_query, lexical_query, parsed_query, BuiltQuery, Scoring};
 use crate::reweight::{reweight, FieldWeights};
@@ -42,6 +45,7 @@ use crate::vocabulary::{Lookups, ScopedVocabulary};
 use crate::weighted_query::WeightedQuery;
 
 pub use suggest::QueryWord;
+pub use with_feedback::{feedback_depth, feedback_model};
 
 /// The ranked output of one leg.
 #[derive(Debug, Clone, Default)]
@@ -79,6 +83,8 @@ pub struct View<'a> {
     weights: Option<FieldWeights>,
     /// Every document the legs match, when the request counts facets ([`View::collect_matches`]).
     matches: Option<Matches>,
+    /// Counts gathered across indexes, to answer from first ([`Snapshot::view_gathered`]).
+    gathering: Option<Gathering>,
 }
 
 impl Snapshot {
@@ -110,6 +116,7 @@ impl<'a> View<'a> {
             synonyms: snapshot.synonyms.compiled(),
             weights: None,
             matches: None,
+            gathering: None,
         }
     }
 
@@ -187,8 +194,8 @@ impl<'a> View<'a> {
             QuerySyntax::Simple => self.simple(text),
             QuerySyntax::Plain | QuerySyntax::Tantivy => (Cow::Borrowed(text), None),
         };
-        let mut built =
-            fuzzy_query(&s.fields, &s.config, s.analyzers(&words), self, &s.phonetic, &words, &self.synonyms);
+        let phonetic = self.phonetic();
+        let mut built = fuzzy_query(&s.fields, &s.config, s.analyzers(&words), self, &phonetic, &words, &self.synonyms);
         constrain(&mut built, constraints);
         self.check()?;
         self.run(built, depth)

@@ -6,8 +6,6 @@
 //! read the index. A request's [`crate::View`] implements it over its allowed set, so every
 //! decision they take is a function of the visible records (ARCHITECTURE.md, threat model).
 
-use tantivy::{DocId, SegmentOrdinal};
-
 use crate::vocabulary::Neighbour;
 
 /// Document frequencies and word lists over the records a request may see.
@@ -31,7 +29,7 @@ pub(crate) trait VisibleCounts {
     /// frequent among them first (then alphabetical), at most `limit`.
     fn completions(&self, prefix: &str, limit: usize) -> Vec<(String, u64)>;
 
-    /// Calls `found` with each allowed record holding `word` (unstemmed), by segment ordinal
-    /// and document id.
-    fn each_allowed_with_word(&self, word: &str, found: impl FnMut(SegmentOrdinal, DocId));
+    /// For each of the `tied` words, the allowed records that hold it and at least one of the
+    /// `context` words (all unstemmed; see [`crate::context`]).
+    fn joint(&self, tied: &[&str], context: &[&str]) -> Vec<u64>;
 }

@@ -248,7 +248,7 @@ impl<'a> ScopedVocabulary<'a> {
 }
 
 /// Closest first, then most frequent, then alphabetical.
-fn sort_neighbours(out: &mut [Neighbour]) {
+pub(crate) fn sort_neighbours(out: &mut [Neighbour]) {
     out.sort_by(|a, b| a.distance.cmp(&b.distance).then(b.df.cmp(&a.df)).then_with(|| a.word.cmp(&b.word)));
 }
 

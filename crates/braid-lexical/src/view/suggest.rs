@@ -10,6 +10,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use super::View;
 use crate::analysis;
 use crate::context;
+use crate::phonetic::Readings;
 use crate::query_builder::{max_edits, MAX_QUERY_TERMS};
 use crate::visible_counts::VisibleCounts;
 
@@ -72,20 +73,20 @@ impl View<'_> {
     fn closest(&self, word: &str, analyzer: &TextAnalyzer, context: &[(&str, u64)]) -> Option<Suggestion> {
         let has_digits = word.chars().any(|c| c.is_ascii_digit());
         let edits = max_edits(word).max(usize::from(word.chars().count() >= 3 && !has_digits));
-        let neighbours = if edits == 0 { Vec::new() } else { self.vocabulary.neighbours(word, edits, &self.walks) };
+        let neighbours = if edits == 0 { Vec::new() } else { self.neighbours_of(word, edits) };
         // Neighbours come closest first: keep those at the least distance that count.
         let mut least = None;
         let mut tied: Vec<(String, u64)> = Vec::new();
-        for n in neighbours {
-            if least.is_some_and(|d| n.distance > d) {
+        for (neighbour, distance, _) in neighbours {
+            if least.is_some_and(|d| distance > d) {
                 break;
             }
-            let df = self.word_df(&n.word);
-            if df == 0 || analysis::terms(analyzer, &n.word).is_empty() {
+            let df = self.word_df(&neighbour);
+            if df == 0 || analysis::terms(analyzer, &neighbour).is_empty() {
                 continue;
             }
-            least = Some(n.distance);
-            tied.push((n.word, df));
+            least = Some(distance);
+            tied.push((neighbour, df));
         }
         if let Some(distance) = least {
             tied.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -95,7 +96,7 @@ impl View<'_> {
             return Some(Suggestion { term: word.to_string(), suggestion, distance });
         }
         let df = |w: &str| self.word_df(w);
-        self.snapshot.phonetic.alternatives(word, &df).into_iter().next().map(|suggestion| Suggestion {
+        self.phonetic().alternatives(word, &df).into_iter().next().map(|suggestion| Suggestion {
             term: word.to_string(),
             suggestion,
             distance: 1,

@@ -10,8 +10,8 @@ use tantivy::Score;
 use super::{LegOutput, View};
 use crate::error::lexical;
 use crate::feedback::{expanded, relevance_model, Feedback};
+use crate::gathered::FeedbackCandidate;
 use crate::query_builder::{scored_term, Scoring};
-use crate::stored::FeedbackRead;
 
 /// Records the lexical leg's feedback reads, at most, for each document it wants (sections of
 /// documents already read are skipped).
@@ -40,9 +40,28 @@ impl View<'_> {
             }
             _ => return self.run(built, depth),
         };
+        // Across indexes the model comes from every index's first search: given once gathered
+        // (the same on every index), else this index's part of it is kept for the gatherer.
+        let given = self.gathering.as_ref().and_then(|g| g.given.feedback.clone());
+        if let Some(model) = given {
+            if model.is_empty() {
+                return self.run(built, depth);
+            }
+            let mut first = self.run(built, 0)?;
+            let s = self.snapshot;
+            let query =
+                expanded(query, &model, feedback.keep, |term, weight| scored_term(&s.fields, &s.config, term, weight));
+            first.candidates = self.top_of(query, depth, None).map_err(lexical)?;
+            first.candidates.retain(|(ord, _)| self.allowed.contains(*ord));
+            return Ok(first);
+        }
         // The first search ranks only what the model may read; its matches count for facets.
-        let read = depth.max(feedback.docs).min(feedback.docs.saturating_mul(READ_PER_DOCUMENT));
+        let read = feedback_depth(depth, feedback);
         let mut first = self.run(built, read)?;
+        if let Some(gathering) = &self.gathering {
+            let candidates = self.feedback_candidates(&first.candidates, feedback)?;
+            *gathering.feedback.lock().unwrap_or_else(|p| p.into_inner()) = Some(candidates);
+        }
         let model = self.model_of_top(&first.candidates, feedback)?;
         let query = if model.is_empty() {
             if first.candidates.len() < read || depth <= read {
@@ -64,31 +83,88 @@ impl View<'_> {
 
     /// The relevance model of the first `feedback.docs` documents of `ranked` (allowed
     /// records, read back from the document store: the analysed terms of their first
-    /// `feedback.words` words, as written with each record).
-    /// A document is a record's parent, or the record itself: a later section of a document
-    /// already read is skipped, so one long article cut into sections counts once. At most
-    /// [`READ_PER_DOCUMENT`] records a document wanted are read.
+    /// `feedback.words` words, as written with each record); see [`pick_documents`].
     fn model_of_top(&self, ranked: &[(Ordinal, Score)], feedback: Feedback) -> Result<Vec<(String, f32)>> {
         let s = self.snapshot;
-        let limit = ranked.len().min(feedback.docs.saturating_mul(READ_PER_DOCUMENT));
-        // Each document's best record, with its first search's score.
-        let mut read: Vec<(Score, FeedbackRead)> = Vec::with_capacity(feedback.docs);
-        let mut next = 0;
-        while read.len() < feedback.docs && next < limit {
-            // The next batch: as many records as documents are still wanted.
-            let batch = &ranked[next..(next + feedback.docs - read.len()).min(limit)];
-            next += batch.len();
-            let ords: Vec<Ordinal> = batch.iter().map(|(o, _)| *o).collect();
-            for record in s.feedback_reads(&ords, feedback.words)? {
-                let Some(&(_, score)) = batch.iter().find(|(o, _)| *o == record.ord) else { continue };
-                if read.len() == feedback.docs || read.iter().any(|(_, r)| r.document == record.document) {
-                    continue;
-                }
-                read.push((score, record));
-            }
-        }
+        let read = pick_documents(ranked, feedback.docs, |ords| {
+            Ok(s.feedback_reads(ords, feedback.words)?.into_iter().map(|r| (r.ord, r.document.clone(), r)).collect())
+        })?;
         let read: Vec<(Score, Vec<Cow<str>>)> =
             read.iter().map(|(score, record)| (*score, s.head_terms(record, feedback.words))).collect();
         Ok(relevance_model(&read, feedback.terms, feedback.agree))
     }
+
+    /// What this index holds of the first search's best records, for a relevance model made
+    /// across indexes: each of the `first` (its own best, as deep as [`feedback_depth`])
+    /// with its id, score, document and head terms.
+    fn feedback_candidates(&self, first: &[(Ordinal, Score)], feedback: Feedback) -> Result<Vec<FeedbackCandidate>> {
+        let s = self.snapshot;
+        let ords: Vec<Ordinal> = first.iter().map(|(o, _)| *o).collect();
+        let ids = s.ids_of(&ords)?;
+        let reads = s.feedback_reads(&ords, feedback.words)?;
+        let mut out = Vec::with_capacity(reads.len());
+        for read in &reads {
+            let Some(at) = ords.iter().position(|&o| o == read.ord) else { continue };
+            let Some(id) = ids[at].clone() else { continue };
+            let terms = s.head_terms(read, feedback.words).into_iter().map(Cow::into_owned).collect();
+            out.push(FeedbackCandidate { id, score: first[at].1, document: read.document.clone(), terms });
+        }
+        Ok(out)
+    }
+}
+
+/// How deep the first search of a leg `depth` deep ranks for feedback: what the model may read.
+pub fn feedback_depth(depth: usize, feedback: Feedback) -> usize {
+    depth.max(feedback.docs).min(feedback.docs.saturating_mul(READ_PER_DOCUMENT))
+}
+
+/// The records feedback reads of `ranked` (best first), with their scores: each document's best
+/// record among the first `feedback.docs` documents. A document is a record's parent, or the
+/// record itself: a later section of a document already read is skipped, so one long article
+/// cut into sections counts once. At most [`READ_PER_DOCUMENT`] records a document wanted are
+/// read: `read` returns, for a batch of keys, each record found with its document, in the
+/// batch's order.
+fn pick_documents<K: PartialEq + Clone, R>(
+    ranked: &[(K, Score)],
+    docs: usize,
+    mut read: impl FnMut(&[K]) -> Result<Vec<(K, String, R)>>,
+) -> Result<Vec<(Score, R)>> {
+    let limit = ranked.len().min(docs.saturating_mul(READ_PER_DOCUMENT));
+    let mut picked: Vec<(Score, R)> = Vec::with_capacity(docs);
+    let mut documents: Vec<String> = Vec::with_capacity(docs);
+    let mut next = 0;
+    while picked.len() < docs && next < limit {
+        // The next batch: as many records as documents are still wanted.
+        let batch = &ranked[next..(next + docs - picked.len()).min(limit)];
+        next += batch.len();
+        let keys: Vec<K> = batch.iter().map(|(k, _)| k.clone()).collect();
+        for (key, document, record) in read(&keys)? {
+            let Some((_, score)) = batch.iter().find(|(k, _)| *k == key) else { continue };
+            if picked.len() == docs || documents.contains(&document) {
+                continue;
+            }
+            documents.push(document);
+            picked.push((*score, record));
+        }
+    }
+    Ok(picked)
+}
+
+/// The relevance model pseudo-relevance feedback expands the lexical query with, made from
+/// the first search's best records gathered from every index (each index's own best, as deep
+/// as it searched, `read`): what one index holding them all would make. Ranked by score, ties
+/// by id (one index breaks ties by its ordinals).
+pub fn feedback_model(mut candidates: Vec<FeedbackCandidate>, read: usize, feedback: Feedback) -> Vec<(String, f32)> {
+    candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    candidates.truncate(read);
+    let ranked: Vec<(usize, Score)> = candidates.iter().enumerate().map(|(at, c)| (at, c.score)).collect();
+    let picked = pick_documents(&ranked, feedback.docs, |keys| {
+        Ok(keys.iter().map(|&at| (at, candidates[at].document.clone(), at)).collect())
+    })
+    .unwrap_or_default();
+    let read: Vec<(Score, Vec<&str>)> = picked
+        .into_iter()
+        .map(|(score, at)| (score, candidates[at].terms.iter().map(String::as_str).collect()))
+        .collect();
+    relevance_model(&read, feedback.terms, feedback.agree)
 }

@@ -1,0 +1,203 @@
+//! A search fanned out over several indexes answers as one index holding all their records:
+//! the same hits, order, scores, explain, suggestions and counts, for every principal — the
+//! help center (English and Chinese) split by a hash of the id into 2, 3 and 5 indexes, every
+//! query of its set, each mode, the semantic leg on the deterministic test embedder.
+
+use std::sync::Arc;
+
+use braid::fanout::{self, Ask, FanOut, Reply, Step};
+use braid::ingest::Source;
+use braid::{Error, Index, Mode, Principal, QuerySyntax, Record, SearchRequest, SearchResponse, Searcher};
+
+use crate::common::{repo, HashEmbedder};
+
+/// The records of a help center in the repository (`datasets/helpcenter`, or its Chinese
+/// edition `datasets/helpcenter/zh`), in id order: one index then breaks exact ties by id, as
+/// the fan-out does (one index breaks them by its own record order, which is insertion order).
+fn records(set: &str) -> Vec<Record> {
+    let dir = repo().join(set);
+    let schema = braid::IndexConfig::default().schema;
+    let mut records: Vec<Record> =
+        Source::detect(&dir.join("articles")).unwrap().records(&schema).map(Result::unwrap).collect();
+    if set == "datasets/helpcenter" {
+        records.extend(crate::common::corpus());
+    }
+    records.sort_by(|a, b| a.id().cmp(b.id()));
+    records
+}
+
+/// The help center's queries; with typed prefixes, a fragment, one tenant's words and the
+/// simple syntax for the English one.
+fn queries(set: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join(set).join("queries.jsonl")).unwrap();
+    let mut queries: Vec<String> = text
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["text"].as_str().unwrap().to_string())
+        .collect();
+    if set == "datasets/helpcenter" {
+        queries.extend(
+            ["kuber", "refu", "frobnicator", "quuxly sso", "\"return policy\" -annual", "vat", ""].map(String::from),
+        );
+    }
+    queries
+}
+
+fn principals() -> Vec<Principal> {
+    vec![
+        Principal::public(),
+        Principal::from_verified_tokens(["public", "group:support"]),
+        Principal::from_verified_tokens(["public", "tenant:acme"]),
+        Principal::from_verified_tokens(["public", "tenant:globex", "group:support"]),
+    ]
+}
+
+fn index_of(records: &[Record]) -> Index {
+    let builder = Index::builder().embedder(Arc::new(HashEmbedder::new(32)));
+    crate::common::in_ram_with(builder, records)
+}
+
+/// The records split over `n` indexes by a hash of their ids (FNV-1a).
+fn split(records: &[Record], n: usize) -> Vec<Index> {
+    let mut parts = vec![Vec::new(); n];
+    for record in records {
+        let h = record
+            .id()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+        parts[(h % n as u64) as usize].push(record.clone());
+    }
+    parts.iter().map(|records| index_of(records)).collect()
+}
+
+/// The first place where two JSON values differ, as a path.
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: String) -> Option<String> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => x.keys().chain(y.keys()).find_map(|k| match (x.get(k), y.get(k)) {
+            (Some(p), Some(q)) => first_difference(p, q, format!("{path}.{k}")),
+            (p, q) => Some(format!("{path}.{k}: {p:?} vs {q:?}")),
+        }),
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(p, q, format!("{path}[{i}]")))
+        }
+        _ => (a != b).then(|| format!("{path}: {a} vs {b}")),
+    }
+}
+
+/// A response as JSON, without timings.
+fn comparable(response: SearchResponse) -> serde_json::Value {
+    let mut v = serde_json::to_value(response).unwrap();
+    v["stats"].as_object_mut().unwrap().remove("micros");
+    v
+}
+
+fn searchers(indexes: &[Index]) -> Vec<Searcher> {
+    indexes.iter().map(Index::searcher).collect()
+}
+
+/// Asserts that the fan-out over each split answers every query, principal and mode as one
+/// index; returns how many requests were compared.
+fn assert_answers_as_one_index(set: &str, splits: &[usize], modes: &[Mode]) -> usize {
+    let records = records(set);
+    let one = index_of(&records);
+    let mut compared = 0;
+    for &n in splits {
+        let parts = searchers(&split(&records, n));
+        for principal in principals() {
+            for query in queries(set) {
+                for &mode in modes {
+                    let request = SearchRequest::new(query.as_str(), principal.clone()).mode(mode).k(10);
+                    let request = if query.contains('"') { request.syntax(QuerySyntax::Simple) } else { request };
+                    let expected = comparable(one.search(&request).unwrap());
+                    let got = comparable(fanout::search(&parts, &request).unwrap());
+                    let difference = first_difference(&got, &expected, String::new());
+                    assert!(difference.is_none(), "{n} indexes, {principal:?}, {mode:?}, {query:?}: {difference:?}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    compared
+}
+
+#[test]
+fn a_fan_out_answers_as_one_index() {
+    let set = "datasets/helpcenter";
+    let mut compared = assert_answers_as_one_index(set, &[2, 5], &[Mode::Hybrid]);
+    compared += assert_answers_as_one_index(set, &[3], &[Mode::Hybrid, Mode::Lexical, Mode::Fuzzy, Mode::Semantic]);
+    assert!(compared > 2_000, "{compared}");
+}
+
+/// Chinese: segmentation, pinyin typed in Latin letters, initials and homophone typos read
+/// through the pinyin table gathered across the indexes.
+#[test]
+fn a_fan_out_reads_pinyin_as_one_index() {
+    let compared = assert_answers_as_one_index("datasets/helpcenter/zh", &[3], &[Mode::Hybrid, Mode::Fuzzy]);
+    assert!(compared > 400, "{compared}");
+}
+
+#[test]
+fn pages_and_cursors_match_one_index() {
+    let records = records("datasets/helpcenter");
+    let one = index_of(&records);
+    let parts = searchers(&split(&records, 3));
+    let principal = Principal::from_verified_tokens(["public", "group:support"]);
+    let request = SearchRequest::new("refund", principal).k(3);
+    let (mut a, mut b) = (one.search(&request).unwrap(), fanout::search(&parts, &request).unwrap());
+    for _ in 0..3 {
+        let (ca, cb) = (a.next_cursor.clone(), b.next_cursor.clone());
+        assert_eq!(first_difference(&comparable(b), &comparable(a), String::new()), None);
+        let (Some(ca), Some(cb)) = (ca, cb) else { break };
+        a = one.search(&request.clone().cursor(ca)).unwrap();
+        b = fanout::search(&parts, &request.clone().cursor(cb)).unwrap();
+    }
+}
+
+/// Every ask and reply crosses JSON, as it does between machines.
+#[test]
+fn asks_and_replies_cross_json() {
+    let records = records("datasets/helpcenter");
+    let one = index_of(&records);
+    let parts = searchers(&split(&records, 4));
+    let request = SearchRequest::new("two factr authentcation", Principal::public()).k(5);
+    let mut fan_out = FanOut::new(request.clone(), parts.len()).unwrap();
+    let mut asks = fan_out.start();
+    let mut rounds = 0;
+    let response = loop {
+        rounds += 1;
+        let replies: Vec<Reply> = parts
+            .iter()
+            .zip(&asks)
+            .map(|(part, ask)| {
+                let ask: Ask = serde_json::from_str(&serde_json::to_string(ask).unwrap()).unwrap();
+                let reply = part.part(&request, &ask).unwrap();
+                serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap()
+            })
+            .collect();
+        match fan_out.next(replies).unwrap() {
+            Step::Ask(next) => asks = next,
+            Step::Done(response) => break *response,
+        }
+    };
+    assert!(rounds <= fanout::MAX_ROUNDS);
+    assert_eq!(comparable(response), comparable(one.search(&request).unwrap()));
+}
+
+#[test]
+fn what_cannot_fan_out_is_refused() {
+    let request = |r: SearchRequest| FanOut::new(r, 2).unwrap_err();
+    let base = || SearchRequest::new("refund", Principal::public());
+    for err in [
+        request(base().facet(braid::Facet::values("category"))),
+        request(base().collapse(true)),
+        request(base().token_budget(100)),
+    ] {
+        assert!(matches!(err, Error::InvalidRequest { .. }), "{err:?}");
+    }
+    assert!(matches!(FanOut::new(base(), 0), Err(Error::InvalidRequest { .. })));
+    // Replies that do not fit the asks end the fan-out with an error, never a partial answer.
+    let mut fan_out = FanOut::new(base(), 2).unwrap();
+    fan_out.start();
+    assert!(fan_out.next(vec![Reply::Counted { answers: Vec::new() }; 2]).is_err());
+    assert!(fan_out.next(Vec::new()).is_err());
+}
