@@ -15,6 +15,7 @@ use pyo3::types::{PyDict, PyString, PyType};
 use pythonize::depythonize;
 
 use crate::errors::{invalid, OrRaise};
+use crate::fanout::PyRequest;
 use crate::principal::PyPrincipal;
 use crate::record;
 use crate::request::{self, SearchArgs};
@@ -470,6 +471,14 @@ impl PyIndex {
         let index = self.index.clone();
         let found = py.detach(move || index.search(&request)).or_raise()?;
         response::convert(py, found, explain)
+    }
+
+    /// Answers one ask of a search fanned out over several indexes, this one among them
+    /// (:class:`FanOut`): ``ask`` is the JSON string the fan-out gave for this index, ``request``
+    /// the fan-out's :class:`Request`; returns the reply as a JSON string. The GIL is released
+    /// while it runs.
+    fn part(&self, py: Python<'_>, request: &Bound<'_, PyRequest>, ask: &str) -> PyResult<String> {
+        crate::fanout::part(py, &self.index, request.get(), ask)
     }
 
     /// One record of the latest commit as a dict (``id``, ``title``, ``body``, ``parent``,

@@ -1,7 +1,8 @@
 //! `braid._braid`: the extension module behind the `braid` Python package.
 //!
 //! Thin bindings over the `braid` crate's public API: [`index`] (`Index`, `Writer`),
-//! [`principal`], [`record`], [`request`] (a search's keyword arguments), [`response`]
+//! [`principal`], [`record`], [`request`] (a search's keyword arguments), [`fanout`] (a search
+//! over several indexes: `Request`, `FanOut`), [`response`]
 //! (`SearchResponse`, `Hit`), [`vectors`] (numpy) and [`errors`] (Braid's error kinds as the
 //! exception classes of `braid/errors.py`). The pure-Python part of the package
 //! (`pysrc/braid`) re-exports these and adds the LangChain and LlamaIndex retrievers.
@@ -9,6 +10,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod fanout;
 mod index;
 mod principal;
 mod record;
@@ -26,6 +28,8 @@ fn _braid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<record::PyRecord>()?;
     m.add_class::<response::PySearchResponse>()?;
     m.add_class::<response::PyHit>()?;
+    m.add_class::<fanout::PyRequest>()?;
+    m.add_class::<fanout::PyFanOut>()?;
     m.add("MAX_K", braid::MAX_K)?;
     m.add("MAX_QUERY_BYTES", braid::MAX_QUERY_BYTES)?;
     m.add("MAX_DEPTH", braid::MAX_DEPTH)?;

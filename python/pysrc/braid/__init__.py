@@ -18,14 +18,28 @@ The names are the Rust crate's: :class:`Index`, :class:`Writer`, :class:`Record`
 :class:`Principal`, :class:`SearchResponse`, :class:`Hit`, and one exception class per error
 kind (:mod:`braid.errors`). Filters, facets and boosts are dicts in the REST API's JSON shape;
 :class:`Filter` and :class:`Facet` build them. Retrievers for LangChain and LlamaIndex are in
-:mod:`braid.langchain` and :mod:`braid.llama_index` (each needs its framework installed).
+:mod:`braid.langchain` and :mod:`braid.llama_index` (each needs its framework installed). A
+search over several indexes that answers as one (:class:`Request`, :class:`FanOut`,
+:meth:`Index.part`) is served across a Ray cluster by :mod:`braid.ray`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
-from braid._braid import MAX_DEPTH, MAX_K, MAX_QUERY_BYTES, Hit, Index, Principal, Record, SearchResponse, Writer
+from braid._braid import (
+    MAX_DEPTH,
+    MAX_K,
+    MAX_QUERY_BYTES,
+    FanOut,
+    Hit,
+    Index,
+    Principal,
+    Record,
+    Request,
+    SearchResponse,
+    Writer,
+)
 from braid.errors import *  # noqa: F403  (the exception classes, listed in errors.__all__)
 from braid.errors import __all__ as _error_names
 
@@ -36,6 +50,8 @@ __all__ = [
     "Principal",
     "SearchResponse",
     "Hit",
+    "Request",
+    "FanOut",
     "Filter",
     "Facet",
     "MAX_K",

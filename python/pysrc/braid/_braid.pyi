@@ -232,6 +232,7 @@ class Index:
         mmr: Optional[float] = None,
         token_budget: Optional[int] = None,
     ) -> SearchResponse: ...
+    def part(self, request: "Request", ask: str) -> str: ...
     def record(self, id: str, *, principal: Principal) -> Optional[Dict[str, Any]]: ...
     def vector(self, id: str, *, principal: Principal) -> Optional["npt.NDArray[np.float32]"]: ...
     def embed(self, texts: Sequence[str]) -> "npt.NDArray[np.float32]": ...
@@ -249,3 +250,44 @@ class Index:
     def embedding(self) -> Optional[Dict[str, Any]]: ...
     @property
     def path(self) -> Optional[pathlib.Path]: ...
+
+class Request:
+    """A search request, with the arguments of :meth:`Index.search`, for :class:`FanOut`."""
+
+    def __init__(
+        self,
+        query: str = "",
+        *,
+        principal: Principal,
+        mode: Optional[_Mode] = None,
+        k: int = 10,
+        filter: Optional[Mapping[str, Any]] = None,
+        facets: Optional[Sequence[Union[str, Mapping[str, Any]]]] = None,
+        offset: int = 0,
+        cursor: Optional[str] = None,
+        boosts: Optional[Mapping[str, Any]] = None,
+        explain: bool = False,
+        vector: Optional[_Vector] = None,
+        depth: Optional[int] = None,
+        fusion: Optional[Literal["blend", "rrf", "minmax", "zscore", "dbsf"]] = None,
+        weights: Optional[Mapping[str, float]] = None,
+        syntax: Optional[Literal["plain", "simple", "tantivy"]] = None,
+        min_score: Optional[float] = None,
+        collapse: bool = False,
+        ids_only: bool = False,
+        snippet_chars: Optional[int] = None,
+        suggest: bool = True,
+        feedback: bool = True,
+        rerank: Optional[int] = None,
+        timeout: Optional[float] = None,
+        group_by: Optional[Tuple[str, int]] = None,
+        mmr: Optional[float] = None,
+        token_budget: Optional[int] = None,
+    ) -> None: ...
+
+class FanOut:
+    """One search over several indexes, answering as one index holding all their records."""
+
+    def __init__(self, request: Request, parts: int) -> None: ...
+    def start(self) -> List[str]: ...
+    def next(self, replies: Sequence[str]) -> Union[List[str], SearchResponse]: ...

@@ -32,6 +32,7 @@ __all__ = [
     "StaleCursorError",
     "LexicalError",
     "VectorError",
+    "PartitionUnavailableError",
 ]
 
 
@@ -116,3 +117,10 @@ class LexicalError(BraidError):
 
 class VectorError(BraidError):
     """An error inside the vector store."""
+
+
+class PartitionUnavailableError(BraidError):
+    """A partition of a search fanned out over several (``braid.ray``) did not answer: the
+    search fails rather than answer from the others."""
+
+    kind = "partition_unavailable"

@@ -1,0 +1,150 @@
+//! A search fanned out over several indexes from Python (`braid::fanout`): a [`PyRequest`]
+//! made once, each index's [`PyIndex::part`](crate::index::PyIndex) answering the asks, and a
+//! [`PyFanOut`] coordinating them. Asks and replies are JSON strings, for the caller to carry
+//! between processes or machines (the Ray router of `braid/ray.py` does).
+
+use std::sync::Mutex;
+
+use braid::fanout::{Ask, FanOut, Reply, Step};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::{invalid, OrRaise};
+use crate::principal::PyPrincipal;
+use crate::request::{self, SearchArgs};
+use crate::response;
+
+/// A search request, made with the same arguments as :meth:`Index.search`, for
+/// :meth:`Index.part` and :class:`FanOut`.
+#[pyclass(name = "Request", module = "braid", frozen)]
+pub(crate) struct PyRequest {
+    pub request: braid::SearchRequest,
+    pub explain: bool,
+}
+
+#[pymethods]
+impl PyRequest {
+    #[new]
+    #[pyo3(signature = (query = String::new(), *, principal, mode = None, k = 10, filter = None, facets = None,
+        offset = 0, cursor = None, boosts = None, explain = false, vector = None, depth = None, fusion = None,
+        weights = None, syntax = None, min_score = None, collapse = false, ids_only = false, snippet_chars = None,
+        suggest = true, feedback = true, rerank = None, timeout = None, group_by = None, mmr = None,
+        token_budget = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new<'py>(
+        query: String,
+        principal: &Bound<'py, PyPrincipal>,
+        mode: Option<String>,
+        k: usize,
+        filter: Option<Bound<'py, PyAny>>,
+        facets: Option<Bound<'py, PyAny>>,
+        offset: usize,
+        cursor: Option<String>,
+        boosts: Option<Bound<'py, PyAny>>,
+        explain: bool,
+        vector: Option<Bound<'py, PyAny>>,
+        depth: Option<usize>,
+        fusion: Option<String>,
+        weights: Option<Bound<'py, PyDict>>,
+        syntax: Option<String>,
+        min_score: Option<f32>,
+        collapse: bool,
+        ids_only: bool,
+        snippet_chars: Option<usize>,
+        suggest: bool,
+        feedback: bool,
+        rerank: Option<usize>,
+        timeout: Option<f64>,
+        group_by: Option<(String, usize)>,
+        mmr: Option<f32>,
+        token_budget: Option<usize>,
+    ) -> PyResult<Self> {
+        let args = SearchArgs {
+            mode,
+            k,
+            filter,
+            facets,
+            offset,
+            cursor,
+            boosts,
+            vector,
+            depth,
+            fusion,
+            weights,
+            syntax,
+            min_score,
+            collapse,
+            ids_only,
+            snippet_chars,
+            suggest,
+            feedback,
+            rerank,
+            timeout,
+            group_by,
+            mmr,
+            token_budget,
+        };
+        Ok(PyRequest { request: request::build(query, principal.get().inner.clone(), args)?, explain })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Request({:?})", self.request.query.as_str())
+    }
+}
+
+/// One search over several indexes that answers as one index holding all their records
+/// would: the same hits, order and scores. ``start()`` gives the first asks, one JSON string
+/// per index; send each to its index (:meth:`Index.part` with the same :class:`Request`) and
+/// hand the replies back, in the same order, to ``next()``, which gives the next asks or the
+/// :class:`SearchResponse`. Facets, boosts that rescore, collapsing, grouping, MMR, token
+/// budgets and reranking are refused (``InvalidRequestError``).
+#[pyclass(name = "FanOut", module = "braid")]
+pub(crate) struct PyFanOut {
+    fan_out: Mutex<FanOut>,
+    explain: bool,
+}
+
+#[pymethods]
+impl PyFanOut {
+    #[new]
+    fn new(request: &Bound<'_, PyRequest>, parts: usize) -> PyResult<Self> {
+        let request = request.get();
+        let fan_out = FanOut::new(request.request.clone(), parts).or_raise()?;
+        Ok(PyFanOut { fan_out: Mutex::new(fan_out), explain: request.explain })
+    }
+
+    /// The first asks, one per index.
+    fn start(&self) -> PyResult<Vec<String>> {
+        let asks = self.fan_out.lock().unwrap_or_else(|p| p.into_inner()).start();
+        asks.iter().map(to_json).collect()
+    }
+
+    /// Takes the indexes' replies to the last asks (in index order): the next asks (a list of
+    /// JSON strings) or the response.
+    fn next<'py>(&self, py: Python<'py>, replies: Vec<String>) -> PyResult<Bound<'py, PyAny>> {
+        let replies: Vec<Reply> = replies.iter().map(|r| from_json(r, "reply")).collect::<PyResult<_>>()?;
+        let step = py.detach(|| self.fan_out.lock().unwrap_or_else(|p| p.into_inner()).next(replies)).or_raise()?;
+        match step {
+            Step::Ask(asks) => {
+                let asks: Vec<String> = asks.iter().map(to_json).collect::<PyResult<_>>()?;
+                Ok(asks.into_pyobject(py)?.into_any())
+            }
+            Step::Done(found) => Ok(Bound::new(py, response::convert(py, *found, self.explain)?)?.into_any()),
+        }
+    }
+}
+
+/// One ask answered by `index` for `request` (see [`crate::index::PyIndex`]'s `part`).
+pub(crate) fn part(py: Python<'_>, index: &braid::Index, request: &PyRequest, ask: &str) -> PyResult<String> {
+    let ask: Ask = from_json(ask, "ask")?;
+    let reply = py.detach(|| index.searcher().part(&request.request, &ask)).or_raise()?;
+    to_json(&reply)
+}
+
+fn to_json(value: &impl serde::Serialize) -> PyResult<String> {
+    serde_json::to_string(value).map_err(|e| invalid(format!("cannot write JSON: {e}")))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> PyResult<T> {
+    serde_json::from_str(text).map_err(|e| invalid(format!("not a fan-out {what}: {e}")))
+}
