@@ -244,6 +244,11 @@ impl Gathering {
         }
     }
 
+    /// Whether the table could not answer something asked.
+    pub fn lacks(&self) -> bool {
+        !self.asked.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+    }
+
     /// What the table could not answer, each once.
     pub fn asked(&self) -> Vec<Question> {
         self.asked.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect()

@@ -240,7 +240,27 @@ impl<'a> View<'a> {
         if let Some(weights) = self.weights {
             reweight(&mut query, &s.fields, &s.config, weights);
         }
+        if self.lacks_statistics(&query)? {
+            return Ok(Vec::new());
+        }
         scorer::top_k(&self.scope, &query, self, &self.docs, depth, matches)
+    }
+
+    /// Across indexes: asks for every statistic `query` is weighed with, and whether the table
+    /// lacks any (it then lacks something already). Scores made without them would not be the
+    /// fan-out's, so the postings are not walked until it has them all.
+    fn lacks_statistics(&self, query: &WeightedQuery) -> tantivy::Result<bool> {
+        let Some(gathering) = &self.gathering else { return Ok(false) };
+        scorer::Statistics::num_docs(self);
+        let mut fields = Vec::new();
+        for t in query.terms() {
+            scorer::Statistics::doc_freq(self, &t.term)?;
+            if !fields.contains(&t.term.field()) {
+                fields.push(t.term.field());
+                scorer::Statistics::total_length(self, t.term.field())?;
+            }
+        }
+        Ok(gathering.lacks())
     }
 }
 

@@ -59,8 +59,12 @@ impl View<'_> {
         let read = feedback_depth(depth, feedback);
         let mut first = self.run(built, read)?;
         if let Some(gathering) = &self.gathering {
+            // This index's part of the model, for the gatherer; what the model adds is ranked
+            // once the model is given.
             let candidates = self.feedback_candidates(&first.candidates, feedback)?;
             *gathering.feedback.lock().unwrap_or_else(|p| p.into_inner()) = Some(candidates);
+            first.candidates.truncate(depth);
+            return Ok(first);
         }
         let model = self.model_of_top(&first.candidates, feedback)?;
         let query = if model.is_empty() {
