@@ -92,6 +92,24 @@ impl PyRequest {
     }
 }
 
+impl PyRequest {
+    /// The request `Request(query, principal=principal, **options)` makes: one signature for
+    /// every method that takes a search's arguments (an unknown one is a `TypeError`).
+    pub(crate) fn made<'py>(
+        py: Python<'py>,
+        query: String,
+        principal: &Bound<'py, PyPrincipal>,
+        options: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyRequest>> {
+        let kwargs = match options {
+            Some(options) => options.copy()?,
+            None => PyDict::new(py),
+        };
+        kwargs.set_item("principal", principal)?;
+        Ok(py.get_type::<PyRequest>().call((query,), Some(&kwargs))?.cast_into::<PyRequest>()?)
+    }
+}
+
 /// One search over several indexes that answers as one index holding all their records
 /// would: the same hits, order and scores. ``start()`` gives the first asks, one JSON string
 /// per index; send each to its index (:meth:`Index.part` with the same :class:`Request`) and

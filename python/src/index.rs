@@ -18,7 +18,6 @@ use crate::errors::{invalid, OrRaise};
 use crate::fanout::PyRequest;
 use crate::principal::PyPrincipal;
 use crate::record;
-use crate::request::{self, SearchArgs};
 use crate::response::{self, PySearchResponse};
 use crate::vectors;
 
@@ -406,70 +405,18 @@ impl PyIndex {
     /// marginal relevance; ``token_budget=n`` packs the page into at most ``n`` tokens of the
     /// model's tokenizer (``stats["tokens"]`` says how many). ``timeout``: seconds before the search stops with
     /// :class:`DeadlineExceededError`. The GIL is released while it runs.
-    #[pyo3(signature = (query = String::new(), *, principal, mode = None, k = 10, filter = None, facets = None,
-        offset = 0, cursor = None, boosts = None, explain = false, vector = None, depth = None, fusion = None,
-        weights = None, syntax = None, min_score = None, collapse = false, ids_only = false, snippet_chars = None,
-        suggest = true, feedback = true, rerank = None, timeout = None, group_by = None, mmr = None,
-        token_budget = None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (query = String::new(), *, principal, **options))]
     fn search<'py>(
         &self,
         py: Python<'py>,
         query: String,
         principal: &Bound<'py, PyPrincipal>,
-        mode: Option<String>,
-        k: usize,
-        filter: Option<Bound<'py, PyAny>>,
-        facets: Option<Bound<'py, PyAny>>,
-        offset: usize,
-        cursor: Option<String>,
-        boosts: Option<Bound<'py, PyAny>>,
-        explain: bool,
-        vector: Option<Bound<'py, PyAny>>,
-        depth: Option<usize>,
-        fusion: Option<String>,
-        weights: Option<Bound<'py, PyDict>>,
-        syntax: Option<String>,
-        min_score: Option<f32>,
-        collapse: bool,
-        ids_only: bool,
-        snippet_chars: Option<usize>,
-        suggest: bool,
-        feedback: bool,
-        rerank: Option<usize>,
-        timeout: Option<f64>,
-        group_by: Option<(String, usize)>,
-        mmr: Option<f32>,
-        token_budget: Option<usize>,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<PySearchResponse> {
-        let args = SearchArgs {
-            mode,
-            k,
-            filter,
-            facets,
-            offset,
-            cursor,
-            boosts,
-            vector,
-            depth,
-            fusion,
-            weights,
-            syntax,
-            min_score,
-            collapse,
-            ids_only,
-            snippet_chars,
-            suggest,
-            feedback,
-            rerank,
-            timeout,
-            group_by,
-            mmr,
-            token_budget,
-        };
-        let request = request::build(query, principal.get().inner.clone(), args)?;
-        let index = self.index.clone();
-        let found = py.detach(move || index.search(&request)).or_raise()?;
+        let request = PyRequest::made(py, query, principal, options)?;
+        let request = request.get();
+        let (index, explain) = (self.index.clone(), request.explain);
+        let found = py.detach(|| index.search(&request.request)).or_raise()?;
         response::convert(py, found, explain)
     }
 

@@ -195,7 +195,12 @@ def build_partitions(
     rows = [{"record": json.dumps(r), "partition": route(r, partitions)} for r in records]
     dataset = ray.data.from_items(rows)
     if model is not None:
-        dataset = dataset.map_batches(_Embed, fn_constructor_args=(model,), batch_size=batch_size, concurrency=embed_actors)
+        dataset = dataset.map_batches(
+            _Embed,
+            fn_constructor_args=(model,),
+            batch_size=batch_size,
+            compute=ray.data.ActorPoolStrategy(size=embed_actors),
+        )
     dataset.groupby("partition").map_groups(_write, fn_args=(root, model)).take_all()
     paths = [os.path.join(root, f"part-{p}") for p in range(partitions)]
     for path in paths:
