@@ -4,6 +4,8 @@ import os
 import pathlib
 from typing import Any, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union, overload
 
+from typing_extensions import TypedDict, Unpack
+
 import numpy as np
 import numpy.typing as npt
 
@@ -16,6 +18,34 @@ _RecordLike = Union["Record", Mapping[str, Any]]
 MAX_K: int
 MAX_QUERY_BYTES: int
 MAX_DEPTH: int
+
+class _SearchOptions(TypedDict, total=False):
+    """The arguments of :meth:`Index.search` and :class:`Request` besides the query and principal."""
+
+    mode: Optional[_Mode]
+    k: int
+    filter: Optional[Mapping[str, Any]]
+    facets: Optional[Sequence[Union[str, Mapping[str, Any]]]]
+    offset: int
+    cursor: Optional[str]
+    boosts: Optional[Mapping[str, Any]]
+    explain: bool
+    vector: Optional[_Vector]
+    depth: Optional[int]
+    fusion: Optional[Literal["blend", "rrf", "minmax", "zscore", "dbsf"]]
+    weights: Optional[Mapping[str, float]]
+    syntax: Optional[Literal["plain", "simple", "tantivy"]]
+    min_score: Optional[float]
+    collapse: bool
+    ids_only: bool
+    snippet_chars: Optional[int]
+    suggest: bool
+    feedback: bool
+    rerank: Optional[int]
+    timeout: Optional[float]
+    group_by: Optional[Tuple[str, int]]
+    mmr: Optional[float]
+    token_budget: Optional[int]
 
 class Principal:
     """Who is asking: ACL tokens from verified credentials (``public`` always included)."""
@@ -203,34 +233,7 @@ class Index:
     def __exit__(self, *exc: Any) -> bool: ...
     def writer(self, *, heap_bytes: Optional[int] = None, embed_batch: Optional[int] = None) -> Writer: ...
     def search(
-        self,
-        query: str = "",
-        *,
-        principal: Principal,
-        mode: Optional[_Mode] = None,
-        k: int = 10,
-        filter: Optional[Mapping[str, Any]] = None,
-        facets: Optional[Sequence[Union[str, Mapping[str, Any]]]] = None,
-        offset: int = 0,
-        cursor: Optional[str] = None,
-        boosts: Optional[Mapping[str, Any]] = None,
-        explain: bool = False,
-        vector: Optional[_Vector] = None,
-        depth: Optional[int] = None,
-        fusion: Optional[Literal["blend", "rrf", "minmax", "zscore", "dbsf"]] = None,
-        weights: Optional[Mapping[str, float]] = None,
-        syntax: Optional[Literal["plain", "simple", "tantivy"]] = None,
-        min_score: Optional[float] = None,
-        collapse: bool = False,
-        ids_only: bool = False,
-        snippet_chars: Optional[int] = None,
-        suggest: bool = True,
-        feedback: bool = True,
-        rerank: Optional[int] = None,
-        timeout: Optional[float] = None,
-        group_by: Optional[Tuple[str, int]] = None,
-        mmr: Optional[float] = None,
-        token_budget: Optional[int] = None,
+        self, query: str = "", *, principal: Principal, **options: Unpack[_SearchOptions]
     ) -> SearchResponse: ...
     def part(self, request: "Request", ask: str) -> str: ...
     def record(self, id: str, *, principal: Principal) -> Optional[Dict[str, Any]]: ...
@@ -255,34 +258,7 @@ class Request:
     """A search request, with the arguments of :meth:`Index.search`, for :class:`FanOut`."""
 
     def __init__(
-        self,
-        query: str = "",
-        *,
-        principal: Principal,
-        mode: Optional[_Mode] = None,
-        k: int = 10,
-        filter: Optional[Mapping[str, Any]] = None,
-        facets: Optional[Sequence[Union[str, Mapping[str, Any]]]] = None,
-        offset: int = 0,
-        cursor: Optional[str] = None,
-        boosts: Optional[Mapping[str, Any]] = None,
-        explain: bool = False,
-        vector: Optional[_Vector] = None,
-        depth: Optional[int] = None,
-        fusion: Optional[Literal["blend", "rrf", "minmax", "zscore", "dbsf"]] = None,
-        weights: Optional[Mapping[str, float]] = None,
-        syntax: Optional[Literal["plain", "simple", "tantivy"]] = None,
-        min_score: Optional[float] = None,
-        collapse: bool = False,
-        ids_only: bool = False,
-        snippet_chars: Optional[int] = None,
-        suggest: bool = True,
-        feedback: bool = True,
-        rerank: Optional[int] = None,
-        timeout: Optional[float] = None,
-        group_by: Optional[Tuple[str, int]] = None,
-        mmr: Optional[float] = None,
-        token_budget: Optional[int] = None,
+        self, query: str = "", *, principal: Principal, **options: Unpack[_SearchOptions]
     ) -> None: ...
 
 class FanOut:
