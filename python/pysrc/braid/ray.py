@@ -32,6 +32,7 @@ import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 import braid
 from braid.errors import PartitionUnavailableError
@@ -68,9 +69,14 @@ class Partition:
         return ray.get_runtime_context().get_node_id()
 
 
+def _nodes() -> List[str]:
+    """The ids of the cluster's live nodes that have CPUs, sorted."""
+    return sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0)
+
+
 class Router:
-    """Fans each search out over one :class:`Partition` actor per path, placed by Ray across
-    the cluster's nodes (``spread``: one per node where it can). Actors open the partitions
+    """Fans each search out over one :class:`Partition` actor per path, placed round robin on
+    the cluster's live nodes (``spread``; else where Ray likes). Actors open the partitions
     with ``model`` (needed to embed query text for the semantic leg)."""
 
     def __init__(
@@ -84,9 +90,17 @@ class Router:
         if not paths:
             raise ValueError("a router needs at least one partition")
         self.restart_wait = restart_wait
-        options = {"scheduling_strategy": "SPREAD"} if spread else {}
         self.paths = list(paths)
-        self.actors = [Partition.options(**options).remote(path, model) for path in self.paths]
+        nodes = _nodes() if spread else []
+        self.actors = []
+        for at, path in enumerate(self.paths):
+            options: Dict[str, Any] = {}
+            if nodes:
+                # Round robin over the live nodes; soft, so that an actor whose node dies is
+                # restarted on another.
+                node = nodes[at % len(nodes)]
+                options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=True)
+            self.actors.append(Partition.options(**options).remote(path, model))
 
     def search(self, query: str = "", *, principal: braid.Principal, **options: Any) -> braid.SearchResponse:
         """:meth:`braid.Index.search` over every partition: what one index holding all their
