@@ -201,3 +201,28 @@ fn what_cannot_fan_out_is_refused() {
     assert!(fan_out.next(vec![Reply::Counted { answers: Vec::new() }; 2]).is_err());
     assert!(fan_out.next(Vec::new()).is_err());
 }
+
+/// An index's answers to a fan-out's questions are a function of the records the principal may
+/// see: the same as from an index that never held the others (`frobnicator` is only in Globex's
+/// records, `quuxly` only in Acme's).
+#[test]
+fn answers_to_questions_reveal_no_hidden_record() {
+    let records = records("datasets/helpcenter");
+    let visible: Vec<Record> =
+        records.iter().filter(|r| !r.acl.iter().any(|t| t == "tenant:globex")).cloned().collect();
+    let (with, without) = (index_of(&records).searcher(), index_of(&visible).searcher());
+    let principal = Principal::from_verified_tokens(["public", "tenant:acme", "group:support"]);
+    let questions = vec![
+        braid::fanout::Question::Neighbours { word: "frobnicatr".into(), edits: 2 },
+        braid::fanout::Question::Neighbours { word: "quuxli".into(), edits: 2 },
+        braid::fanout::Question::Completions { prefix: "frob".into() },
+        braid::fanout::Question::Completions { prefix: "qu".into() },
+        braid::fanout::Question::NumDocs,
+    ];
+    let ask = Ask::Count { questions };
+    let request = SearchRequest::new("frobnicatr", principal);
+    let answers = |s: &Searcher| serde_json::to_value(s.part(&request, &ask).unwrap()).unwrap();
+    let (a, b) = (answers(&with), answers(&without));
+    assert_eq!(a, b);
+    assert!(a.to_string().contains("quuxly") && !a.to_string().contains("frobnicator"), "{a}");
+}

@@ -40,7 +40,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use braid_core::{Hit, Leg, Ordinal, Result, SearchRequest, SearchResponse, Suggestion};
-use braid_lexical::{Answer, FeedbackCandidate, Gathered, Question, SynonymUse};
+use braid_lexical::SynonymUse;
+pub use braid_lexical::{Answer, FeedbackCandidate, Gathered, Question};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 

@@ -83,10 +83,11 @@ pub enum Answer {
     Count(u64),
     /// A count per tied word (summed, word by word).
     Counts(Vec<u64>),
-    /// Words with their edit distances and document frequencies over every record, allowed or
-    /// not (united, frequencies summed): candidates, and an upper bound of their visible counts.
+    /// Words allowed records hold, with their edit distances and visible document frequencies
+    /// (united, frequencies summed).
     Neighbours(Vec<(String, usize, u64)>),
-    /// Words with their document frequencies over every record (united, frequencies summed).
+    /// Words allowed records hold, with their visible document frequencies (united,
+    /// frequencies summed).
     Words(Vec<(String, u64)>),
     /// A length in bytes (the largest across indexes).
     Longest(u64),

@@ -41,7 +41,9 @@ impl View<'_> {
     }
 
     /// This index's answers to `questions`, over the records this view's caller may see (for
-    /// [`Gathered::add`]).
+    /// [`Gathered::add`]): every count is a visible count and every word one an allowed record
+    /// holds, so an answer says nothing of a hidden record (the longest pinyin key aside, a
+    /// length the index's own search reads too).
     ///
     /// # Errors
     /// [`braid_core::Error::Lexical`] when the index cannot be read.
@@ -66,15 +68,29 @@ impl View<'_> {
                         0
                     }))
                 }
-                Question::Neighbours { word, edits } => Answer::Neighbours(self.local_neighbours(word, *edits)),
-                Question::Completions { prefix } => Answer::Words(self.vocabulary.completions(prefix, usize::MAX)),
+                Question::Neighbours { word, edits } => {
+                    let mut found: Vec<(String, usize, u64)> = self
+                        .local_neighbours(word, *edits)
+                        .into_iter()
+                        .filter_map(|(w, distance, _)| self.visible(w).map(|(w, df)| (w, distance, df)))
+                        .collect();
+                    found.sort_unstable();
+                    Answer::Neighbours(found)
+                }
+                Question::Completions { prefix } => {
+                    Answer::Words(self.visible_words(self.vocabulary.completions(prefix, usize::MAX)))
+                }
                 Question::Joint { tied, context } => {
                     let tied: Vec<&str> = tied.iter().map(String::as_str).collect();
                     let context: Vec<&str> = context.iter().map(String::as_str).collect();
                     Answer::Counts(self.local_joint(&tied, &context))
                 }
-                Question::Phonetic { key, initials: false } => Answer::Words(self.snapshot.phonetic.full(key)),
-                Question::Phonetic { key, initials: true } => Answer::Words(self.snapshot.phonetic.initials(key)),
+                Question::Phonetic { key, initials: false } => {
+                    Answer::Words(self.visible_words(self.snapshot.phonetic.full(key)))
+                }
+                Question::Phonetic { key, initials: true } => {
+                    Answer::Words(self.visible_words(self.snapshot.phonetic.initials(key)))
+                }
                 Question::PhoneticLongest => Answer::Longest(self.snapshot.phonetic.longest() as u64),
             })
             .collect();
@@ -82,8 +98,24 @@ impl View<'_> {
         Ok(answers)
     }
 
-    /// The vocabulary's words within `edits` of `word`, with distance and count over every
-    /// record: gathered across indexes where the view has a table.
+    /// `word` with the allowed records holding it, when any does: a candidate word sent to a
+    /// gatherer is one the caller may see, with its visible count (which, summed over the
+    /// indexes, is the tightest bound of the visible count the gatherer could get).
+    fn visible(&self, word: String) -> Option<(String, u64)> {
+        let df = self.local_word_df(&word);
+        (df > 0).then_some((word, df))
+    }
+
+    /// [`View::visible`] of each of `words`, alphabetical (their order by counts over every
+    /// record would say something of the hidden ones).
+    fn visible_words(&self, words: Vec<(String, u64)>) -> Vec<(String, u64)> {
+        let mut visible: Vec<(String, u64)> = words.into_iter().filter_map(|(w, _)| self.visible(w)).collect();
+        visible.sort_unstable();
+        visible
+    }
+
+    /// The vocabulary's words within `edits` of `word`, with distance and a count that bounds
+    /// the visible one: gathered across indexes where the view has a table.
     pub(super) fn neighbours_of(&self, word: &str, edits: usize) -> Vec<(String, usize, u64)> {
         let local = || self.local_neighbours(word, edits);
         let Some(gathering) = &self.gathering else { return local() };
@@ -101,7 +133,7 @@ impl View<'_> {
         self.vocabulary.neighbours(word, edits, &self.walks).into_iter().map(|n| (n.word, n.distance, n.df)).collect()
     }
 
-    /// The vocabulary's completions of `prefix` with their counts over every record, most
+    /// The vocabulary's completions of `prefix` with a count that bounds the visible one, most
     /// frequent first (then alphabetical), gathered across indexes.
     pub(super) fn completions_of(&self, prefix: &str) -> Vec<(String, u64)> {
         let local = || self.vocabulary.completions(prefix, usize::MAX);
