@@ -15,7 +15,8 @@
 //!   protected-resource metadata (`braid serve` as an OAuth 2.1 resource server);
 //! - `api`: the shared search parameters and engine; `schema`: their JSON Schemas;
 //! - `mcp`: the tools and resources on the official MCP SDK (rmcp), which speaks the protocol;
-//!   `http`: REST and rmcp's Streamable HTTP transport (stdio is rmcp's, in [`mcp_stdio`]);
+//!   `http`: REST and rmcp's Streamable HTTP transport; `stdio`: rmcp's line transport, with
+//!   JSON-RPC batches split and joined around it;
 //! - `write`: records written over REST, confined to the writer's tenant namespace;
 //! - `openapi`: the description served at `/v1/openapi.json`.
 
@@ -33,6 +34,7 @@ mod openapi;
 mod origin;
 mod resources;
 mod schema;
+mod stdio;
 mod write;
 
 use std::io::BufRead;
@@ -255,16 +257,9 @@ pub fn mcp_stdio(
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {
         let (stdin, stdout) = rmcp::transport::stdio();
-        let transport =
-            rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout).with_max_line_length(MAX_LINE_BYTES);
-        let service = rmcp::serve_server(server, transport).await.context("MCP over stdio")?;
-        service.waiting().await.context("MCP over stdio")?;
-        Ok(())
+        stdio::serve(server, stdin, stdout).await.context("MCP over stdio")
     })
 }
-
-/// The longest message line `braid mcp` reads; longer ones are dropped unread (and logged).
-const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// `braid token new`: a fresh token on stderr (shown once, stored nowhere) and, on stdout, the
 /// `[[token]]` entry with its hash, ready to append to the configuration; `write` adds

@@ -10,12 +10,12 @@
 //! `resultType` and cache hints on results; over HTTP the `MCP-Protocol-Version`, `Mcp-Method`
 //! and `Mcp-Name` headers checked against the body). The transports are rmcp's too: stateless
 //! Streamable HTTP (`http.rs`, behind Braid's own Origin check, bearer-token or OAuth
-//! authentication and rate limits) and stdio (`lib.rs`).
+//! authentication and rate limits) and stdio (`stdio.rs`).
 //!
 //! **Hand-written, because rmcp 3.11 does not do it:** JSON-RPC batches. Revision 2025-03-26
 //! requires a server to accept a batch (an array of messages); rmcp parses one message per
 //! POST or line. `http.rs` splits a 2025-03-26 batch into its messages, has rmcp answer each,
-//! and joins the answers ([`batch_items`]); over stdio a batch is not served.
+//! and joins the answers ([`batch_items`]); `stdio.rs` does the same over stdio.
 //!
 //! Where the caller comes from: over HTTP, the authentication middleware puts the verified
 //! [`Caller`] into the request's extensions, and rmcp hands the request's parts to the handler
@@ -672,6 +672,7 @@ fn search_text_and_data(response: &SearchResponse) -> (String, Value) {
 mod tests {
     use super::*;
     use braid::{Index, IndexConfig, Record};
+    use std::time::Duration;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     fn engine() -> Arc<Engine> {
@@ -788,6 +789,88 @@ mod tests {
         let (_, missing, _) = read(Who::from(&p), json!({"id": "nope"}));
         assert_eq!(text.replace("returns#time", "ID"), missing.replace("nope", "ID"));
         assert!(server.call("rm", json!({}), Who::from(&p)).is_none());
+    }
+
+    /// Over stdio, a 2025-03-26 batch is answered with one array: an answer for each request
+    /// (refused items too), none for its notifications; in later revisions a batch is refused.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stdio_batches_in_2025_03_26_only() {
+        for revision in ["2025-03-26", "2025-06-18"] {
+            let server = Braid::stdio(engine(), Local { principal: acme(), write: false });
+            let (client, served) = tokio::io::duplex(1 << 20);
+            let (read, write) = tokio::io::split(served);
+            let running = tokio::spawn(super::super::stdio::serve(server, read, write));
+            let (out, mut input) = tokio::io::split(client);
+            let mut out = BufReader::new(out).lines();
+            let init =
+                json!({"protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
+            let batch = json!([
+                rpc(2, "tools/call", json!({"name": "search", "arguments": {"query": "retrun"}})),
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
+                rpc(3, "ping", json!({})),
+                rpc(4, "initialize", init.clone()),
+                {"jsonrpc": "2.0", "id": 5},
+                rpc(6, "nope", json!({})),
+            ]);
+            let notes_only = json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]);
+            for line in [
+                rpc(1, "initialize", init),
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                batch,
+                notes_only,
+                rpc(7, "ping", json!({})),
+            ] {
+                input.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+            }
+            let first: Value = serde_json::from_str(
+                &tokio::time::timeout(Duration::from_secs(30), out.next_line()).await.unwrap().unwrap().unwrap(),
+            )
+            .unwrap();
+            assert_eq!(first["result"]["protocolVersion"], revision);
+            // The ping's answer and the batch's, in either order (requests run concurrently);
+            // in 2025-03-26 the batch of notifications only gets none, later both batches are
+            // refused.
+            let mut lines = Vec::new();
+            for _ in 0..if revision == "2025-03-26" { 2 } else { 3 } {
+                lines.push(
+                    serde_json::from_str::<Value>(
+                        &tokio::time::timeout(Duration::from_secs(30), out.next_line())
+                            .await
+                            .unwrap()
+                            .unwrap()
+                            .unwrap(),
+                    )
+                    .unwrap(),
+                );
+            }
+            let (pings, batch): (Vec<Value>, Vec<Value>) = lines.into_iter().partition(|l| l["id"] == 7);
+            assert_eq!(pings.len(), 1, "{batch:?}");
+            let second = &batch[0];
+            if revision == "2025-06-18" {
+                for refused in &batch {
+                    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+                    assert_eq!(refused["id"], Value::Null);
+                }
+            } else {
+                let replies = second.as_array().unwrap_or_else(|| panic!("{second}"));
+                let mut by_id: Vec<(u64, &Value)> = replies.iter().map(|r| (r["id"].as_u64().unwrap(), r)).collect();
+                by_id.sort_by_key(|(id, _)| *id);
+                let ids: Vec<u64> = by_id.iter().map(|(id, _)| *id).collect();
+                assert_eq!(ids, [2, 3, 4, 5, 6], "{second}");
+                assert!(by_id[0].1["result"]["content"][0]["text"].as_str().unwrap().contains("returns#time"));
+                assert!(by_id[1].1.get("result").is_some());
+                assert_eq!(by_id[2].1["error"]["code"], -32600);
+                assert_eq!(by_id[3].1["error"]["code"], -32600);
+                assert_eq!(by_id[4].1["error"]["code"], -32601);
+            }
+            // Nothing else was answered: the next line answers the next request.
+            input.write_all(format!("{}\n", rpc(8, "ping", json!({}))).as_bytes()).await.unwrap();
+            let line = tokio::time::timeout(Duration::from_secs(30), out.next_line()).await.unwrap().unwrap().unwrap();
+            assert_eq!(serde_json::from_str::<Value>(&line).unwrap()["id"], 8, "{line}");
+            // The input's end (both halves of the client's pipe) ends the session.
+            drop((input, out));
+            tokio::time::timeout(Duration::from_secs(30), running).await.unwrap().unwrap().unwrap();
+        }
     }
 
     #[test]
