@@ -361,26 +361,28 @@ impl Memory {
         Ok(purged)
     }
 
-    /// The scope's live memory `text` duplicates, if any: the same normalised text, or, with an
-    /// embedding model, cosine ≥ [`DUPLICATE_COSINE`]. `skip` is never a duplicate.
+    /// The scope's live memory `fresh` (a new memory's record) duplicates, if any: the same
+    /// normalised text, or, with an embedding model, cosine ≥ [`DUPLICATE_COSINE`]; `skip` is
+    /// never a duplicate. Beside it, `fresh`'s embedding when the writer may store it as it is
+    /// (one passage, in a language the model covers), so a memory is embedded once.
     fn duplicate(
         &self,
         principal: &Principal,
         scope: &MemoryScope,
-        text: &str,
+        fresh: &Record,
         now: f64,
         skip: Option<&str>,
-    ) -> Result<Option<StoredRecord>> {
-        let id = scope.id_of(&normalise(text));
-        if skip != Some(id.as_str()) {
-            if let Some(found) = self.live_memory(principal, scope, &id, now)? {
-                return Ok(Some(found));
+    ) -> Result<(Option<StoredRecord>, Option<Vec<f32>>)> {
+        if skip != Some(fresh.id()) {
+            if let Some(found) = self.live_memory(principal, scope, fresh.id(), now)? {
+                return Ok((Some(found), None));
             }
         }
-        let Some(embedder) = self.index.embedder() else { return Ok(None) };
-        let Some(vector) = embedder.embed(&[text])?.into_iter().next() else { return Ok(None) };
+        let Some(embedder) = self.index.embedder() else { return Ok((None, None)) };
+        let passages = fresh.passages(self.index.config().passages.as_ref());
+        let Some(vector) = embedder.embed(&[passages[0].as_str()])?.into_iter().next() else { return Ok((None, None)) };
         let searcher = self.index.searcher();
-        let request = SearchRequest::new(text, principal.clone())
+        let request = SearchRequest::new(&fresh.body, principal.clone())
             .mode(Mode::Semantic)
             .vector(vector.clone())
             .k(2)
@@ -392,10 +394,11 @@ impl Memory {
             let Some(stored) = searcher.vector(&hit.id, principal)? else { continue };
             let cosine: f32 = stored.iter().zip(&vector).map(|(a, b)| a * b).sum();
             if cosine >= DUPLICATE_COSINE {
-                return self.live_memory(principal, scope, &hit.id, now);
+                return Ok((self.live_memory(principal, scope, &hit.id, now)?, None));
             }
         }
-        Ok(None)
+        let reusable = passages.len() == 1 && embedder.covers(fresh.language());
+        Ok((None, reusable.then_some(vector)))
     }
 
     fn record(
@@ -440,8 +443,18 @@ impl Memory {
             return Err(Error::invalid_request("the time must be a finite number of seconds"));
         }
         let expires = note.ttl_seconds.map(|ttl| now + ttl);
-        let (record, reinforced) = match self.duplicate(principal, scope, &note.text, now, skip)? {
-            Some(old) => {
+        let (kind, importance) = inherit.unwrap_or((DEFAULT_KIND, DEFAULT_IMPORTANCE));
+        let fresh = Self::record(
+            scope,
+            scope.id_of(&normalise(&note.text)),
+            &note.text,
+            note.kind.as_deref().unwrap_or(kind),
+            note.importance.unwrap_or(importance),
+            now,
+            expires,
+        )?;
+        let (record, reinforced) = match self.duplicate(principal, scope, &fresh, now, skip)? {
+            (Some(old), _) => {
                 let old = Recollection::of(&old, 0.0);
                 let importance = old.importance.max(note.importance.unwrap_or(0)).saturating_add(1).min(MAX_IMPORTANCE);
                 let expires = match (old.expires, expires) {
@@ -451,13 +464,8 @@ impl Memory {
                 let kind = note.kind.as_deref().unwrap_or(&old.kind);
                 (Self::record(scope, old.id.clone(), &old.text, kind, importance, now, expires)?, true)
             }
-            None => {
-                let (kind, importance) = inherit.unwrap_or((DEFAULT_KIND, DEFAULT_IMPORTANCE));
-                let kind = note.kind.as_deref().unwrap_or(kind);
-                let importance = note.importance.unwrap_or(importance);
-                let id = scope.id_of(&normalise(&note.text));
-                (Self::record(scope, id, &note.text, kind, importance, now, expires)?, false)
-            }
+            (None, Some(vector)) => (fresh.vector(vector), false),
+            (None, None) => (fresh, false),
         };
         let purged = self.purge(writer, principal, scope, now, &BTreeSet::from([record.id.clone()]))?;
         writer.upsert(&record)?;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use braid::memory::{Cue, Memory, Note};
-use braid::{Index, IndexConfig, Mode, Principal, SearchRequest};
+use braid::{Embedder, Index, IndexConfig, Mode, Principal, SearchRequest};
 
 use crate::common::HashEmbedder;
 
@@ -113,6 +113,48 @@ fn near_duplicates_reinforce_by_cosine_with_an_embedder() {
     let bobs = memory.remember(&mut w, &bob(), &note(long, "task", 3), NOW).unwrap();
     w.commit().unwrap();
     assert!(!bobs.reinforced);
+}
+
+/// The embedder, watched: every text it is asked to embed.
+struct Watched {
+    inner: HashEmbedder,
+    texts: std::sync::Mutex<Vec<String>>,
+}
+
+impl braid::Embedder for Watched {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn embed(&self, texts: &[&str]) -> braid::Result<Vec<Vec<f32>>> {
+        self.texts.lock().unwrap().extend(texts.iter().map(|t| t.to_string()));
+        self.inner.embed(texts)
+    }
+}
+
+/// A new memory is embedded once: the vector that looked for a near duplicate is the one
+/// stored, and it is the writer's own embedding of the memory's passage.
+#[test]
+fn a_new_memory_is_embedded_once() {
+    let watched = Arc::new(Watched { inner: HashEmbedder::new(512), texts: Default::default() });
+    let index = Index::builder().embedder(watched.clone()).create_in_ram().unwrap();
+    let memory = Memory::new(&index).unwrap();
+    let mut w = index.writer().unwrap();
+    let m = memory
+        .remember(&mut w, &alice(), &note("  the printer on floor two jams on A3 paper ", "fact", 3), NOW)
+        .unwrap();
+    w.commit().unwrap();
+    let texts = watched.texts.lock().unwrap().clone();
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    let stored = index.searcher().vector(&m.memory.id, &alice()).unwrap().unwrap();
+    let expected = HashEmbedder::new(512).embed(&[texts[0].as_str()]).unwrap().remove(0);
+    let cosine: f32 = stored.iter().zip(&expected).map(|(a, b)| a * b).sum();
+    assert!(cosine > 0.999, "{cosine}");
+    assert!(texts[0].contains("the printer on floor two jams on A3 paper"), "{texts:?}");
 }
 
 #[test]
