@@ -191,7 +191,7 @@ def main(path, chosen=None):
             continue
         p, v = fit(rows, groups, make, grid)
         held = []
-        for h in sets:
+        for h in sets if len(sets) > 1 else []:
             train = [g for g in groups if dataset_of(g) != h]
             test = [g for g in groups if dataset_of(g) == h]
             ph, _ = fit(rows, train, make, grid)
@@ -200,8 +200,8 @@ def main(path, chosen=None):
             held.append((h, ph, got - b))
         results[name] = (p, v)
         loso = "  ".join(f"{h} {d:+.4f} {tuple(round(x, 2) for x in ph)}" for h, ph, d in held)
-        print(f"  {name:38} {tuple(round(x, 2) for x in p)}: {v:.4f} ({v - base:+.4f})  held out: {loso}"
-              f"  [mean {sum(d for _, _, d in held) / len(held):+.4f}, min {min(d for _, _, d in held):+.4f}]")
+        summary = f"  [mean {sum(d for _, _, d in held) / len(held):+.4f}, min {min(d for _, _, d in held):+.4f}]" if held else ""
+        print(f"  {name:38} {tuple(round(x, 2) for x in p)}: {v:.4f} ({v - base:+.4f})  held out: {loso or '-'}{summary}")
 
     if chosen:
         name, params = chosen.split("=")
