@@ -50,16 +50,6 @@ impl Searcher {
         crate::search::search(self, request)
     }
 
-    /// Answers one ask of a search fanned out over several indexes, this one among them
-    /// ([`crate::fanout`]): `request` is the fan-out's request, the same for every index.
-    ///
-    /// # Errors
-    /// As [`Searcher::search`]; [`braid_core::Error::InvalidRequest`] for what a fan-out
-    /// cannot do (see [`crate::fanout`]).
-    pub fn part(&self, request: &SearchRequest, ask: &crate::fanout::Ask) -> Result<crate::fanout::Reply> {
-        crate::search::part(self, request, ask)
-    }
-
     /// The records `principal` may see, with no filter.
     pub(crate) fn allowed(&self, principal: &Principal) -> Result<AllowedSet> {
         self.snapshot.allowed_set(Visibility::new(principal.clone(), self.policy, None))

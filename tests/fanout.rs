@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use braid::fanout::{self, Ask, FanOut, Reply, Step};
+use braid::fanout::{self, Ask, FanOut, Reply, Session, Step};
 use braid::ingest::Source;
 use braid::{Error, Index, Mode, Principal, QuerySyntax, Record, SearchRequest, SearchResponse, Searcher};
 
@@ -58,6 +58,11 @@ fn index_of(records: &[Record]) -> Index {
 
 /// The records split over `n` indexes by a hash of their ids (FNV-1a).
 fn split(records: &[Record], n: usize) -> Vec<Index> {
+    split_records(records, n).iter().map(|records| index_of(records)).collect()
+}
+
+/// The records split in `n` by a hash of their ids (FNV-1a).
+fn split_records(records: &[Record], n: usize) -> Vec<Vec<Record>> {
     let mut parts = vec![Vec::new(); n];
     for record in records {
         let h = record
@@ -66,7 +71,7 @@ fn split(records: &[Record], n: usize) -> Vec<Index> {
             .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
         parts[(h % n as u64) as usize].push(record.clone());
     }
-    parts.iter().map(|records| index_of(records)).collect()
+    parts
 }
 
 /// The first place where two JSON values differ, as a path.
@@ -161,16 +166,17 @@ fn asks_and_replies_cross_json() {
     let parts = searchers(&split(&records, 4));
     let request = SearchRequest::new("two factr authentcation", Principal::public()).k(5);
     let mut fan_out = FanOut::new(request.clone(), parts.len()).unwrap();
+    let mut sessions: Vec<Session> = parts.iter().map(|part| part.session(&request).unwrap()).collect();
     let mut asks = fan_out.start();
     let mut rounds = 0;
     let response = loop {
         rounds += 1;
-        let replies: Vec<Reply> = parts
-            .iter()
+        let replies: Vec<Reply> = sessions
+            .iter_mut()
             .zip(&asks)
-            .map(|(part, ask)| {
+            .map(|(session, ask)| {
                 let ask: Ask = serde_json::from_str(&serde_json::to_string(ask).unwrap()).unwrap();
-                let reply = part.part(&request, &ask).unwrap();
+                let reply = session.answer(&ask).unwrap();
                 serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap()
             })
             .collect();
@@ -221,8 +227,128 @@ fn answers_to_questions_reveal_no_hidden_record() {
     ];
     let ask = Ask::Count { questions };
     let request = SearchRequest::new("frobnicatr", principal);
-    let answers = |s: &Searcher| serde_json::to_value(s.part(&request, &ask).unwrap()).unwrap();
+    let answers = |s: &Searcher| serde_json::to_value(s.session(&request).unwrap().answer(&ask).unwrap()).unwrap();
     let (a, b) = (answers(&with), answers(&without));
     assert_eq!(a, b);
     assert!(a.to_string().contains("quuxly") && !a.to_string().contains("frobnicator"), "{a}");
+}
+
+/// Runs `fan_out` with `sessions` to the end; `between(round, fan_out, asks, sessions)` runs
+/// before each round's asks are answered.
+fn drive(
+    fan_out: &mut FanOut,
+    sessions: &mut [Session],
+    mut between: impl FnMut(usize, &FanOut, &mut Vec<Ask>, &mut [Session]),
+) -> SearchResponse {
+    let mut asks = fan_out.start();
+    for round in 0..fanout::MAX_ROUNDS {
+        between(round, fan_out, &mut asks, sessions);
+        let replies = sessions.iter_mut().zip(&asks).map(|(s, ask)| s.answer(ask).unwrap()).collect();
+        match fan_out.next(replies).unwrap() {
+            Step::Ask(next) => asks = next,
+            Step::Done(response) => return *response,
+        }
+    }
+    panic!("the fan-out did not settle");
+}
+
+/// After its first ask, an index is sent only what is new: each search ask's table holds the
+/// answers gathered since its last, on what it holds.
+#[test]
+fn search_asks_send_only_what_is_new() {
+    let records = records("datasets/helpcenter");
+    let one = index_of(&records);
+    let parts = searchers(&split(&records, 3));
+    let request = SearchRequest::new("two factr authentcation", Principal::public()).k(5);
+    let mut fan_out = FanOut::new(request.clone(), parts.len()).unwrap();
+    let mut sessions: Vec<Session> = parts.iter().map(|p| p.session(&request).unwrap()).collect();
+    let (mut sent, mut searches) = (0, 0);
+    let response = drive(&mut fan_out, &mut sessions, |_, _, asks, _| {
+        if let Ask::Search { gathered, held } = &asks[0] {
+            assert_eq!(*held, sent, "each search ask builds on what was sent before");
+            sent += gathered.len() + usize::from(gathered.feedback.is_some());
+            searches += 1;
+            assert!(asks.iter().all(|a| a == &asks[0]), "every index was sent the same");
+        }
+    });
+    assert!(searches >= 3 && sent > 0, "{searches} searches, {sent} answers");
+    assert_eq!(comparable(response), comparable(one.search(&request).unwrap()));
+}
+
+/// An index that lost its session between rounds (its process restarted) cannot answer a
+/// search ask that builds on what it held: it refuses, and answers the ask again in full
+/// ([`FanOut::resend`]); the response is still one index's.
+#[test]
+fn a_lost_session_is_asked_again_in_full() {
+    let records = records("datasets/helpcenter");
+    let one = index_of(&records);
+    let parts = searchers(&split(&records, 3));
+    for query in ["two factr authentcation", "refu", "return policy"] {
+        let request = SearchRequest::new(query, Principal::public()).k(5);
+        let mut fan_out = FanOut::new(request.clone(), parts.len()).unwrap();
+        let mut sessions: Vec<Session> = parts.iter().map(|p| p.session(&request).unwrap()).collect();
+        let mut refused = 0;
+        let response = drive(&mut fan_out, &mut sessions, |_, fan_out, asks, sessions| {
+            sessions[1] = parts[1].session(&request).unwrap();
+            if !sessions[1].holds(&asks[1]) {
+                let err = sessions[1].answer(&asks[1]).unwrap_err();
+                assert!(matches!(err, Error::InvalidRequest { .. }), "{err:?}");
+                asks[1] = fan_out.resend(1).unwrap();
+                assert!(sessions[1].holds(&asks[1]));
+                refused += 1;
+            }
+        });
+        assert!(refused > 0, "{query}");
+        assert_eq!(comparable(response), comparable(one.search(&request).unwrap()), "{query}");
+    }
+    assert!(FanOut::new(SearchRequest::new("x", Principal::public()), 2).unwrap().resend(0).is_none());
+}
+
+/// A session reads the commit it was opened on: a commit between two rounds of a request
+/// (its hits deleted, another record written) and a reload of the indexes serving it change
+/// nothing in its answer, which is one index's before the commit.
+#[test]
+fn a_commit_and_reload_between_rounds_do_not_change_the_answer() {
+    let records = records("datasets/helpcenter");
+    let one = index_of(&records);
+    let tmp = tempfile::tempdir().unwrap();
+    let builder = || Index::builder().embedder(Arc::new(HashEmbedder::new(32)));
+    let dirs: Vec<_> = (0..3).map(|i| tmp.path().join(i.to_string())).collect();
+    for (dir, records) in dirs.iter().zip(split_records(&records, 3)) {
+        let index = builder().create(dir).unwrap();
+        let mut writer = index.writer().unwrap();
+        for record in &records {
+            writer.upsert(record).unwrap();
+        }
+        writer.commit().unwrap();
+    }
+    // The indexes that serve searches; others write.
+    let serving: Vec<Index> = dirs.iter().map(|dir| builder().open(dir).unwrap()).collect();
+    let request = SearchRequest::new("refund policy", Principal::public()).k(5);
+    let expected = comparable(one.search(&request).unwrap());
+    let mut fan_out = FanOut::new(request.clone(), serving.len()).unwrap();
+    let mut sessions: Vec<Session> = serving.iter().map(|i| i.searcher().session(&request).unwrap()).collect();
+    let response = drive(&mut fan_out, &mut sessions, |round, _, _, _| {
+        if round != 1 {
+            return;
+        }
+        for (dir, index) in dirs.iter().zip(&serving) {
+            let writing = builder().open(dir).unwrap();
+            let mut writer = writing.writer().unwrap();
+            for hit in expected["hits"].as_array().unwrap() {
+                writer.delete(hit["id"].as_str().unwrap()).unwrap();
+            }
+            let mut record = records[0].clone();
+            record.id = format!("refund-policy-{}", dir.display()).replace('/', "-");
+            record.title = "Refund policy refund policy".into();
+            record.acl = vec!["public".into()];
+            writer.upsert(&record).unwrap();
+            writer.commit().unwrap();
+            assert!(index.reload().unwrap(), "the serving index sees the commit");
+        }
+    });
+    assert_eq!(first_difference(&comparable(response), &expected, String::new()), None);
+    // A new request reads the new commit.
+    let after = comparable(fanout::search(&searchers(&serving), &request).unwrap());
+    assert_ne!(after["hits"], expected["hits"]);
 }

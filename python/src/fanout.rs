@@ -1,11 +1,11 @@
 //! A search fanned out over several indexes from Python (`braid::fanout`): a [`PyRequest`]
-//! made once, each index's [`PyIndex::part`](crate::index::PyIndex) answering the asks, and a
-//! [`PyFanOut`] coordinating them. Asks and replies are JSON strings, for the caller to carry
+//! made once, each index's [`PySession`] of it answering the asks, and a [`PyFanOut`]
+//! coordinating them. Asks and replies are JSON strings, for the caller to carry
 //! between processes or machines (the Ray router of `braid/ray.py` does).
 
 use std::sync::Mutex;
 
-use braid::fanout::{Ask, FanOut, Reply, Step};
+use braid::fanout::{Ask, FanOut, Reply, Session, Step};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -112,9 +112,9 @@ impl PyRequest {
 
 /// One search over several indexes that answers as one index holding all their records
 /// would: the same hits, order and scores. ``start()`` gives the first asks, one JSON string
-/// per index; send each to its index (:meth:`Index.part` with the same :class:`Request`) and
-/// hand the replies back, in the same order, to ``next()``, which gives the next asks or the
-/// :class:`SearchResponse`. Facets, boosts that rescore, collapsing, grouping, MMR, token
+/// per index; send each to its index's :class:`Session` of the same :class:`Request`
+/// (:meth:`Index.session`) and hand the replies back, in the same order, to ``next()``, which
+/// gives the next asks or the :class:`SearchResponse`. Facets, boosts that rescore, collapsing, grouping, MMR, token
 /// budgets and reranking are refused (``InvalidRequestError``).
 #[pyclass(name = "FanOut", module = "braid")]
 pub(crate) struct PyFanOut {
@@ -150,13 +150,49 @@ impl PyFanOut {
             Step::Done(found) => Ok(Bound::new(py, response::convert(py, *found, self.explain)?)?.into_any()),
         }
     }
+
+    /// The last asks' ask of index ``at`` again, in full (built on nothing it was sent
+    /// before), for an index that lost its :class:`Session`; ``None`` before the first asks
+    /// or for an index out of range.
+    fn resend(&self, at: usize) -> PyResult<Option<String>> {
+        let ask = self.fan_out.lock().unwrap_or_else(|p| p.into_inner()).resend(at);
+        ask.as_ref().map(to_json).transpose()
+    }
 }
 
-/// One ask answered by `index` for `request` (see [`crate::index::PyIndex`]'s `part`).
-pub(crate) fn part(py: Python<'_>, index: &braid::Index, request: &PyRequest, ask: &str) -> PyResult<String> {
-    let ask: Ask = from_json(ask, "ask")?;
-    let reply = py.detach(|| index.searcher().part(&request.request, &ask)).or_raise()?;
-    to_json(&reply)
+/// One index's share of one search fanned out over several, from the fan-out's first ask to
+/// its last (:meth:`Index.session`): it answers on the commit the index served when it was
+/// opened, whatever commits and reloads happen meanwhile, and keeps between rounds what new
+/// counts do not change; each search ask after the first carries only what is new. Keep one
+/// per request in flight and drop it after the request's last round.
+#[pyclass(name = "Session", module = "braid", frozen)]
+pub(crate) struct PySession {
+    session: Mutex<Session>,
+}
+
+#[pymethods]
+impl PySession {
+    /// Answers one ask (the JSON string the fan-out gave for this index); returns the reply
+    /// as a JSON string. Raises ``InvalidRequestError`` for a search ask that builds on more
+    /// than this session was sent (see :meth:`holds`). The GIL is released while it runs.
+    fn part(&self, py: Python<'_>, ask: &str) -> PyResult<String> {
+        let ask: Ask = from_json(ask, "ask")?;
+        let reply = py.detach(|| self.session.lock().unwrap_or_else(|p| p.into_inner()).answer(&ask)).or_raise()?;
+        to_json(&reply)
+    }
+
+    /// Whether this session holds what ``ask`` builds on. One that does not (opened anew
+    /// after its process restarted) is sent the ask again in full: :meth:`FanOut.resend`.
+    fn holds(&self, ask: &str) -> PyResult<bool> {
+        let ask: Ask = from_json(ask, "ask")?;
+        Ok(self.session.lock().unwrap_or_else(|p| p.into_inner()).holds(&ask))
+    }
+}
+
+/// `index`'s session of `request` (see [`crate::index::PyIndex`]'s `session`).
+pub(crate) fn session(py: Python<'_>, index: &braid::Index, request: &PyRequest) -> PyResult<PySession> {
+    let session = py.detach(|| index.searcher().session(&request.request)).or_raise()?;
+    Ok(PySession { session: Mutex::new(session) })
 }
 
 fn to_json(value: &impl serde::Serialize) -> PyResult<String> {

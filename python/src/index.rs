@@ -420,12 +420,12 @@ impl PyIndex {
         response::convert(py, found, explain)
     }
 
-    /// Answers one ask of a search fanned out over several indexes, this one among them
-    /// (:class:`FanOut`): ``ask`` is the JSON string the fan-out gave for this index, ``request``
-    /// the fan-out's :class:`Request`; returns the reply as a JSON string. The GIL is released
-    /// while it runs.
-    fn part(&self, py: Python<'_>, request: &Bound<'_, PyRequest>, ask: &str) -> PyResult<String> {
-        crate::fanout::part(py, &self.index, request.get(), ask)
+    /// Opens this index's :class:`Session` of ``request``, a search fanned out over several
+    /// indexes, this one among them (:class:`FanOut`): it answers the fan-out's asks for this
+    /// index on the commit served now. Raises ``InvalidRequestError`` for what a fan-out
+    /// cannot do.
+    fn session(&self, py: Python<'_>, request: &Bound<'_, PyRequest>) -> PyResult<crate::fanout::PySession> {
+        crate::fanout::session(py, &self.index, request.get())
     }
 
     /// One record of the latest commit as a dict (``id``, ``title``, ``body``, ``parent``,

@@ -30,6 +30,7 @@ fn _braid(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<response::PyHit>()?;
     m.add_class::<fanout::PyRequest>()?;
     m.add_class::<fanout::PyFanOut>()?;
+    m.add_class::<fanout::PySession>()?;
     m.add("MAX_K", braid::MAX_K)?;
     m.add("MAX_QUERY_BYTES", braid::MAX_QUERY_BYTES)?;
     m.add("MAX_DEPTH", braid::MAX_DEPTH)?;

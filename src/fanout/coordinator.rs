@@ -37,9 +37,30 @@ pub struct FanOut {
     page: Page,
     parts: usize,
     gathered: Gathered,
+    /// The gathered questions in the order they came: an index was sent a prefix of them.
+    order: Vec<Question>,
+    /// What each index was sent of the table: how many of `order`, and whether the feedback
+    /// model. Each search ask sends an index only what is new since.
+    sent: Vec<Sent>,
+    /// The last asks, for [`FanOut::resend`].
+    asked: Vec<Ask>,
     waiting: Waiting,
     rounds: usize,
     started: Instant,
+}
+
+/// What one index was sent of the gathered table.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Sent {
+    answers: usize,
+    feedback: bool,
+}
+
+impl Sent {
+    /// What an index that was sent this holds ([`Ask::Search`]'s `held`).
+    fn held(self) -> usize {
+        self.answers + usize::from(self.feedback)
+    }
 }
 
 #[derive(Debug)]
@@ -77,6 +98,9 @@ impl FanOut {
             page,
             parts,
             gathered: Gathered::default(),
+            order: Vec::new(),
+            sent: vec![Sent::default(); parts],
+            asked: Vec::new(),
             waiting: Waiting::Search,
             rounds: 0,
             started: Instant::now(),
@@ -94,9 +118,50 @@ impl FanOut {
         self.search_asks()
     }
 
-    fn search_asks(&self) -> Vec<Ask> {
-        let gathered = Arc::new(self.gathered.clone());
-        vec![Ask::Search { gathered }; self.parts]
+    /// What the last asks asked of index `at`, built on nothing it was sent before: the same
+    /// ask, but a search ask with the whole table gathered so far (`held` 0). Ask an index
+    /// that lost what it held — a new session, after its process restarted — this instead,
+    /// and hand its reply to [`FanOut::next`] with the others. `None` before the first asks
+    /// or for an index out of range.
+    pub fn resend(&self, at: usize) -> Option<Ask> {
+        Some(match self.asked.get(at)? {
+            Ask::Search { .. } => Ask::Search { gathered: Arc::new(self.gathered.clone()), held: 0 },
+            ask => ask.clone(),
+        })
+    }
+
+    /// Every index's search ask: the table's part it was not sent yet, on what it was sent.
+    fn search_asks(&mut self) -> Vec<Ask> {
+        let now = Sent { answers: self.order.len(), feedback: self.gathered.feedback.is_some() };
+        // The indexes were sent the same so far (unless one was asked again in full): one
+        // table of what is new for each thing sent.
+        let mut made: Vec<(Sent, Arc<Gathered>)> = Vec::with_capacity(1);
+        let asks: Vec<Ask> = (0..self.parts)
+            .map(|at| {
+                let sent = std::mem::replace(&mut self.sent[at], now);
+                let gathered = match made.iter().find(|(s, _)| *s == sent) {
+                    Some((_, table)) => table.clone(),
+                    None => {
+                        let mut added = self.gathered.only(&self.order[sent.answers.min(self.order.len())..]);
+                        if !sent.feedback {
+                            added.feedback = self.gathered.feedback.clone();
+                        }
+                        let added = Arc::new(added);
+                        made.push((sent, added.clone()));
+                        added
+                    }
+                };
+                Ask::Search { gathered, held: sent.held() }
+            })
+            .collect();
+        self.asked = asks.clone();
+        asks
+    }
+
+    /// Asks `asks` (one per index), remembered for [`FanOut::resend`].
+    fn ask(&mut self, asks: Vec<Ask>) -> Step {
+        self.asked = asks.clone();
+        Step::Ask(asks)
     }
 
     /// Takes every index's reply to the last asks (in index order) and says what comes next.
@@ -121,6 +186,7 @@ impl FanOut {
                     let Reply::Counted { answers } = reply else { return Err(unexpected("counts", &reply)) };
                     self.gathered.add(&questions, answers)?;
                 }
+                self.order.extend(questions);
                 self.waiting = Waiting::Search;
                 Ok(Step::Ask(self.search_asks()))
             }
@@ -151,7 +217,7 @@ impl FanOut {
                 return Err(Error::invalid_request("an index asked again for counts already gathered"));
             }
             self.waiting = Waiting::Count(questions.clone());
-            return Ok(Step::Ask(vec![Ask::Count { questions }; self.parts]));
+            return Ok(self.ask(vec![Ask::Count { questions }; self.parts]));
         }
         if let Some(read) = read {
             if !legs.is_empty() || self.gathered.feedback.is_some() {
@@ -246,7 +312,7 @@ impl FanOut {
             .map(|ords| Ask::Fetch { ords, highlight: highlight.clone(), synonyms: synonyms.clone() })
             .collect();
         self.waiting = Waiting::Fetch(Box::new(page));
-        Ok(Step::Ask(asks))
+        Ok(self.ask(asks))
     }
 
     /// Fills the page's hits with the records the indexes read; a record gone meanwhile drops

@@ -6,8 +6,14 @@
 //! [`FanOut`] coordinates one request across them without doing any I/O itself: it says what
 //! to ask each index ([`Ask`]), the caller carries the asks to the indexes (in process, over
 //! the network, to Ray actors — both types serialise with serde), each index answers with
-//! [`Searcher::part`](crate::Searcher::part), and the caller hands the replies back
-//! ([`FanOut::next`]) until the fan-out is [`Step::Done`].
+//! its [`Session`] of the request ([`Searcher::session`](crate::Searcher::session)), and the
+//! caller hands the replies back ([`FanOut::next`]) until the fan-out is [`Step::Done`].
+//!
+//! A session keeps the index's share of the request between rounds: its commit (every round
+//! reads the one the session was opened on), its allowed set, what the fan-out sent it so far
+//! (each search ask carries only what is new since the index's last), and what new counts do
+//! not change. An index that lost its session (a process restarted) is asked again in full
+//! ([`FanOut::resend`]).
 //!
 //! How it stays exact (docs/scale-out.md has the argument and the measurements):
 //!
@@ -47,6 +53,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Searcher;
 
+pub use crate::search::Session;
 pub use coordinator::{FanOut, Step, MAX_ROUNDS};
 
 /// Runs `request` over `parts` in this process, each index's asks on rayon's pool: the
@@ -54,12 +61,14 @@ pub use coordinator::{FanOut, Step, MAX_ROUNDS};
 /// A service that holds its indexes elsewhere drives [`FanOut`] itself.
 ///
 /// # Errors
-/// As [`FanOut::new`], [`FanOut::next`] and [`Searcher::part`].
+/// As [`FanOut::new`], [`FanOut::next`], [`Searcher::session`] and [`Session::answer`].
 pub fn search(parts: &[Searcher], request: &SearchRequest) -> Result<SearchResponse> {
     let mut fan_out = FanOut::new(request.clone(), parts.len())?;
+    let mut sessions: Vec<Session> = parts.par_iter().map(|part| part.session(request)).collect::<Result<_>>()?;
     let mut asks = fan_out.start();
     loop {
-        let replies = parts.par_iter().zip(asks).map(|(part, ask)| part.part(request, &ask)).collect::<Result<_>>()?;
+        let replies =
+            sessions.par_iter_mut().zip(asks).map(|(session, ask)| session.answer(&ask)).collect::<Result<_>>()?;
         match fan_out.next(replies)? {
             Step::Ask(next) => asks = next,
             Step::Done(response) => return Ok(*response),
@@ -67,16 +76,23 @@ pub fn search(parts: &[Searcher], request: &SearchRequest) -> Result<SearchRespo
     }
 }
 
-/// What a fan-out asks one index (see the module docs); the index answers with
-/// [`Searcher::part`](crate::Searcher::part) on the same request.
+/// What a fan-out asks one index (see the module docs); the index answers with its
+/// [`Session`] of the same request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Ask {
     /// Run the request on the counts gathered so far: answer with the questions they leave
     /// open, this index's part of the feedback model, or the legs' lists.
     Search {
-        /// Counts gathered across every index.
+        /// Counts gathered across every index that this index was not sent before: what is
+        /// new since its last search ask (the whole table on its first, or when asked again
+        /// with [`FanOut::resend`]).
         gathered: Arc<Gathered>,
+        /// How much of the table this index was sent before, which `gathered` adds to: its
+        /// answers, plus one for the feedback model; 0 when `gathered` is the whole table. A
+        /// [`Session`] that holds something else cannot answer ([`Session::holds`]).
+        #[serde(default)]
+        held: usize,
     },
     /// Count these over this index's records the request's principal may see.
     Count {

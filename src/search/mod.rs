@@ -38,7 +38,8 @@ use braid_fusion::{fuse, BlendParams, FuseParams};
 use braid_lexical::{QueryWord, View};
 use plan::Plan;
 
-pub(crate) use part::{check_fans_out, part};
+pub(crate) use part::check_fans_out;
+pub use part::Session;
 use tracing::info_span;
 
 use crate::rerank;

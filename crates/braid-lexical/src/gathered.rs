@@ -17,7 +17,7 @@
 //! nothing: that run's every decision came from the table, the same on every index, and its
 //! scores are the one-index scores.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::Mutex;
 
@@ -182,6 +182,30 @@ impl Gathered {
         Ok(())
     }
 
+    /// Adds the answers and the feedback model of `added`, a table of questions this one does
+    /// not hold yet (what a fan-out sends an index that holds this table: what is new since).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRequest`] when `added` answers a question this table already holds
+    /// (its answer would count twice); the table is then unchanged.
+    pub fn extend(&mut self, added: Gathered) -> Result<()> {
+        if let Some(question) = added.answers.keys().find(|q| self.answers.contains_key(*q)) {
+            return Err(Error::InvalidRequest { reason: format!("counts sent twice for one question ({question:?})") });
+        }
+        self.answers.extend(added.answers);
+        if added.feedback.is_some() {
+            self.feedback = added.feedback;
+        }
+        Ok(())
+    }
+
+    /// The answers to `questions` this table holds, as a table of their own (no feedback
+    /// model).
+    pub fn only(&self, questions: &[Question]) -> Gathered {
+        let answers = questions.iter().filter_map(|q| Some((q.clone(), self.answers.get(q)?.clone()))).collect();
+        Gathered { answers, feedback: None }
+    }
+
     /// Questions gathered.
     pub fn len(&self) -> usize {
         self.answers.len()
@@ -200,17 +224,56 @@ impl Gathered {
     }
 }
 
+/// What the views of one request on one snapshot and allowed set remember from round to
+/// round of a fan-out ([`crate::Snapshot::view_remembering`]): what new counts do not
+/// change. A gathered answer never changes once gathered, nor does a walk of this snapshot's
+/// vocabulary, so a later round reads them here instead of doing the work again. Its size
+/// grows with the request's gathered word lists and it lives as long as the request.
+#[derive(Debug, Default)]
+pub struct Memo {
+    /// This snapshot's vocabulary walks: its words near a word, by word and edits.
+    pub(crate) walks: Mutex<HashMap<(String, usize), NearWords>>,
+    /// Gathered word lists ordered as the legs read them, by question.
+    pub(crate) lists: Mutex<HashMap<Question, NearWords>>,
+    /// This snapshot's completions and pinyin words (index-wide counts), by question.
+    pub(crate) words: Mutex<HashMap<Question, CountedWords>>,
+}
+
+/// Words with their counts, as [`Answer::Words`] holds them.
+pub(crate) type CountedWords = Arc<[(String, u64)]>;
+
+/// Words with their edit distances and counts, as [`Answer::Neighbours`] holds them.
+pub(crate) type NearWords = Arc<[(String, usize, u64)]>;
+
+impl Memo {
+    /// `key`'s value in `map`, else `make()`'s, kept.
+    pub(crate) fn get_or<K: Eq + std::hash::Hash, V: Clone>(
+        map: &Mutex<HashMap<K, V>>,
+        key: K,
+        make: impl FnOnce() -> V,
+    ) -> V {
+        if let Some(found) = map.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return found.clone();
+        }
+        let made = make();
+        map.lock().unwrap_or_else(|p| p.into_inner()).insert(key, made.clone());
+        made
+    }
+}
+
 /// A view's use of a [`Gathered`] table: the table, and what it was asked and could not answer.
 pub(crate) struct Gathering {
     pub given: Arc<Gathered>,
     asked: Mutex<BTreeSet<Question>>,
     /// The first lexical search's best records, when feedback ran without a given model.
     pub feedback: Mutex<Option<Vec<FeedbackCandidate>>>,
+    /// What the request's views remember between rounds.
+    pub memo: Arc<Memo>,
 }
 
 impl Gathering {
-    pub fn new(given: Arc<Gathered>) -> Self {
-        Gathering { given, asked: Mutex::new(BTreeSet::new()), feedback: Mutex::new(None) }
+    pub fn new(given: Arc<Gathered>, memo: Arc<Memo>) -> Self {
+        Gathering { given, asked: Mutex::new(BTreeSet::new()), feedback: Mutex::new(None), memo }
     }
 
     /// Notes a question the table could not answer.
@@ -306,5 +369,22 @@ mod tests {
         assert_eq!(back, table);
         assert_eq!(back.count(&Question::NumDocs), Some(15));
         assert!(table.add(&questions, vec![Answer::Count(1)]).is_err());
+    }
+
+    #[test]
+    fn a_table_grows_by_what_is_new_only() {
+        let mut table = Gathered::default();
+        let (a, b) = (Question::NumDocs, Question::TermDf { field: 1, term: "vitamin".into() });
+        table.add(&[a.clone(), b.clone()], vec![Answer::Count(10), Answer::Count(4)]).unwrap();
+        let mut held = table.only(std::slice::from_ref(&a));
+        assert_eq!((held.len(), held.get(&a)), (1, Some(&Answer::Count(10))));
+        let mut added = table.only(std::slice::from_ref(&b));
+        added.feedback = Some(vec![("vitamin".into(), 0.5)]);
+        held.extend(added.clone()).unwrap();
+        table.feedback = added.feedback.clone();
+        assert_eq!(held, table);
+        // A question sent twice would count twice: refused, the table unchanged.
+        assert!(held.extend(added).is_err());
+        assert_eq!(held, table);
     }
 }

@@ -118,7 +118,7 @@ mod writer;
 pub use allowed_cache::ALLOWED_CACHE_BYTES;
 pub use analysis::Analyzer;
 pub use feedback::Feedback;
-pub use gathered::{Answer, FeedbackCandidate, Gathered, Question};
+pub use gathered::{Answer, FeedbackCandidate, Gathered, Memo, Question};
 pub use index::{LexicalIndex, DEFAULT_WRITER_HEAP};
 pub use matches::Located;
 pub use query_builder::{max_edits, MAX_QUERY_TERMS};

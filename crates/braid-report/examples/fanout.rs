@@ -11,8 +11,9 @@
 //! every query is embedded once). For each query and mode (lexical, fuzzy, hybrid — the default
 //! request, pseudo-relevance feedback included) it compares the fan-out's response with one
 //! index's: identical (ids, order, scores and explain), else how it differs; and the time of
-//! each, the fan-out's rounds run in this process one index after the other (what it costs
-//! beyond the partitions' own work, without a network). Prints one JSON line per dataset, N
+//! each, the fan-out's rounds run in this process one index's session after the other (what
+//! it costs beyond the partitions' own work, without a network), and the JSON bytes of every
+//! ask of a request (`ask_kb`, in a second, untimed run). Prints one JSON line per dataset, N
 //! and mode.
 
 use std::collections::HashMap;
@@ -21,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use braid::fanout::{Ask, FanOut, Reply, Step};
+use braid::fanout::{Ask, FanOut, Reply, Session, Step};
 use braid::ingest::Source;
 use braid::{Embedder, Index, IndexConfig, Mode, Principal, SearchRequest, SearchResponse, Searcher};
 use braid_eval::{ndcg_at, Dataset, Misspellings};
@@ -110,6 +111,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let (got, rounds) = fan_out(&parts, &request)?;
                 tally.fan_micros.push(t.elapsed().as_micros() as u64);
                 tally.rounds.push(rounds);
+                tally.ask_bytes.push(ask_bytes(&parts, &request)?);
                 let judged = dataset.qrels.get(id).cloned().unwrap_or_default();
                 tally.ndcg_one += ndcg_at(&ids(&expected), &judged, 10);
                 tally.ndcg_fan += ndcg_at(&ids(&got), &judged, 10);
@@ -122,17 +124,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The fan-out of `request` over `parts`, one index after the other; with its rounds.
+/// The fan-out of `request` over `parts`, one index's session after the other; with its rounds.
 fn fan_out(parts: &[Searcher], request: &SearchRequest) -> braid::Result<(SearchResponse, usize)> {
     let mut fan_out = FanOut::new(request.clone(), parts.len())?;
+    let mut sessions: Vec<Session> = parts.iter().map(|part| part.session(request)).collect::<braid::Result<_>>()?;
     let mut asks: Vec<Ask> = fan_out.start();
     let mut rounds = 0;
     loop {
         rounds += 1;
         let replies: Vec<Reply> =
-            parts.iter().zip(&asks).map(|(part, ask)| part.part(request, ask)).collect::<braid::Result<_>>()?;
+            sessions.iter_mut().zip(&asks).map(|(session, ask)| session.answer(ask)).collect::<braid::Result<_>>()?;
         match fan_out.next(replies)? {
             Step::Ask(next) => asks = next,
             Step::Done(response) => return Ok((*response, rounds)),
+        }
+    }
+}
+
+/// The JSON bytes of every ask of `request`'s fan-out over `parts` (untimed).
+fn ask_bytes(parts: &[Searcher], request: &SearchRequest) -> braid::Result<usize> {
+    let mut fan_out = FanOut::new(request.clone(), parts.len())?;
+    let mut sessions: Vec<Session> = parts.iter().map(|part| part.session(request)).collect::<braid::Result<_>>()?;
+    let mut asks: Vec<Ask> = fan_out.start();
+    let mut bytes = 0;
+    loop {
+        bytes += asks.iter().map(|a| serde_json::to_vec(a).map_or(0, |v| v.len())).sum::<usize>();
+        let replies: Vec<Reply> =
+            sessions.iter_mut().zip(&asks).map(|(session, ask)| session.answer(ask)).collect::<braid::Result<_>>()?;
+        match fan_out.next(replies)? {
+            Step::Ask(next) => asks = next,
+            Step::Done(_) => return Ok(bytes),
         }
     }
 }
@@ -151,6 +172,7 @@ struct Tally {
     one_micros: Vec<u64>,
     fan_micros: Vec<u64>,
     rounds: Vec<usize>,
+    ask_bytes: Vec<usize>,
     ndcg_one: f64,
     ndcg_fan: f64,
 }
@@ -192,6 +214,8 @@ impl Tally {
             "ndcg@10_fan_out": self.ndcg_fan / q,
             "one_ms": percentiles(&self.one_micros),
             "fan_out_ms": percentiles(&self.fan_micros),
+            "ask_kb": {"mean": self.ask_bytes.iter().sum::<usize>() as f64 / q / 1000.0,
+                       "max": self.ask_bytes.iter().max().map_or(0.0, |b| *b as f64 / 1000.0)},
             "rounds": {"min": self.rounds.iter().min(), "max": self.rounds.iter().max(),
                        "mean": self.rounds.iter().sum::<usize>() as f64 / q},
         })

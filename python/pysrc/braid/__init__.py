@@ -20,7 +20,7 @@ kind (:mod:`braid.errors`). Filters, facets and boosts are dicts in the REST API
 :class:`Filter` and :class:`Facet` build them. Retrievers for LangChain and LlamaIndex are in
 :mod:`braid.langchain` and :mod:`braid.llama_index` (each needs its framework installed). A
 search over several indexes that answers as one (:class:`Request`, :class:`FanOut`,
-:meth:`Index.part`) is served across a Ray cluster by :mod:`braid.ray`.
+:meth:`Index.session`) is served across a Ray cluster by :mod:`braid.ray`.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from braid._braid import (
     Record,
     Request,
     SearchResponse,
+    Session,
     Writer,
 )
 from braid.errors import *  # noqa: F403  (the exception classes, listed in errors.__all__)
@@ -52,6 +53,7 @@ __all__ = [
     "Hit",
     "Request",
     "FanOut",
+    "Session",
     "Filter",
     "Facet",
     "MAX_K",

@@ -9,7 +9,7 @@ use tantivy::schema::Field;
 use tantivy::Term;
 
 use super::View;
-use crate::gathered::{Answer, FeedbackCandidate, Gathered, Gathering, Question};
+use crate::gathered::{Answer, FeedbackCandidate, Gathered, Gathering, Memo, Question};
 use crate::phonetic::PinyinKeys;
 use crate::snapshot::Snapshot;
 
@@ -21,8 +21,23 @@ impl Snapshot {
     /// # Errors
     /// As [`Snapshot::view`].
     pub fn view_gathered<'a>(&'a self, allowed: &'a AllowedSet, given: Arc<Gathered>) -> Result<View<'a>> {
+        self.view_remembering(allowed, given, Arc::new(Memo::default()))
+    }
+
+    /// [`Snapshot::view_gathered`], for one round of a fan-out among several of one request:
+    /// the views of its rounds share `memo`, so a round does not redo what new counts do not
+    /// change. One memo serves one request, on this snapshot and `allowed` only.
+    ///
+    /// # Errors
+    /// As [`Snapshot::view`].
+    pub fn view_remembering<'a>(
+        &'a self,
+        allowed: &'a AllowedSet,
+        given: Arc<Gathered>,
+        memo: Arc<Memo>,
+    ) -> Result<View<'a>> {
         let mut view = self.view(allowed)?;
-        view.gathering = Some(Gathering::new(given));
+        view.gathering = Some(Gathering::new(given, memo));
         Ok(view)
     }
 }
@@ -77,19 +92,13 @@ impl View<'_> {
                     found.sort_unstable();
                     Answer::Neighbours(found)
                 }
-                Question::Completions { prefix } => {
-                    Answer::Words(self.visible_words(self.vocabulary.completions(prefix, usize::MAX)))
+                Question::Completions { .. } | Question::Phonetic { .. } => {
+                    Answer::Words(self.visible_words(self.local_words(question.clone())))
                 }
                 Question::Joint { tied, context } => {
                     let tied: Vec<&str> = tied.iter().map(String::as_str).collect();
                     let context: Vec<&str> = context.iter().map(String::as_str).collect();
                     Answer::Counts(self.local_joint(&tied, &context))
-                }
-                Question::Phonetic { key, initials: false } => {
-                    Answer::Words(self.visible_words(self.snapshot.phonetic.full(key)))
-                }
-                Question::Phonetic { key, initials: true } => {
-                    Answer::Words(self.visible_words(self.snapshot.phonetic.initials(key)))
                 }
                 Question::PhoneticLongest => Answer::Longest(self.snapshot.phonetic.longest() as u64),
             })
@@ -119,32 +128,92 @@ impl View<'_> {
     pub(super) fn neighbours_of(&self, word: &str, edits: usize) -> Vec<(String, usize, u64)> {
         let local = || self.local_neighbours(word, edits);
         let Some(gathering) = &self.gathering else { return local() };
-        let given = |answer: &Answer| match answer {
-            Answer::Neighbours(found) => Some(found.clone()),
-            _ => None,
-        };
-        let mut found = gathering.answer(Question::Neighbours { word: word.into(), edits }, given, local);
-        // Closest first, then most frequent, as the vocabulary orders them.
-        found.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)).then_with(|| a.0.cmp(&b.0)));
+        let question = Question::Neighbours { word: word.into(), edits };
+        if let Some(found) = self.gathered_list(gathering, &question) {
+            return found;
+        }
+        let mut found = gathering.answer(question, |_| None, local);
+        found.sort_by(closest);
         found
     }
 
+    /// This snapshot's vocabulary words within `edits` of `word`, walked once per request
+    /// when the view remembers across rounds.
     fn local_neighbours(&self, word: &str, edits: usize) -> Vec<(String, usize, u64)> {
-        self.vocabulary.neighbours(word, edits, &self.walks).into_iter().map(|n| (n.word, n.distance, n.df)).collect()
+        let walk = || -> Arc<[(String, usize, u64)]> {
+            let found = self.vocabulary.neighbours(word, edits, &self.walks);
+            found.into_iter().map(|n| (n.word, n.distance, n.df)).collect()
+        };
+        match &self.gathering {
+            Some(gathering) => Memo::get_or(&gathering.memo.walks, (word.to_string(), edits), walk).to_vec(),
+            None => walk().to_vec(),
+        }
     }
 
     /// The vocabulary's completions of `prefix` with a count that bounds the visible one, most
     /// frequent first (then alphabetical), gathered across indexes.
     pub(super) fn completions_of(&self, prefix: &str) -> Vec<(String, u64)> {
-        let local = || self.vocabulary.completions(prefix, usize::MAX);
+        let local = || self.local_words(Question::Completions { prefix: prefix.into() });
         let Some(gathering) = &self.gathering else { return local() };
-        let given = |answer: &Answer| match answer {
-            Answer::Words(found) => Some(found.clone()),
-            _ => None,
-        };
-        let mut found = gathering.answer(Question::Completions { prefix: prefix.into() }, given, local);
+        let question = Question::Completions { prefix: prefix.into() };
+        if let Some(found) = self.gathered_list(gathering, &question) {
+            return found.into_iter().map(|(w, _, df)| (w, df)).collect();
+        }
+        let mut found = gathering.answer(question, |_| None, local);
         found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         found
+    }
+
+    /// The gathered answer to a word-list `question`, ordered as the legs read it (neighbours
+    /// closest first, other words most frequent first, then alphabetical; words carry
+    /// distance 0): made once per request when the view remembers across rounds, since a
+    /// gathered answer never changes.
+    fn gathered_list(&self, gathering: &Gathering, question: &Question) -> Option<Vec<(String, usize, u64)>> {
+        let answer = gathering.given.get(question)?;
+        let ordered = || -> Arc<[(String, usize, u64)]> {
+            match answer {
+                Answer::Neighbours(found) => {
+                    let mut found = found.clone();
+                    found.sort_by(closest);
+                    found.into()
+                }
+                Answer::Words(found) => {
+                    let mut found: Vec<(String, usize, u64)> =
+                        found.iter().map(|(w, df)| (w.clone(), 0, *df)).collect();
+                    found.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+                    found.into()
+                }
+                _ => Arc::from(Vec::new()),
+            }
+        };
+        let fits = matches!(
+            (question, answer),
+            (Question::Neighbours { .. }, Answer::Neighbours(_)) | (Question::Completions { .. }, Answer::Words(_))
+        );
+        if !fits {
+            return None;
+        }
+        Some(Memo::get_or(&gathering.memo.lists, question.clone(), ordered).to_vec())
+    }
+
+    /// This index's own word list for a completions or pinyin `question`, from the index-wide
+    /// tables (every word, with its count over all records): read once per request when the
+    /// view remembers across rounds.
+    fn local_words(&self, question: Question) -> Vec<(String, u64)> {
+        let table = &self.snapshot.phonetic;
+        let read = |question: &Question| match question {
+            Question::Completions { prefix } => self.vocabulary.completions(prefix, usize::MAX),
+            Question::Phonetic { key, initials: true } => table.initials(key),
+            Question::Phonetic { key, .. } => table.full(key),
+            _ => Vec::new(),
+        };
+        match &self.gathering {
+            Some(gathering) => {
+                let words = Memo::get_or(&gathering.memo.words, question.clone(), || read(&question).into());
+                words.to_vec()
+            }
+            None => read(&question),
+        }
     }
 
     /// The pinyin table the legs read: the snapshot's own, or the one gathered across indexes.
@@ -153,15 +222,20 @@ impl View<'_> {
     }
 
     fn phonetic_words(&self, key: &str, initials: bool) -> Vec<(String, u64)> {
-        let table = &self.snapshot.phonetic;
-        let local = || if initials { table.initials(key) } else { table.full(key) };
+        let question = || Question::Phonetic { key: key.into(), initials };
+        let local = || self.local_words(question());
         let Some(gathering) = &self.gathering else { return local() };
         let given = |answer: &Answer| match answer {
             Answer::Words(found) => Some(found.clone()),
             _ => None,
         };
-        gathering.answer(Question::Phonetic { key: key.into(), initials }, given, local)
+        gathering.answer(question(), given, local)
     }
+}
+
+/// Closest first, then most frequent, then alphabetical, as the vocabulary orders neighbours.
+fn closest(a: &(String, usize, u64), b: &(String, usize, u64)) -> std::cmp::Ordering {
+    a.1.cmp(&b.1).then(b.2.cmp(&a.2)).then_with(|| a.0.cmp(&b.0))
 }
 
 /// A view's pinyin table ([`View::phonetic`]).
