@@ -9,12 +9,21 @@ search checks that the record is found (read your writes; not timed).
 
 With --model the index is built with that embedding model and the server embeds each written
 record (the text is ~60 words: one passage). Standard library only.
+
+`--index DIR` measures on a copy of an existing index instead (the scale corpus's, whose
+tenants are t0-t9 too: `scripts/scale.sh`). Embedding its million records takes this machine
+most of a day, so with `--model` and an index of supplied vectors of the model's dimension, the
+copy's manifest names the model as the vectors' (as `braid index --vector-model` would have,
+its checksum resealed): the server then embeds each written record with the model, beside the
+supplied vectors of the rest.
 """
 import argparse
+import hashlib
 import json
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,6 +46,24 @@ def corpus(path, n, rng, vocabulary):
                                 "text": words(rng, vocabulary, 60), "tenant": f"t{i % TENANTS}"}) + "\n")
 
 
+def name_model(index, model_id):
+    """Names `model_id` as the model of the supplied vectors in `index`'s manifest (resealed)."""
+    path = os.path.join(index, "braid.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    seal = lambda m: "sha256:" + hashlib.sha256(
+        json.dumps(m, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    recorded = manifest.pop("checksum")
+    if seal(manifest) != recorded:
+        sys.exit(f"{path}: cannot reproduce its checksum; not renaming its model")
+    if manifest["embedding"]["model_id"] != "supplied":
+        sys.exit(f"{path}: its vectors are {manifest['embedding']['model_id']}'s, not supplied")
+    manifest["embedding"]["model_id"] = model_id
+    manifest["checksum"] = seal(manifest)
+    with open(path, "w") as f:
+        json.dump(manifest, f, indent=2, ensure_ascii=False)
+
+
 def post(url, token, path, body):
     request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST", headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
@@ -57,16 +84,24 @@ def main():
     target = os.environ.get("CARGO_TARGET_DIR", "target")
     parser.add_argument("--braid", default=os.path.join(target, "release", "braid"))
     parser.add_argument("--out", default=None)
+    parser.add_argument("--index", default=None, help="measure on a copy of this index")
+    parser.add_argument("--model-id", default="all-MiniLM-L6-v2/model.onnx",
+                        help="with --index and --model: the id the copy's manifest names")
     args = parser.parse_args()
     rng = random.Random(42)
     vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
                   for _ in range(5000)]
     with tempfile.TemporaryDirectory() as work:
         source, index = os.path.join(work, "corpus.jsonl"), os.path.join(work, "index")
-        corpus(source, args.records, rng, vocabulary)
-        build = [args.braid, "index", source, "--index", index] + (["--model", args.model] if args.model else [])
         started = time.perf_counter()
-        subprocess.run(build, check=True, stdout=subprocess.DEVNULL)
+        if args.index:
+            shutil.copytree(args.index, index)
+            if args.model:
+                name_model(index, args.model_id)
+        else:
+            corpus(source, args.records, rng, vocabulary)
+            build = [args.braid, "index", source, "--index", index] + (["--model", args.model] if args.model else [])
+            subprocess.run(build, check=True, stdout=subprocess.DEVNULL)
         build_s = time.perf_counter() - started
         entry = subprocess.run([args.braid, "token", "new", "--name", "bench", "--tenant", "t0", "--write"],
                                check=True, capture_output=True, text=True)
@@ -106,7 +141,8 @@ def main():
             server.terminate()
             server.wait()
     result = {
-        "records": args.records, "writes": args.writes, "model": args.model, "build_s": round(build_s, 1),
+        "records": args.records, "writes": args.writes, "model": args.model, "index": args.index,
+        "build_s": round(build_s, 1),
         "p50_ms": round(percentile(latencies, 0.5), 2), "p95_ms": round(percentile(latencies, 0.95), 2),
         "p99_ms": round(percentile(latencies, 0.99), 2), "max_ms": round(max(latencies), 2),
         "mean_ms": round(statistics.mean(latencies), 2), "read_your_writes": f"{seen}/{args.writes}",
