@@ -140,13 +140,15 @@ impl View<'_> {
     /// This snapshot's vocabulary words within `edits` of `word`, walked once per request
     /// when the view remembers across rounds.
     fn local_neighbours(&self, word: &str, edits: usize) -> Vec<(String, usize, u64)> {
-        let walk = || -> Arc<[(String, usize, u64)]> {
+        let walk = || {
             let found = self.vocabulary.neighbours(word, edits, &self.walks);
-            found.into_iter().map(|n| (n.word, n.distance, n.df)).collect()
+            found.into_iter().map(|n| (n.word, n.distance, n.df))
         };
         match &self.gathering {
-            Some(gathering) => Memo::get_or(&gathering.memo.walks, (word.to_string(), edits), walk).to_vec(),
-            None => walk().to_vec(),
+            Some(gathering) => {
+                Memo::get_or(&gathering.memo.walks, (word.to_string(), edits), || walk().collect()).to_vec()
+            }
+            None => walk().collect(),
         }
     }
 
