@@ -109,6 +109,26 @@ impl Searcher {
         Ok(store.vector(record.ord))
     }
 
+    /// Every stored embedding of record `id` on behalf of `principal`, in order: one per
+    /// passage the index's model embedded — the texts [`braid_core::Record::passages`] cuts
+    /// with the index's [`crate::IndexConfig::passages`] from the record as stored
+    /// ([`Searcher::record`]), the first being the whole text, the vector [`Searcher::vector`]
+    /// returns — or the one vector a record supplied. The semantic leg scores the record by
+    /// the best of them. `None` as for [`Searcher::vector`]. For exporting to another engine
+    /// the rows Braid's semantic leg reads, or checking them.
+    ///
+    /// # Errors
+    /// As [`Searcher::vector`].
+    pub fn passage_vectors(&self, id: &str, principal: &Principal) -> Result<Option<Vec<Vec<f32>>>> {
+        let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
+        if !self.allowed(principal)?.contains(record.ord) {
+            return Ok(None);
+        }
+        let Some(semantic) = &self.semantic else { return Ok(None) };
+        let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
+        Ok(store.passage_vectors(record.ord))
+    }
+
     /// A section with its neighbours, for a RAG prompt: the chunk `id` plus up to `before`
     /// preceding and `after` following chunks of the same parent, in line order, as
     /// `principal` may see them (hidden neighbours are skipped, never returned). A record

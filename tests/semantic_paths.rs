@@ -85,6 +85,9 @@ fn filtered_vector_search_respects_permissions() {
     assert!(cosine > 0.999, "cosine {cosine}");
     assert_eq!(idx.vector("refund-exceptions", &Principal::public()).unwrap(), None);
     assert!(idx.vector("refund-exceptions", &Principal::from_verified_tokens(["group:support"])).unwrap().is_some());
+    let passages = |principal: &Principal| idx.searcher().passage_vectors("refund-exceptions", principal).unwrap();
+    assert_eq!(passages(&Principal::public()), None);
+    assert_eq!(passages(&Principal::from_verified_tokens(["group:support"])).map(|rows| rows.len()), Some(1));
 }
 
 #[test]
@@ -221,6 +224,17 @@ fn long_records_are_embedded_as_passages() {
         fill(&index, &[long.clone(), short.clone()]);
         let expected = if passages.is_some() { windows.len() + 1 } else { 2 };
         assert_eq!(embedder.texts(), expected, "texts embedded with {passages:?}");
+        // The stored rows, read back: one per window, each the model's vector of that window.
+        let texts = long.passages(index.config().passages.as_ref());
+        let stored = index.searcher().passage_vectors("long", &Principal::public()).unwrap().unwrap();
+        assert_eq!(stored.len(), texts.len(), "{passages:?}");
+        assert_eq!(Some(&stored[0]), index.vector("long", &Principal::public()).unwrap().as_ref());
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        for (row, fresh) in stored.iter().zip(HashEmbedder::new(DIM).embed(&texts).unwrap()) {
+            let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let cosine = row.iter().zip(&fresh).map(|(a, b)| a * b).sum::<f32>() / (norm(row) * norm(&fresh));
+            assert!(cosine > 0.9999, "{passages:?}: a stored row at cosine {cosine} from its window's vector");
+        }
         let score = best_of(&index);
         if passages.is_some() {
             assert!((score - 1.0).abs() < 1e-5, "the last window's own text scores {score}");

@@ -398,6 +398,12 @@ impl PartitionedStore {
         self.parts.values().find(|p| p.members.contains(ord)).and_then(|p| p.store.vector(ord))
     }
 
+    /// Every stored vector of `ord`, its passages in order (see
+    /// [`VectorStore::passage_vectors`]).
+    pub fn passage_vectors(&self, ord: Ordinal) -> Option<Vec<Vec<f32>>> {
+        self.parts.values().find(|p| p.members.contains(ord)).and_then(|p| p.store.passage_vectors(ord))
+    }
+
     /// Bytes held in memory by every partition ([`VectorStore::memory_bytes`]) and the
     /// partitions' ordinal sets.
     pub fn memory_bytes(&self) -> usize {

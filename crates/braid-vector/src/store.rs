@@ -264,6 +264,14 @@ impl VectorStore {
         self.slots.get(&ord).map(|&slot| self.rows.vector(slot))
     }
 
+    /// Every stored (normalised) vector of `ord`, if live, in the order they were inserted: a
+    /// record's passages ([`VectorStore::insert_passages`]; the first is the one
+    /// [`VectorStore::vector`] returns), or its one vector. Decoded from their codes in an
+    /// int8 store. Read-only: for exporting what a search scores a record by.
+    pub fn passage_vectors(&self, ord: Ordinal) -> Option<Vec<Vec<f32>>> {
+        self.slots.get(&ord).map(|&first| self.run(first).map(|slot| self.rows.vector(slot)).collect())
+    }
+
     /// How the store holds its vectors.
     pub fn quantization(&self) -> Quantization {
         self.rows.quantization()
@@ -1083,7 +1091,11 @@ mod tests {
     /// then replaced by two new passages and every 13th from the 5th deleted: runs of one
     /// ordinal with tombstones between them.
     fn churned(quantization: Quantization, dim: usize, n: u64) -> VectorStore {
-        let params = HnswParams { quantization, exact_threshold: usize::MAX, ..HnswParams::default() };
+        churned_with(HnswParams { quantization, exact_threshold: usize::MAX, ..HnswParams::default() }, dim, n)
+    }
+
+    /// [`churned`] with the store's parameters given.
+    fn churned_with(params: HnswParams, dim: usize, n: u64) -> VectorStore {
         let mut store = VectorStore::new(dim, params);
         let records: Vec<(Ordinal, Vec<Vec<f32>>)> =
             (0..n).map(|ord| (ord, (0..1 + ord % 3).map(|p| unit(ord * 7 + p, dim)).collect())).collect();
@@ -1150,6 +1162,43 @@ mod tests {
             assert!(store.chunks(7).windows(2).all(|w| store.slot_ord[w[0].end - 1] != store.slot_ord[w[1].start]));
         }
     }
+    /// A record's vectors come back whole and in the order inserted — its passages, the
+    /// first the one `vector` returns — past replacements and deletes (tombstones between
+    /// runs), a save and reopen, and a compaction; a deleted or unknown record has none.
+    #[test]
+    fn passage_vectors_are_a_records_rows_in_order() {
+        let dim = 8;
+        let n = 60;
+        // Never compacted on its own, so the tombstones stay between the runs until asked.
+        let params =
+            HnswParams { exact_threshold: usize::MAX, rebuild_tombstone_fraction: 1.0, ..HnswParams::default() };
+        let mut store = churned_with(params, dim, n);
+        let inserted = |ord: Ordinal| -> Option<Vec<Vec<f32>>> {
+            if ord >= 5 && (ord - 5).is_multiple_of(13) {
+                return None;
+            }
+            let rows: Vec<Vec<f32>> = match ord % 7 {
+                0 => vec![unit(ord + 70_000, dim), unit(ord + 80_000, dim)],
+                _ => (0..1 + ord % 3).map(|p| unit(ord * 7 + p, dim)).collect(),
+            };
+            Some(rows.iter().map(|v| normalised(v).unwrap()).collect())
+        };
+        let check = |store: &VectorStore, when: &str| {
+            for ord in 0..n + 2 {
+                let got = store.passage_vectors(ord);
+                assert_eq!(got, if ord < n { inserted(ord) } else { None }, "ord {ord}, {when}");
+                assert_eq!(got.map(|rows| rows[0].clone()), store.vector(ord), "ord {ord}, {when}");
+            }
+        };
+        check(&store, "as inserted");
+        let dir = tempfile::tempdir().unwrap();
+        store.save(dir.path()).unwrap();
+        check(&VectorStore::open(dir.path()).unwrap(), "reopened");
+        assert!(store.dead > 0);
+        store.compact();
+        check(&store, "compacted");
+    }
+
     /// A reopened store maps each ordinal to its first slot as the saved one did; a slot table
     /// (its checksum made good again) in which a record's slots are adjacent opens as one
     /// record of passages, one in which an ordinal is live in two separate places is refused.
