@@ -9,11 +9,22 @@ than the machine's jitter); `braid-report run` times Braid the same way. The run
 shape `braid-report score` reads (engine, mode, k, queries, seconds, rankings): queries counts
 every timed call, rankings are the first timed pass's.
 
+Braid's semantic leg reads passages (a long record is several vectors, scored by its best), so
+each vector engine also runs over the same passages: `braid-report export` writes every passage
+Braid embedded (passages.json: the record id and text of each row, as Braid cut it;
+passages.f32: its vector as the index stores it). The `*-passages` engines hold one row per
+passage — the full-text leg scores the passage rows too — and deduplicate their results to
+records, each at its best row's rank, fetching more rows until k distinct records come back (or
+the rows run out). They are reported beside the one-vector rows, as engines of their own
+(`numpy-exact-passages`, `lancedb-passages`, `milvus-lite-passages`).
+
 usage: python peers.py DATASET_DIR VECTORS_DIR WORK_DIR K OUT.json [ENGINE ...]
-engines: bm25s bm25s-batch numpy lancedb milvus (default: all)
+engines: bm25s bm25s-batch numpy lancedb milvus numpy-passages lancedb-passages milvus-passages
+(default: all; the passage engines need passages.json from `braid-report export`)
 """
 
 import json
+import math
 import os
 import sys
 import time
@@ -37,6 +48,36 @@ def load(dataset, vectors):
     corpus = [texts[i] for i in ids]
     queries = list(zip(queries_meta["ids"], queries_meta["texts"], query_vecs))
     return ids, corpus, doc_vecs, queries
+
+
+def load_passages(vectors, ids):
+    """Braid's passages: (row record ids, row texts, row vectors), a record's rows adjacent and
+    its first row the whole text as one vector reads it."""
+    meta = json.load(open(os.path.join(vectors, "passages.json")))
+    rows = np.fromfile(os.path.join(vectors, "passages.f32"), dtype="<f4").reshape(-1, meta["dim"])
+    assert len(meta["ids"]) == len(meta["texts"]) == rows.shape[0], "passages.json and passages.f32 disagree"
+    assert set(meta["ids"]) == set(ids), "passages and documents name different records"
+    return meta["ids"], meta["texts"], rows
+
+
+def records_of(fetch, k, start):
+    """Deduplicates passage rows to records: fetch(limit) returns the record ids of the best
+    `limit` rows, best first; a record keeps its best row's rank. Starts at `start` rows and
+    doubles until k distinct records come back or the engine returns fewer rows than asked
+    (there are no more)."""
+    limit = start
+    while True:
+        rows = fetch(limit)
+        records = list(dict.fromkeys(rows))
+        if len(records) >= k or len(rows) < limit:
+            return records[:k]
+        limit *= 2
+
+
+def first_fetch(row_ids, k):
+    """Rows asked for first: k times the mean passages a record (enough when the best rows
+    spread like the records' passages do; records_of asks again when not)."""
+    return k * math.ceil(len(row_ids) / len(set(row_ids)))
 
 
 # Timed passes go on until this many seconds have passed (at least one pass).
@@ -112,12 +153,31 @@ def numpy_runs(ids, doc_vecs, queries, k):
     return [timed("numpy-exact", "semantic", k, queries, search)]
 
 
-def lancedb_runs(ids, corpus, doc_vecs, queries, k, work):
+def numpy_passage_runs(row_ids, row_vecs, queries, k):
+    start = first_fetch(row_ids, k)
+
+    def fetch(vec, limit):
+        scores = row_vecs @ vec
+        if limit >= len(scores):
+            top = np.arange(len(scores))
+        else:
+            top = np.argpartition(-scores, limit)[:limit]
+        return [row_ids[i] for i in top[np.argsort(-scores[top])]]
+
+    def search(_text, vec):
+        return records_of(lambda limit: fetch(vec, limit), k, start)
+
+    return [timed("numpy-exact-passages", "semantic", k, queries, search)]
+
+
+def lancedb_runs(ids, corpus, doc_vecs, queries, k, work, engine="lancedb", fetch=None):
+    """LanceDB over one row per record, or (fetch: the first number of rows to ask) one row
+    per passage with the results deduplicated to records."""
     import lancedb
     import pyarrow as pa
     from lancedb.rerankers import RRFReranker
 
-    db = lancedb.connect(os.path.join(work, "lancedb"))
+    db = lancedb.connect(os.path.join(work, engine))
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(doc_vecs.reshape(-1), type=pa.float32()), doc_vecs.shape[1])
     table = db.create_table("docs", pa.table({"id": ids, "text": corpus, "vector": vectors}), mode="overwrite")
     # Lance's native full-text index: BM25, English stemming and stop words, like Braid's.
@@ -128,18 +188,27 @@ def lancedb_runs(ids, corpus, doc_vecs, queries, k, work):
     def ranked(result):
         return result.column("id").to_pylist()
 
-    def lexical(text, _vec):
-        return ranked(table.search(text, query_type="fts").limit(k).select(["id"]).to_arrow())
+    def lexical_rows(text, _vec, limit):
+        return ranked(table.search(text, query_type="fts").limit(limit).select(["id"]).to_arrow())
 
-    def semantic(_text, vec):
-        return ranked(table.search(vec, query_type="vector").distance_type("dot").limit(k).select(["id"]).to_arrow())
+    def semantic_rows(_text, vec, limit):
+        return ranked(table.search(vec, query_type="vector").distance_type("dot").limit(limit).select(["id"])
+                      .to_arrow())
 
-    def hybrid(text, vec):
+    def hybrid_rows(text, vec, limit):
         q = table.search(query_type="hybrid").vector(vec).text(text).distance_type("dot").rerank(reranker)
-        return ranked(q.limit(k).select(["id"]).to_arrow())
+        return ranked(q.limit(limit).select(["id"]).to_arrow())
 
-    return [timed("lancedb", m, k, queries, f) for m, f in (("lexical", lexical), ("semantic", semantic),
-                                                           ("hybrid", hybrid))]
+    return [timed(engine, m, k, queries, by_record(f, k, fetch))
+            for m, f in (("lexical", lexical_rows), ("semantic", semantic_rows), ("hybrid", hybrid_rows))]
+
+
+def by_record(rows, k, fetch):
+    """A search(text, vec) from rows(text, vec, limit): k rows when each row is a record,
+    else passage rows deduplicated to k records (records_of), starting at `fetch` rows."""
+    if fetch is None:
+        return lambda text, vec: rows(text, vec, k)
+    return lambda text, vec: records_of(lambda limit: rows(text, vec, limit), k, fetch)
 
 
 # Milvus Lite knows the "standard" and "jieba" tokenizers only (its "english" analyzer is not
@@ -149,14 +218,21 @@ MILVUS_ANALYZER = {"tokenizer": "standard",
                               {"type": "stemmer", "language": "english"}]}
 
 
-def milvus_runs(ids, corpus, doc_vecs, queries, k, work):
+def milvus_runs(ids, corpus, doc_vecs, queries, k, work, engine="milvus-lite", fetch=None):
+    """Milvus Lite over one row per record, or (fetch: the first number of rows to ask) one
+    row per passage with the results deduplicated to records."""
     from pymilvus import (AnnSearchRequest, DataType, Function, FunctionType, MilvusClient, RRFRanker)
 
-    client = MilvusClient(os.path.join(work, "milvus.db"))
+    client = MilvusClient(os.path.join(work, f"{engine}.db" if fetch else "milvus.db"))
     if client.has_collection("docs"):
         client.drop_collection("docs")
     schema = client.create_schema(auto_id=False)
-    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=128)
+    if fetch is None:
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=128)
+    else:
+        # A passage row's key is its row number; `id` is its record's (a record's rows share it).
+        schema.add_field("row", DataType.INT64, is_primary=True)
+        schema.add_field("id", DataType.VARCHAR, max_length=128)
     schema.add_field("text", DataType.VARCHAR, max_length=65535, enable_analyzer=True,
                      analyzer_params=MILVUS_ANALYZER)
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
@@ -168,6 +244,9 @@ def milvus_runs(ids, corpus, doc_vecs, queries, k, work):
     index.add_index(field_name="dense", index_type="FLAT", metric_type="IP")
     client.create_collection("docs", schema=schema, index_params=index)
     rows = [{"id": i, "text": t, "dense": v.tolist()} for i, t, v in zip(ids, corpus, doc_vecs)]
+    if fetch is not None:
+        for n, row in enumerate(rows):
+            row["row"] = n
     for start in range(0, len(rows), 1000):
         client.insert("docs", rows[start:start + 1000])
     client.flush("docs")
@@ -177,21 +256,21 @@ def milvus_runs(ids, corpus, doc_vecs, queries, k, work):
     def ids_of(result):
         return [hit["id"] for hit in result[0]]
 
-    def lexical(text, _vec):
-        return ids_of(client.search("docs", data=[text], anns_field="sparse", limit=k, output_fields=["id"],
+    def lexical_rows(text, _vec, limit):
+        return ids_of(client.search("docs", data=[text], anns_field="sparse", limit=limit, output_fields=["id"],
                                     search_params={"metric_type": "BM25"}))
 
-    def semantic(_text, vec):
-        return ids_of(client.search("docs", data=[vec.tolist()], anns_field="dense", limit=k, output_fields=["id"],
-                                    search_params={"metric_type": "IP"}))
+    def semantic_rows(_text, vec, limit):
+        return ids_of(client.search("docs", data=[vec.tolist()], anns_field="dense", limit=limit,
+                                    output_fields=["id"], search_params={"metric_type": "IP"}))
 
-    def hybrid(text, vec):
-        reqs = [AnnSearchRequest(data=[text], anns_field="sparse", param={"metric_type": "BM25"}, limit=k),
-                AnnSearchRequest(data=[vec.tolist()], anns_field="dense", param={"metric_type": "IP"}, limit=k)]
-        return ids_of(client.hybrid_search("docs", reqs, ranker, limit=k, output_fields=["id"]))
+    def hybrid_rows(text, vec, limit):
+        reqs = [AnnSearchRequest(data=[text], anns_field="sparse", param={"metric_type": "BM25"}, limit=limit),
+                AnnSearchRequest(data=[vec.tolist()], anns_field="dense", param={"metric_type": "IP"}, limit=limit)]
+        return ids_of(client.hybrid_search("docs", reqs, ranker, limit=limit, output_fields=["id"]))
 
-    runs = [timed("milvus-lite", m, k, queries, f) for m, f in (("lexical", lexical), ("semantic", semantic),
-                                                               ("hybrid", hybrid))]
+    runs = [timed(engine, m, k, queries, by_record(f, k, fetch))
+            for m, f in (("lexical", lexical_rows), ("semantic", semantic_rows), ("hybrid", hybrid_rows))]
     client.close()
     return runs
 
@@ -199,12 +278,18 @@ def milvus_runs(ids, corpus, doc_vecs, queries, k, work):
 def main():
     dataset, vectors, work, k, out = sys.argv[1:6]
     k = int(k)
-    engines = sys.argv[6:] or ["bm25s", "bm25s-batch", "numpy", "lancedb", "milvus"]
+    engines = sys.argv[6:] or ["bm25s", "bm25s-batch", "numpy", "lancedb", "milvus", "numpy-passages",
+                               "lancedb-passages", "milvus-passages"]
     os.makedirs(work, exist_ok=True)
     ids, corpus, doc_vecs, queries = load(dataset, vectors)
+    passages = None
     runs, failures = [], {}
     for engine in engines:
         try:
+            if engine.endswith("-passages"):
+                passages = passages or load_passages(vectors, ids)
+                row_ids, row_texts, row_vecs = passages
+                fetch = first_fetch(row_ids, k)
             if engine == "bm25s":
                 runs += bm25s_runs(ids, corpus, queries, k, batch=False)
             elif engine == "bm25s-batch":
@@ -215,6 +300,12 @@ def main():
                 runs += lancedb_runs(ids, corpus, doc_vecs, queries, k, work)
             elif engine == "milvus":
                 runs += milvus_runs(ids, corpus, doc_vecs, queries, k, work)
+            elif engine == "numpy-passages":
+                runs += numpy_passage_runs(row_ids, row_vecs, queries, k)
+            elif engine == "lancedb-passages":
+                runs += lancedb_runs(row_ids, row_texts, row_vecs, queries, k, work, engine, fetch)
+            elif engine == "milvus-passages":
+                runs += milvus_runs(row_ids, row_texts, row_vecs, queries, k, work, "milvus-lite-passages", fetch)
             else:
                 raise ValueError(f"unknown engine {engine}")
         except Exception as e:  # one engine failing must not hide the others' numbers

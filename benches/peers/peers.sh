@@ -4,9 +4,11 @@
 # hybrid with their RRF rerankers). Every engine gets the same documents, the same document
 # vectors and the same query vectors (`braid-report export`; query embedding is excluded from
 # every engine's q/s), runs one query at a time on one pinned core, and is scored by the same
-# metric code. Rounds alternate Braid and the peers so load drift hits both; q/s is the median
-# over rounds. Writes results/peers-<dataset>.json; `bash scripts/report.sh` puts the table in
-# the README.
+# metric code. numpy, LanceDB and Milvus Lite run twice: over one vector a record, and over
+# Braid's own passages, one row each (texts and vectors as its index holds them), results
+# deduplicated to records (engines `*-passages`). Rounds alternate Braid and the peers so load
+# drift hits both; q/s is the median over rounds. Writes results/peers-<dataset>.json;
+# `bash scripts/report.sh` puts the tables in docs/results.md.
 # usage: bash benches/peers/peers.sh [DATASETS="scifact nfcorpus"] [ROUNDS=3] [K=10]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,7 +33,7 @@ export LANCEDB_LOG=error TOKENIZERS_PARALLELISM=false
 pin=(); command -v taskset >/dev/null && pin=(taskset -c "$(($(getconf _NPROCESSORS_ONLN) - 1))")
 for d in $datasets; do
   [ -f "$idx/$d-minilm/braid.json" ] || "$B" index "$shared/$d" --index "$idx/$d-minilm" --model default
-  [ -f "$work/$d/vectors/queries.json" ] ||
+  [ -f "$work/$d/vectors/passages.json" ] ||
     "$R" export --dataset "$shared/$d" --index "$idx/$d-minilm" --out "$work/$d/vectors"
   # numpy's exact search reads one vector a record; Braid's index of the same rows (the
   # exported document vectors, no passages) times that same mat-vec beside it.

@@ -1,7 +1,8 @@
 //! `braid-report`: the measuring side of Braid's benchmark report.
 //!
-//! - `export` writes an index's document vectors and the dataset's query vectors (same model,
-//!   same vectors) as raw little-endian f32 plus JSON ids, so other engines never re-embed;
+//! - `export` writes an index's document vectors, every passage it embedded (text and stored
+//!   vector) and the dataset's query vectors (same model, same vectors) as raw little-endian
+//!   f32 plus JSON ids, so other engines never re-embed;
 //! - `run` times Braid's `search()` one query at a time on one thread and writes the rankings;
 //! - `score` scores every engine's rankings with the same metric code (`braid_eval`) and prints
 //!   q/s and nDCG@10 side by side with ratios;
@@ -35,7 +36,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Write the index's document vectors and the judged queries' vectors for other engines.
+    /// Write the index's document vectors, its passages (text and vector, one row each) and
+    /// the judged queries' vectors for other engines.
     Export {
         /// The BEIR dataset folder.
         #[arg(long)]
@@ -43,7 +45,8 @@ enum Command {
         /// An index of the dataset built with `--model`.
         #[arg(long)]
         index: PathBuf,
-        /// Output folder: docs.json, docs.f32, queries.json, queries.f32.
+        /// Output folder: docs.json, docs.f32, passages.json, passages.f32, queries.json,
+        /// queries.f32.
         #[arg(long)]
         out: PathBuf,
     },
@@ -95,7 +98,8 @@ enum Command {
         runs: Vec<PathBuf>,
     },
     /// Regenerate the README tables between `<!-- results: FILES -->` / `<!-- peers: FILES -->`
-    /// and `<!-- /results -->` markers from JSON files in a results folder.
+    /// / `<!-- peers-quality: FILES -->` and `<!-- /results -->` markers from JSON files in a
+    /// results folder.
     Readme {
         /// The folder holding `braid eval --out` and `score --out` JSON.
         #[arg(long, default_value = "results")]

@@ -3,8 +3,10 @@
 //! Every engine gets the same documents, the same document vectors and the same query vectors
 //! (written once by [`export`]), so query embedding is excluded on both sides: Braid's
 //! requests carry the exported query vector (`SearchRequest::vector`), the peers read the
-//! same file. A run file is a JSON array of [`Run`]s; `benches/peers/peers.py` writes the
-//! same shape.
+//! same file. [`export`] also writes Braid's passages — every vector its index stores for a
+//! record, with the text it embedded — so the peers can run over the very rows Braid's
+//! semantic leg reads (engines `*-passages`) as well as over one vector a record. A run file is
+//! a JSON array of [`Run`]s; `benches/peers/peers.py` writes the same shape.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -12,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use braid::models::OnnxEmbedder;
-use braid::{Embedder, Index, Mode, Principal, SearchRequest};
+use braid::{Embedder, Index, Mode, Principal, Record, SearchRequest};
 use braid_eval::{evaluate_outcomes, read_corpus, Dataset, QueryOutcome};
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +34,29 @@ struct VectorsMeta {
     #[serde(default)]
     embed_ms_per_query: f64,
 }
+
+/// The passages Braid's semantic leg reads (`passages.json`, beside `passages.f32`): one row
+/// per stored vector, a record's rows adjacent, its first the whole text as one vector reads it
+/// (the row `docs.f32` holds).
+#[derive(Debug, Serialize, Deserialize)]
+struct PassagesMeta {
+    model_id: String,
+    dim: usize,
+    /// The index's windows (`WORDS:STRIDE:MAX`, [`braid::Passages`]), or `off`.
+    passages: String,
+    /// The record of each row.
+    ids: Vec<String>,
+    /// Each row's text, as [`Record::passages`] cut it: what the model embedded.
+    texts: Vec<String>,
+    /// Rows whose text was embedded again at export and compared with the stored vector, and
+    /// the lowest cosine among them.
+    checked: usize,
+    min_cosine: f32,
+}
+
+/// Rows of `passages` re-embedded at export to check that their texts are the ones the index
+/// embedded: the first this many records with more than one passage, and as many with one.
+const CHECKED_RECORDS: usize = 16;
 
 /// One engine's rankings for one mode, and how long the queries took.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -116,8 +141,15 @@ fn read_meta(path: &Path) -> Result<VectorsMeta> {
     serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
-/// Writes `docs.json`/`docs.f32` (every corpus record's stored vector, corpus order) and
+/// Writes `docs.json`/`docs.f32` (every corpus record's stored vector, corpus order: its first
+/// passage's), `passages.json`/`passages.f32` (every vector the index stores for each record —
+/// one per passage Braid embedded — with the passage's text, records in corpus order) and
 /// `queries.json`/`queries.f32` (the judged test queries, embedded by the index's model).
+///
+/// A passage's text is [`Record::passages`] of the record as the index stores it, under the
+/// index's own windows: Braid's chunker, not a copy of it. A record whose stored vectors do not
+/// number its passages is an error, and the texts of [`CHECKED_RECORDS`] records' passages are
+/// embedded again and must give the stored vectors (cosine ≥ 0.999).
 pub fn export(dataset_dir: &Path, index_dir: &Path, out: &Path) -> Result<()> {
     let dataset = Dataset::load(dataset_dir, "test").with_context(|| format!("loading {}", dataset_dir.display()))?;
     let model = Arc::new(index_model(index_dir)?);
@@ -125,28 +157,60 @@ pub fn export(dataset_dir: &Path, index_dir: &Path, out: &Path) -> Result<()> {
         .embedder(model.clone())
         .open(index_dir)
         .with_context(|| format!("opening {}", index_dir.display()))?;
+    let windows = index.config().passages;
+    let searcher = index.searcher();
     let operator = Principal::public();
     let (mut ids, mut vectors) = (Vec::new(), Vec::new());
+    let (mut row_ids, mut row_texts, mut row_vectors) = (Vec::new(), Vec::new(), Vec::new());
     for doc in read_corpus(&dataset.corpus_path()) {
         let doc = doc?;
-        match index.vector(&doc.id, &operator)? {
-            Some(v) => {
-                ids.push(doc.id);
-                vectors.push(v);
-            }
-            None => bail!(
+        let missing = || {
+            anyhow::anyhow!(
                 "record {:?} has no vector in {}: was the index built from this corpus?",
                 doc.id,
                 index_dir.display()
-            ),
-        }
+            )
+        };
+        let passages = searcher.passage_vectors(&doc.id, &operator)?.ok_or_else(missing)?;
+        let stored = searcher.record(&doc.id, &operator)?.ok_or_else(missing)?;
+        let texts = Record::new(stored.id.as_str())
+            .title(stored.title)
+            .body(stored.body)
+            .section(stored.section)
+            .passages(windows.as_ref());
+        ensure!(
+            texts.len() == passages.len(),
+            "record {:?} has {} stored vectors but {} passages under the index's windows ({}): \
+             were its vectors supplied rather than embedded?",
+            doc.id,
+            passages.len(),
+            texts.len(),
+            windows.map_or("off".to_string(), |w| w.to_string())
+        );
+        ids.push(doc.id.clone());
+        vectors.push(passages[0].clone());
+        row_ids.extend(std::iter::repeat_n(doc.id, texts.len()));
+        row_texts.extend(texts);
+        row_vectors.extend(passages);
     }
+    let (checked, min_cosine) = check_passages(model.as_ref(), &row_ids, &row_texts, &row_vectors)?;
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let dim = model.dim();
     let model_id = model.model_id().to_string();
     write_f32(&out.join("docs.f32"), &vectors)?;
     let docs = VectorsMeta { model_id: model_id.clone(), dim, ids, texts: Vec::new(), embed_ms_per_query: 0.0 };
     fs::write(out.join("docs.json"), serde_json::to_string(&docs)?)?;
+    write_f32(&out.join("passages.f32"), &row_vectors)?;
+    let passages = PassagesMeta {
+        model_id: model_id.clone(),
+        dim,
+        passages: windows.map_or("off".to_string(), |w| w.to_string()),
+        ids: row_ids,
+        texts: row_texts,
+        checked,
+        min_cosine,
+    };
+    fs::write(out.join("passages.json"), serde_json::to_string(&passages)?)?;
 
     let texts: Vec<&str> = dataset.queries.iter().map(|q| q.text.as_str()).collect();
     let started = Instant::now();
@@ -165,11 +229,57 @@ pub fn export(dataset_dir: &Path, index_dir: &Path, out: &Path) -> Result<()> {
     };
     fs::write(out.join("queries.json"), serde_json::to_string(&queries)?)?;
     eprintln!(
-        "exported {} document and {} query vectors ({dim} dimensions; queries embedded at {embed_ms_per_query:.1} ms each)",
+        "exported {} document vectors, {} passages ({} windows; {checked} re-embedded, lowest cosine \
+         {min_cosine:.5}) and {} query vectors ({dim} dimensions; queries embedded at {embed_ms_per_query:.1} ms each)",
         docs.ids.len(),
+        passages.ids.len(),
+        passages.passages,
         queries.ids.len()
     );
     Ok(())
+}
+
+/// Embeds the passages of the first [`CHECKED_RECORDS`] records with several passages and as
+/// many with one again, and compares each with its stored vector: the texts exported must be
+/// the ones the index embedded. Returns the rows checked and the lowest cosine.
+fn check_passages(
+    model: &dyn Embedder,
+    ids: &[String],
+    texts: &[String],
+    vectors: &[Vec<f32>],
+) -> Result<(usize, f32)> {
+    // Each record's rows: ids are adjacent per record.
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        match runs.last_mut() {
+            Some(run) if ids[run.start] == *id => run.end = i + 1,
+            _ => runs.push(i..i + 1),
+        }
+    }
+    let many = runs.iter().filter(|r| r.len() > 1).take(CHECKED_RECORDS);
+    let one = runs.iter().filter(|r| r.len() == 1).take(CHECKED_RECORDS);
+    let rows: Vec<usize> = many.chain(one).flat_map(|r| r.clone()).collect();
+    let mut min_cosine = 1.0f32;
+    for batch in rows.chunks(32) {
+        let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
+        for (&i, fresh) in batch.iter().zip(model.embed(&batch_texts)?) {
+            let cosine = cosine(&vectors[i], &fresh);
+            ensure!(
+                cosine >= 0.999,
+                "passage {i} of record {:?} embeds to a vector at cosine {cosine} from the stored one: the \
+                 exported text is not what the index embedded",
+                ids[i]
+            );
+            min_cosine = min_cosine.min(cosine);
+        }
+    }
+    Ok((rows.len(), min_cosine))
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (norm(a) * norm(b)).max(f32::MIN_POSITIVE)
 }
 
 /// What [`run`] measures.
@@ -349,12 +459,60 @@ pub fn table(scored: &[Scored]) -> String {
                 "braid" => "**Braid** (ids, like the peers)".to_string(),
                 "braid-hits" => "Braid (whole hits: title, fields)".to_string(),
                 "braid-one-vector" => "Braid, one vector a record (numpy's rows)".to_string(),
-                other => other.to_string(),
+                other => match other.strip_suffix(PASSAGES) {
+                    Some(peer) => format!("{peer}, Braid's passages (a row each)"),
+                    None => other.to_string(),
+                },
             };
             out.push_str(&format!(
                 "\n| {} | {} | {} | {} | {:.0} | {:.4} | {} |",
                 s.dataset, r.mode, r.k, engine, r.qps, r.ndcg_at_10, ratio
             ));
+        }
+    }
+    out
+}
+
+/// The suffix of a peer's engine name when it ran over Braid's passages, one row each, its
+/// results deduplicated to records (benches/peers/peers.py).
+const PASSAGES: &str = "-passages";
+
+/// The peers of the quality table, in its column order: engine name, heading.
+const QUALITY_PEERS: [(&str, &str); 4] =
+    [("bm25s", "bm25s"), ("numpy-exact", "numpy exact"), ("lancedb", "LanceDB"), ("milvus-lite", "Milvus Lite")];
+
+/// nDCG@10 alone, one row per dataset and mode: Braid's (`hybrid` is its default request)
+/// beside each peer's over one vector a record and over Braid's passages (`one / passages`).
+/// Braid's cell is bold where it is at least every peer's in both variants.
+pub fn quality_table(scored: &[Scored]) -> String {
+    let mut out = String::from("| dataset | mode | **Braid** |");
+    for (_, heading) in QUALITY_PEERS {
+        out.push_str(&format!(" {heading} |"));
+    }
+    out.push_str("\n|---|---|---:|");
+    out.push_str(&"---:|".repeat(QUALITY_PEERS.len()));
+    for s in scored {
+        for mode in ["lexical", "semantic", "hybrid"] {
+            let ndcg = |engine: &str| {
+                s.rows.iter().find(|r| r.engine == engine && r.mode == mode && r.k == 10).map(|r| r.ndcg_at_10)
+            };
+            let Some(braid) = ndcg("braid") else { continue };
+            let mut best_peer = f64::NEG_INFINITY;
+            let mut cells = String::new();
+            for (engine, _) in QUALITY_PEERS {
+                let (one, passages) = (ndcg(engine), ndcg(&format!("{engine}{PASSAGES}")));
+                best_peer = best_peer.max(one.unwrap_or(f64::NEG_INFINITY)).max(passages.unwrap_or(f64::NEG_INFINITY));
+                let cell = match (one, passages) {
+                    (None, None) => "–".to_string(),
+                    (Some(one), None) => format!("{one:.4}"),
+                    (one, Some(passages)) => {
+                        format!("{} / {passages:.4}", one.map_or("–".to_string(), |o| format!("{o:.4}")))
+                    }
+                };
+                cells.push_str(&format!(" {cell} |"));
+            }
+            let braid = if braid >= best_peer { format!("**{braid:.4}**") } else { format!("{braid:.4}") };
+            out.push_str(&format!("\n| {} | {mode} | {braid} |{cells}", s.dataset));
         }
     }
     out
@@ -369,6 +527,40 @@ mod tests {
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
         assert_eq!(median(Vec::new()), 0.0);
+    }
+
+    /// The quality table puts each peer's two variants in one cell, and marks Braid's
+    /// nDCG@10 bold only where no peer, in either variant, is above it.
+    #[test]
+    fn quality_table_sets_the_variants_side_by_side() {
+        let row = |engine: &str, mode: &str, ndcg: f64| Row {
+            engine: engine.into(),
+            mode: mode.into(),
+            k: 10,
+            qps: 1.0,
+            rounds: 1,
+            ndcg_at_10: ndcg,
+            braid_speedup: None,
+        };
+        let scored = Scored {
+            dataset: "tiny".into(),
+            note: String::new(),
+            rows: vec![
+                row("braid", "semantic", 0.5),
+                row("numpy-exact", "semantic", 0.4),
+                row("numpy-exact-passages", "semantic", 0.5),
+                row("braid", "hybrid", 0.6),
+                row("lancedb", "hybrid", 0.55),
+                row("lancedb-passages", "hybrid", 0.61),
+                row("milvus-lite", "hybrid", 0.5),
+            ],
+        };
+        let table = quality_table(&[scored]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines[0], "| dataset | mode | **Braid** | bm25s | numpy exact | LanceDB | Milvus Lite |");
+        assert_eq!(lines[2], "| tiny | semantic | **0.5000** | – | 0.4000 / 0.5000 | – | – |");
+        assert_eq!(lines[3], "| tiny | hybrid | 0.6000 | – | – | 0.5500 / 0.6100 | 0.5000 |");
+        assert_eq!(lines.len(), 4, "no Braid lexical row, no lexical line");
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! ```text
 //! <!-- results: scifact nfcorpus -->     rows of `braid eval --out` reports, in file order
 //! <!-- peers: peers-scifact -->          the peers comparison written by `braid-report score`
+//! <!-- peers-quality: peers-scifact -->  its nDCG@10 alone, a row per set and mode, each peer
+//!                                        over one vector a record and over Braid's passages
 //! <!-- defaults: scifact:SciFact -->     the headline table from `defaults/<set>.json` and
 //!                                        `defaults/<set>-misspelt.json` (`scripts/defaults.sh`)
 //! <!-- /results -->
@@ -53,6 +55,10 @@ fn table_for(line: &str, results: &Path) -> Result<Option<String>> {
                 table.push_str(&format!("\n\n{note}"));
             }
             Ok(Some(table))
+        }
+        "peers-quality" => {
+            let scored: Vec<Scored> = names.iter().map(|n| read_json(results, n)).collect::<Result<_>>()?;
+            Ok(Some(peers::quality_table(&scored)))
         }
         "defaults" => {
             let sets: Vec<(&str, &str)> = names.iter().map(|n| n.split_once(':').unwrap_or((n, n))).collect();
