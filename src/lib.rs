@@ -61,7 +61,9 @@ pub use braid_core::{
     Visibility, DEFAULT_RERANK_CANDIDATES, MAX_BOOST_FUNCTIONS, MAX_DEPTH, MAX_FACETS, MAX_FACET_RANGES,
     MAX_FACET_VALUES, MAX_K, MAX_QUERY_BYTES, OWNER_PREFIX, RESERVED_PREFIX, TENANT_PREFIX,
 };
-pub use braid_lexical::{Analyzer, Merges, SchemaConfig, Synonyms, DEFAULT_WRITER_HEAP};
+pub use braid_lexical::{
+    Analyzer, Merges, SchemaConfig, Synonyms, Verification, VerificationStatus, DEFAULT_WRITER_HEAP, SMALL_FILE,
+};
 pub use braid_vector::{MergePolicy, Partition, Quantization, PROMOTE_AT};
 pub use index::{CheckReport, Index, IndexBuilder, IndexConfig};
 pub use outline::{Outline, OutlineEntry, OutlineSection, MAX_OUTLINE_ENTRIES};

@@ -23,7 +23,7 @@ pub struct Searcher {
     pub(crate) reranker: Option<Arc<dyn Reranker>>,
     pub(crate) policy: AccessPolicy,
     /// Keeps the commit's parts open for as long as the searcher lives.
-    _parts: Arc<Parts>,
+    parts: Arc<Parts>,
 }
 
 impl Searcher {
@@ -33,8 +33,16 @@ impl Searcher {
             semantic: parts.semantic.get().cloned(),
             reranker,
             policy,
-            _parts: parts,
+            parts,
         }
+    }
+
+    /// Runs `read` on this commit unless the verification of its lexical files found a damaged
+    /// one, which is then the error; a failure or panic of `read` while files are still being
+    /// verified waits for the verification, and a damaged file it finds is the error instead
+    /// ([`braid_lexical::LexicalIndex::read_verified`]).
+    pub(crate) fn verified<T>(&self, read: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.parts.lexical.read_verified(read)
     }
 
     /// Searches this commit. See [`SearchRequest`] for the knobs and defaults, and
@@ -45,9 +53,10 @@ impl Searcher {
     /// [`braid_core::MAX_K`]), [`braid_core::Error::UnknownField`] (a filter on an undeclared
     /// field), [`braid_core::Error::LegUnavailable`] (semantic mode without a model),
     /// [`braid_core::Error::DeadlineExceeded`]. An empty or unanalysable query gives no hits, not
-    /// an error.
+    /// an error. [`braid_core::Error::Corrupt`] naming a damaged index file
+    /// ([`crate::Index::verification`]).
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
-        crate::search::search(self, request)
+        self.verified(|| crate::search::search(self, request))
     }
 
     /// The records `principal` may see, with no filter.
@@ -63,10 +72,12 @@ impl Searcher {
     /// [`braid_core::Error::UnknownField`] for a filter on an undeclared field; the store's
     /// errors.
     pub fn ids_where(&self, principal: &Principal, filter: &Filter) -> Result<Vec<String>> {
-        let allowed =
-            self.snapshot.allowed_set(Visibility::new(principal.clone(), self.policy, Some(filter.clone())))?;
-        let ords: Vec<u64> = allowed.ords().iter().collect();
-        Ok(self.snapshot.ids_of(&ords)?.into_iter().flatten().collect())
+        self.verified(|| {
+            let allowed =
+                self.snapshot.allowed_set(Visibility::new(principal.clone(), self.policy, Some(filter.clone())))?;
+            let ords: Vec<u64> = allowed.ords().iter().collect();
+            Ok(self.snapshot.ids_of(&ords)?.into_iter().flatten().collect())
+        })
     }
 
     /// The records `principal` may see that `filter` admits, in no particular order (see
@@ -75,10 +86,12 @@ impl Searcher {
     /// # Errors
     /// As [`Searcher::ids_where`].
     pub fn records_where(&self, principal: &Principal, filter: &Filter) -> Result<Vec<StoredRecord>> {
-        let allowed =
-            self.snapshot.allowed_set(Visibility::new(principal.clone(), self.policy, Some(filter.clone())))?;
-        let ords: Vec<u64> = allowed.ords().iter().collect();
-        Ok(self.snapshot.records(&ords)?.into_iter().map(StoredRecord::from).collect())
+        self.verified(|| {
+            let allowed =
+                self.snapshot.allowed_set(Visibility::new(principal.clone(), self.policy, Some(filter.clone())))?;
+            let ords: Vec<u64> = allowed.ords().iter().collect();
+            Ok(self.snapshot.records(&ords)?.into_iter().map(StoredRecord::from).collect())
+        })
     }
 
     /// Reads one record by id on behalf of `principal`: `None` when it does not exist or the
@@ -88,8 +101,10 @@ impl Searcher {
     /// [`braid_core::Error::Lexical`] or [`braid_core::Error::LexicalEngine`] when the store
     /// cannot be read.
     pub fn record(&self, id: &str, principal: &Principal) -> Result<Option<StoredRecord>> {
-        let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
-        Ok(self.allowed(principal)?.contains(record.ord).then(|| record.into()))
+        self.verified(|| {
+            let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
+            Ok(self.allowed(principal)?.contains(record.ord).then(|| record.into()))
+        })
     }
 
     /// The stored embedding of record `id` on behalf of `principal` (for exporting vectors to
@@ -100,13 +115,15 @@ impl Searcher {
     /// [`braid_core::Error::Lexical`] or [`braid_core::Error::LexicalEngine`] when the store
     /// cannot be read.
     pub fn vector(&self, id: &str, principal: &Principal) -> Result<Option<Vec<f32>>> {
-        let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
-        if !self.allowed(principal)?.contains(record.ord) {
-            return Ok(None);
-        }
-        let Some(semantic) = &self.semantic else { return Ok(None) };
-        let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
-        Ok(store.vector(record.ord))
+        self.verified(|| {
+            let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
+            if !self.allowed(principal)?.contains(record.ord) {
+                return Ok(None);
+            }
+            let Some(semantic) = &self.semantic else { return Ok(None) };
+            let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
+            Ok(store.vector(record.ord))
+        })
     }
 
     /// Every stored embedding of record `id` on behalf of `principal`, in order: one per
@@ -159,17 +176,19 @@ impl Searcher {
         before: usize,
         after: usize,
     ) -> Result<Vec<StoredRecord>> {
-        let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(Vec::new()) };
-        let allowed = self.allowed(principal)?;
-        if !allowed.contains(record.ord) {
-            return Ok(Vec::new());
-        }
-        let Some(parent) = record.parent.clone() else { return Ok(vec![record.into()]) };
-        let mut siblings = self.snapshot.children(&parent, &allowed)?;
-        let Some(at) = siblings.iter().position(|r| r.id == id) else { return Ok(vec![record.into()]) };
-        let start = at.saturating_sub(before);
-        let end = (at + after + 1).min(siblings.len());
-        Ok(siblings.drain(start..end).map(StoredRecord::from).collect())
+        self.verified(|| {
+            let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(Vec::new()) };
+            let allowed = self.allowed(principal)?;
+            if !allowed.contains(record.ord) {
+                return Ok(Vec::new());
+            }
+            let Some(parent) = record.parent.clone() else { return Ok(vec![record.into()]) };
+            let mut siblings = self.snapshot.children(&parent, &allowed)?;
+            let Some(at) = siblings.iter().position(|r| r.id == id) else { return Ok(vec![record.into()]) };
+            let start = at.saturating_sub(before);
+            let end = (at + after + 1).min(siblings.len());
+            Ok(siblings.drain(start..end).map(StoredRecord::from).collect())
+        })
     }
 
     /// The number of live records in this commit (an operator's count, of every principal's

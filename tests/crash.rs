@@ -181,6 +181,8 @@ fn verify(dir: &Path, acked: Option<u64>, full_from: u64, rng: &mut SplitMix) ->
     let report = Index::check(dir).unwrap_or_else(|e| panic!("check after a crash: {e}"));
     let records = report.records;
     let index = Index::builder().embedder(embedder()).open(dir).expect("reopen");
+    // The open left the large files to its background verification, which agrees with check.
+    index.verify().unwrap_or_else(|e| panic!("the background verification after a crash: {e}"));
     let public = everyone();
     // The batch being committed at the kill is either wholly in or wholly out.
     let next = acked.map_or(0, |a| a + 1);

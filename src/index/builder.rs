@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use braid_core::{Embedder, Error, Reranker, Result};
-use braid_lexical::LexicalIndex;
+use braid_lexical::{LexicalIndex, Verification};
 
 use super::models::{Models, SuppliedVectors};
 use super::parts::Parts;
@@ -110,6 +110,21 @@ impl IndexBuilder {
         self
     }
 
+    /// When opening reads the lexical files whole against their checksums (by default
+    /// [`Verification::Background`], with files up to [`braid_lexical::SMALL_FILE`] read by the
+    /// open itself). In the background, the open checks every file cheaply — it is there and
+    /// ends in an intact footer — and a thread reads the files whole afterwards, while
+    /// searches run: a damaged file it finds makes every later search and writer of the handle
+    /// fail with [`Error::Corrupt`] naming it, and a writer waits for it to end
+    /// ([`Index::verification`], [`Index::verify`]). [`Verification::Blocking`] reads them
+    /// all before the open returns, as [`Index::check`] does. The vector files are read whole
+    /// and checked at every open either way. docs/durability.md says what a search may read
+    /// before the thread is done.
+    pub fn verification(mut self, verification: Verification) -> Self {
+        self.models.verification = verification;
+        self
+    }
+
     /// Checks the settings every way of making an index shares.
     fn check(&self) -> Result<()> {
         if self.models.tuning.ef_search == Some(0) {
@@ -162,9 +177,11 @@ impl IndexBuilder {
         Ok(Index::assemble(None, self.config, self.models, parts, 0))
     }
 
-    /// Opens the index in `dir`. Every file of the lexical index is checked against its
-    /// checksum first (one read of the index), so a damaged file is an error, never a panic;
-    /// the vector store is loaded when the builder asks for the semantic leg.
+    /// Opens the index in `dir`. Every file of the lexical index is checked before tantivy
+    /// parses it — there and intact at its end, small ones against their checksums — and read
+    /// whole against its checksum by a background thread afterwards, or before this returns
+    /// ([`IndexBuilder::verification`]); the vector store is loaded, and checked whole, when
+    /// the builder asks for the semantic leg.
     ///
     /// # Errors
     /// [`Error::Corrupt`] or [`Error::Unparsable`] naming the file when the index is missing or
@@ -175,7 +192,7 @@ impl IndexBuilder {
         self.check()?;
         let layout = Layout::new(dir);
         let point = layout.commit_point();
-        let (manifest, parts, next_ord) = Parts::open(&layout, &self.models, point)?;
+        let (manifest, parts, next_ord) = Parts::open(&layout, &self.models, point, None)?;
         Ok(Index::assemble(Some(layout), manifest.config, self.models, parts, next_ord))
     }
 

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use braid_core::Result;
+use braid_lexical::Verification;
 
 use super::Index;
 
@@ -29,16 +30,17 @@ pub struct CheckReport {
 
 impl Index {
     /// Verifies an index on disk without changing it: the manifest parses and has this build's
-    /// format, every file of the lexical index is there and matches its checksum (as on every
-    /// [`Index::open`]), and the vector file (when the manifest records a model) is there,
-    /// complete and matches its checksum. Returns what it found ([`CheckReport`]).
+    /// format, every file of the lexical index is there and matches its checksum (read whole
+    /// before the open returns: [`braid_lexical::Verification::Blocking`]), and the vector file
+    /// (when the manifest records a model) is there, complete and matches its checksum.
+    /// Returns what it found ([`CheckReport`]).
     ///
     /// # Errors
     /// [`braid_core::Error::Corrupt`], [`braid_core::Error::Unparsable`] or
     /// [`braid_core::Error::FormatVersion`] naming the damaged file
     /// ([`braid_core::Error::damaged_file`]).
     pub fn check(dir: &Path) -> Result<CheckReport> {
-        let index = Index::builder().stored_vectors().open(dir)?;
+        let index = Index::builder().stored_vectors().verification(Verification::Blocking).open(dir)?;
         let (mut orphan_vectors, mut vector_partitions) = (0, Vec::new());
         if let Some(semantic) = index.semantic() {
             let live: std::collections::HashSet<u64> = index.parts().lexical.snapshot().ords()?.into_iter().collect();

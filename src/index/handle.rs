@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 
 use braid_core::{Embedder, Error, Principal, Reranker, Result, SearchRequest, SearchResponse};
-use braid_lexical::Synonyms;
+use braid_lexical::{Synonyms, VerificationStatus};
 
 use super::builder::IndexBuilder;
 use super::config::IndexConfig;
@@ -205,9 +205,10 @@ impl Index {
 
     /// Picks up a commit another process wrote (a re-index with `braid index`, a writer of its
     /// own): when the commit point on disk changed since these parts were opened, opens the
-    /// new commit (checksums verified, as on every open, the models this index was built with
-    /// attached) and serves it from the next [`Index::searcher`] on; searchers taken before keep
-    /// their commit. Returns whether it swapped. A no-op in memory and while this handle has a
+    /// new commit (every lexical file the served commit's verification has not read whole is
+    /// read against its checksum before this returns, the vector files checked as on every
+    /// open, the models this index was built with attached) and serves it from the next
+    /// [`Index::searcher`] on; searchers taken before keep their commit. Returns whether it swapped. A no-op in memory and while this handle has a
     /// writer open (whose commits are served as they land).
     ///
     /// # Errors
@@ -224,7 +225,7 @@ impl Index {
         if point.is_none() || *current.commit_point.lock().unwrap_or_else(|p| p.into_inner()) == point {
             return Ok(false);
         }
-        let (manifest, parts, next_ord) = Parts::open(layout, &self.shared.models, point)?;
+        let (manifest, parts, next_ord) = Parts::open(layout, &self.shared.models, point, Some(&current))?;
         if manifest.config != self.shared.config {
             return Err(Error::invalid_request(format!(
                 "{} was re-created with another configuration: open it afresh",
@@ -301,6 +302,25 @@ impl Index {
         self.semantic().map_or(0, |semantic| semantic.wait_for_merges())
     }
 
+    /// How far the verification of the served commit's lexical files has come
+    /// ([`IndexBuilder::verification`]): running, verified, or damaged — then every search,
+    /// read and writer of this handle fails with [`Error::Corrupt`] naming the file, until a
+    /// [`Index::reload`] serves a commit without it.
+    pub fn verification(&self) -> VerificationStatus {
+        self.parts().lexical.verification()
+    }
+
+    /// Waits until every lexical file of the served commit has been read whole against its
+    /// checksum, reading those the background thread has not reached on this thread too
+    /// (so it returns at once after [`crate::Verification::Blocking`], or when the thread is
+    /// done). What a test, a backup or an operator who wants the answer now calls.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the damaged file.
+    pub fn verify(&self) -> Result<()> {
+        self.parts().lexical.wait_for_verification()
+    }
+
     /// The number of committed, live records.
     pub fn num_records(&self) -> u64 {
         self.parts().lexical.snapshot().num_records()
@@ -311,15 +331,21 @@ impl Index {
     /// the whole index, with no principal: never serve it to a caller.
     ///
     /// # Errors
-    /// [`Error::Lexical`] or [`Error::LexicalEngine`] when the document store cannot be read.
+    /// [`Error::Lexical`] or [`Error::LexicalEngine`] when the document store cannot be read;
+    /// [`Error::Corrupt`] when a lexical file is damaged ([`Index::verification`]).
     pub fn record_ids(&self) -> Result<Vec<String>> {
-        Ok(self.parts().lexical.snapshot().ids()?.into_iter().map(|(id, _)| id).collect())
+        let parts = self.parts();
+        let ids = parts.lexical.read_verified(|| parts.lexical.snapshot().ids())?;
+        Ok(ids.into_iter().map(|(id, _)| id).collect())
     }
 
-    /// Opens the single writer.
+    /// Opens the single writer. It first waits for the verification of the served commit's
+    /// lexical files ([`Index::verify`]): a writer merges segments, and never merges a file
+    /// that has not been read whole against its checksum.
     ///
     /// # Errors
-    /// [`Error::LockBusy`] when another writer, in this or another process, is open.
+    /// [`Error::LockBusy`] when another writer, in this or another process, is open;
+    /// [`Error::Corrupt`] naming a damaged lexical file.
     pub fn writer(&self) -> Result<Writer> {
         Writer::new(self.clone(), WriterOptions::default())
     }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use braid_core::{Embedder, Error, Reranker, Result};
-use braid_lexical::LexicalIndex;
+use braid_lexical::{LexicalIndex, Verification};
 use braid_vector::Quantization;
 
 use super::parts::open_semantic;
@@ -20,6 +20,8 @@ pub(super) struct Models {
     pub vectors: SuppliedVectors,
     /// How the vector store is searched and partitioned.
     pub tuning: VectorTuning,
+    /// When an open reads the lexical files whole ([`super::IndexBuilder::verification`]).
+    pub verification: Verification,
 }
 
 /// The vector store's settings a builder may give; not saved with the index.

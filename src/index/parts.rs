@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use braid_core::{Embedder, OrdSet, Result};
-use braid_lexical::{LexicalIndex, Synonyms};
+use braid_lexical::{LexicalIndex, Synonyms, Verification};
 use braid_vector::{PartitionedStore, Quantization};
 
 use super::models::{check_model, Models, VectorTuning};
@@ -38,9 +38,16 @@ impl Parts {
     }
 
     /// Opens the commit on disk, as of the commit point `point` read before (a commit landing
-    /// meanwhile is then opened once more by the next reload, never missed). Returns the
-    /// manifest, the parts and the next free ordinal.
-    pub(super) fn open(layout: &Layout, models: &Models, point: Option<Vec<u8>>) -> Result<(Manifest, Parts, u64)> {
+    /// meanwhile is then opened once more by the next reload, never missed), after `previous`
+    /// when it is a reload (see [`LexicalIndex::open_after`]: only the files `previous` has not
+    /// verified are read, all before this returns). Returns the manifest, the parts and the
+    /// next free ordinal.
+    pub(super) fn open(
+        layout: &Layout,
+        models: &Models,
+        point: Option<Vec<u8>>,
+        previous: Option<&Parts>,
+    ) -> Result<(Manifest, Parts, u64)> {
         let manifest = Manifest::read(layout)?;
         let recorded = manifest.embedding.clone();
         let wanted = models.wanted(recorded.as_ref());
@@ -54,7 +61,7 @@ impl Parts {
                 Some(_) => Semantic::open_store(layout, recorded.is_some()),
                 None => Ok(None),
             });
-            let lexical = open_lexical(layout, &manifest);
+            let lexical = open_lexical(layout, &manifest, models.verification, previous.map(|p| &p.lexical));
             if let Ok(lexical) = &lexical {
                 lexical.set_promote_at(models.tuning.promote_at());
             }
@@ -62,25 +69,41 @@ impl Parts {
         });
         let (lexical, store) = (lexical?, store?);
         let snapshot = lexical.snapshot();
-        let mut next_ord = manifest.next_ord.max(snapshot.max_ord()?.map_or(0, |m| m + 1));
-        let semantic = match wanted {
-            Some(info) => {
-                let quantization = manifest.config.quantization;
-                let (semantic, after_orphans) =
-                    semantic_over(info, models.embedder.clone(), store, &snapshot, quantization, models.tuning)?;
-                next_ord = next_ord.max(after_orphans);
-                Some(semantic)
-            }
-            None => None,
-        };
+        // These read columns and postings the verification may not have read yet: a failure
+        // there names the damaged file it finds.
+        let (semantic, next_ord) = lexical.read_verified(|| {
+            let mut next_ord = manifest.next_ord.max(snapshot.max_ord()?.map_or(0, |m| m + 1));
+            let semantic = match wanted {
+                Some(info) => {
+                    let quantization = manifest.config.quantization;
+                    let (semantic, after_orphans) =
+                        semantic_over(info, models.embedder.clone(), store, &snapshot, quantization, models.tuning)?;
+                    next_ord = next_ord.max(after_orphans);
+                    Some(semantic)
+                }
+                None => None,
+            };
+            Ok((semantic, next_ord))
+        })?;
         let parts = Parts::new(lexical, semantic, recorded, point);
         Ok((manifest, parts, next_ord))
     }
 }
 
-/// The lexical index saved in `layout`, with the synonyms the manifest's commit saved.
-fn open_lexical(layout: &Layout, manifest: &Manifest) -> Result<LexicalIndex> {
-    let lexical = LexicalIndex::open(&layout.lexical(), manifest.config.schema.clone())?;
+/// The lexical index saved in `layout`, its files verified as `verification` says (or, for a
+/// reload after `previous`, those `previous` has not verified, at once), with the synonyms the
+/// manifest's commit saved.
+fn open_lexical(
+    layout: &Layout,
+    manifest: &Manifest,
+    verification: Verification,
+    previous: Option<&LexicalIndex>,
+) -> Result<LexicalIndex> {
+    let schema = manifest.config.schema.clone();
+    let lexical = match previous {
+        Some(previous) => LexicalIndex::open_after(&layout.lexical(), schema, previous)?,
+        None => LexicalIndex::open_with(&layout.lexical(), schema, verification)?,
+    };
     if let Some(text) = manifest::read_synonyms(layout)? {
         lexical.set_synonyms(Synonyms::parse(&text)?);
     }

@@ -23,7 +23,7 @@ impl Searcher {
     /// As [`Searcher::search`]'s validation; [`braid_core::Error::InvalidRequest`] for what
     /// a fan-out cannot do (see [`crate::fanout`]).
     pub fn session(&self, request: &SearchRequest) -> Result<Session> {
-        Session::open(self, request)
+        self.verified(|| Session::open(self, request))
     }
 }
 
@@ -107,6 +107,11 @@ impl Session {
     /// As [`Searcher::search`]; [`braid_core::Error::InvalidRequest`] for a search ask that
     /// builds on counts this session does not hold ([`Session::holds`]).
     pub fn answer(&mut self, ask: &Ask) -> Result<Reply> {
+        let searcher = self.searcher.clone();
+        searcher.verified(|| self.answer_verified(ask))
+    }
+
+    fn answer_verified(&mut self, ask: &Ask) -> Result<Reply> {
         match ask {
             Ask::Search { gathered, held } => {
                 let holds = held_of(&self.gathered);

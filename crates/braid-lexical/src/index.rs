@@ -1,8 +1,9 @@
 //! The lexical index: its partitions (tantivy indexes on disk or in memory, see
-//! [`crate::partition`]), its single writer, and the current [`Snapshot`] (one commit of every
-//! partition) that searches run on.
+//! [`crate::partition`]), its single writer, the current [`Snapshot`] (one commit of every
+//! partition) that searches run on, and the verification of its files ([`crate::verify`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -18,6 +19,7 @@ use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
 use crate::segments::{PartCommit, Segments};
 use crate::snapshot::Snapshot;
 use crate::synonyms::{Synonyms, SynonymsHandle};
+use crate::verify::{self, Verification, VerificationStatus, Verifier};
 use crate::writer::{open_writer, sync_dir, LexicalWriter, LOCK_PATIENCE};
 
 /// Memory budget of the writer's indexing buffer. By default, 128 MiB.
@@ -37,10 +39,17 @@ pub struct LexicalIndex {
 pub(crate) struct PartIndex {
     pub index: Index,
     reader: IndexReader,
+    /// The directory it was opened from (sharing its mappings), when this process opened it
+    /// from disk rather than built it.
+    directory: Option<MmapDirectory>,
 }
 
 impl PartIndex {
     fn new(index: Index, config: &SchemaConfig) -> Result<Self> {
+        Self::opened(index, None, config)
+    }
+
+    fn opened(index: Index, directory: Option<MmapDirectory>, config: &SchemaConfig) -> Result<Self> {
         let tokenizers = index.tokenizers();
         tokenizers.register(TEXT_TOKENIZER, config.analyzer.build());
         tokenizers.register(WORDS_TOKENIZER, words_analyzer());
@@ -51,7 +60,7 @@ impl PartIndex {
             .doc_store_cache_num_blocks(DOC_STORE_CACHE_BLOCKS)
             .try_into()
             .map_err(lexical)?;
-        Ok(PartIndex { index, reader })
+        Ok(PartIndex { index, reader, directory })
     }
 }
 
@@ -73,6 +82,8 @@ pub(crate) struct Shared {
     promote_at: AtomicUsize,
     /// Held while a snapshot is built, so two reloads never race to publish.
     reloading: Mutex<()>,
+    /// The files of the commit opened, read whole in the background ([`crate::verify`]).
+    verifier: Verifier,
 }
 
 impl LexicalIndex {
@@ -92,29 +103,85 @@ impl LexicalIndex {
             }
             None => Index::create_in_ram(schema),
         };
-        Self::from_index(index, fields, config, dir.map(Path::to_path_buf))
+        let main = PartIndex::new(index, &config)?;
+        Self::from_main(main, fields, config, dir.map(Path::to_path_buf), Verifier::new(Verification::Blocking))
     }
 
-    /// Opens the index in `dir`, written with `config`. Every file's checksum is verified
-    /// first (one read of the index): tantivy can panic on a damaged segment file, so none is
-    /// parsed before it is known to be intact.
+    /// Opens the index in `dir`, written with `config`, its files verified as
+    /// [`Verification::default`] says: each checked cheaply and the small ones read whole
+    /// before tantivy parses any (tantivy can panic on a damaged file), the others read whole
+    /// by a background thread afterwards (see [`LexicalIndex::open_with`]).
     ///
     /// # Errors
     /// [`Error::Corrupt`] naming the missing or damaged file.
     pub fn open(dir: &Path, config: SchemaConfig) -> Result<Self> {
-        let index = open_part(dir)?;
-        let fields = fields_of(&index.schema(), &config)?;
-        Self::from_index(index, fields, config, Some(dir.to_path_buf())).map_err(|e| match e {
-            Error::Lexical(reason) => Error::Corrupt { path: dir.join("meta.json"), reason },
-            Error::LexicalEngine { source } => {
-                Error::Corrupt { path: dir.join("meta.json"), reason: source.to_string() }
-            }
-            other => other,
-        })
+        Self::open_with(dir, config, Verification::default())
     }
 
-    fn from_index(index: Index, fields: Fields, config: SchemaConfig, path: Option<PathBuf>) -> Result<Self> {
-        let main = PartIndex::new(index, &config)?;
+    /// Opens the index in `dir`, written with `config`, its files verified as `verification`
+    /// says. With [`Verification::Background`], what a search reads before the background
+    /// thread has read a file is not known to be intact: a damaged byte there may give a wrong
+    /// answer, an error or a panic inside tantivy; [`LexicalIndex::read_verified`] turns the
+    /// last two into [`Error::Corrupt`] naming the file. Once the thread finds a damaged file,
+    /// [`LexicalIndex::read_verified`] and [`LexicalIndex::writer`] fail naming it.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the missing or damaged file: any file without an intact
+    /// footer, a file read whole at the open that does not match its checksum, and — when the
+    /// open itself fails or panics on a damaged file — the file the verification finds.
+    pub fn open_with(dir: &Path, config: SchemaConfig, verification: Verification) -> Result<Self> {
+        Self::open_verified(dir, config, Verifier::new(verification))
+    }
+
+    /// Opens the commit now in `dir` of the index `previous` has open there (a reload): the
+    /// files `previous` has read whole against their checksums are taken as verified (files
+    /// never change once written), and every other file is read whole before this returns, so
+    /// that a reload costs a read of what changed, and a damaged new commit fails here while
+    /// `previous` goes on serving.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::open_with`] with [`Verification::Blocking`].
+    pub fn open_after(dir: &Path, config: SchemaConfig, previous: &LexicalIndex) -> Result<Self> {
+        Self::open_verified(dir, config, Verifier::after(&previous.shared.verifier))
+    }
+
+    fn open_verified(dir: &Path, config: SchemaConfig, verifier: Verifier) -> Result<Self> {
+        let (index, directory) = open_part(dir, &verifier)?;
+        let fields = fields_of(&index.schema(), &config)?;
+        let opened = catch_unwind(AssertUnwindSafe(|| {
+            let main = PartIndex::opened(index, Some(directory), &config)?;
+            Self::from_main(main, fields, config, Some(dir.to_path_buf()), verifier.clone())
+        }));
+        match opened {
+            Ok(Ok(index)) => {
+                verifier.start();
+                Ok(index)
+            }
+            // A file not yet read whole may be the cause: read them all now, and name it.
+            Ok(Err(e)) => {
+                verifier.wait()?;
+                Err(match e {
+                    Error::Lexical(reason) => Error::Corrupt { path: dir.join("meta.json"), reason },
+                    Error::LexicalEngine { source } => {
+                        Error::Corrupt { path: dir.join("meta.json"), reason: source.to_string() }
+                    }
+                    other => other,
+                })
+            }
+            Err(panic) => {
+                verifier.wait()?;
+                resume_unwind(panic)
+            }
+        }
+    }
+
+    fn from_main(
+        main: PartIndex,
+        fields: Fields,
+        config: SchemaConfig,
+        path: Option<PathBuf>,
+        verifier: Verifier,
+    ) -> Result<Self> {
         let synonyms = SynonymsHandle::default();
         let shared = Arc::new(Shared {
             main,
@@ -126,9 +193,52 @@ impl LexicalIndex {
             synonyms,
             promote_at: AtomicUsize::new(braid_core::PROMOTE_AT),
             reloading: Mutex::new(()),
+            verifier,
         });
         shared.reload()?;
         Ok(LexicalIndex { shared })
+    }
+
+    /// How far the verification of the opened commit's files has come (see
+    /// [`LexicalIndex::open_with`]); an index created here, or in memory, has nothing to verify.
+    pub fn verification(&self) -> VerificationStatus {
+        self.shared.verifier.status()
+    }
+
+    /// Reads whole every file of the opened commit not read yet, alongside the background
+    /// thread, and returns once all are: what a test or an operator waits on.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the damaged file, when there is one.
+    pub fn wait_for_verification(&self) -> Result<()> {
+        self.shared.verifier.wait()
+    }
+
+    /// Runs `read`, a read of this index, unless its verification found a damaged file: then
+    /// that is the error. When `read` fails inside the lexical engine ([`Error::Lexical`],
+    /// [`Error::LexicalEngine`], [`Error::Io`]) or panics while files are still unverified, the
+    /// verification is finished on this thread first, and a damaged file it finds is the error
+    /// instead (a panic with every file intact goes on unwinding); other errors (a bad
+    /// request, a deadline) return at once.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the damaged file; else `read`'s own error.
+    pub fn read_verified<T>(&self, read: impl FnOnce() -> Result<T>) -> Result<T> {
+        let verifier = &self.shared.verifier;
+        verifier.damage()?;
+        match catch_unwind(AssertUnwindSafe(read)) {
+            Ok(Ok(out)) => Ok(out),
+            // A bad request, a deadline, a model's failure: not what a damaged file causes.
+            Ok(Err(e)) if !matches!(e, Error::Lexical(_) | Error::LexicalEngine { .. } | Error::Io { .. }) => Err(e),
+            Ok(Err(e)) => {
+                verifier.wait()?;
+                Err(e)
+            }
+            Err(panic) => {
+                verifier.wait()?;
+                resume_unwind(panic)
+            }
+        }
     }
 
     /// The schema configuration.
@@ -154,15 +264,21 @@ impl LexicalIndex {
         self.snapshot().promoted_tenants()
     }
 
-    /// Opens the single writer, with an indexing buffer of `heap_bytes`.
+    /// Opens the single writer, with an indexing buffer of `heap_bytes`. A writer merges
+    /// segments, and a merge writes a new checksum over whatever it reads: so it first waits
+    /// until the verification of the opened commit has read every file, and reads whole the
+    /// files of any later commit on disk (another process's) before it returns.
     ///
     /// # Errors
+    /// [`Error::Corrupt`] naming a damaged file of the commit opened or of the latest one;
     /// [`Error::LockBusy`] when another writer (thread or process) holds the index, after
     /// waiting a quarter of a second for it (a forked process may still share a lock that a
     /// writer of this process released).
     pub fn writer(&self, heap_bytes: usize) -> Result<LexicalWriter> {
         let heap_bytes = heap_bytes.max(15_000_000);
+        self.shared.verifier.wait()?;
         let writer = self.shared.open_writer(&self.shared.main.index, heap_bytes)?;
+        self.shared.verify_latest()?;
         LexicalWriter::new(self.shared.clone(), writer, heap_bytes)
     }
 
@@ -188,6 +304,13 @@ impl LexicalIndex {
     /// The current snapshot. Searching it never blocks on writing.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.shared.snapshot()
+    }
+}
+
+impl Drop for LexicalIndex {
+    /// The files not read yet are left: nothing reads this index any more.
+    fn drop(&mut self) {
+        self.shared.verifier.close();
     }
 }
 
@@ -228,8 +351,39 @@ impl Shared {
         let (Some(path), Some(name)) = (&self.path, part.dir_name()) else {
             return Err(Error::Lexical(format!("the in-memory partition {part:?} is missing")));
         };
-        let opened = PartIndex::new(open_part(&path.join(name))?, &self.config)?;
+        let (index, directory) = open_part(&path.join(name), &self.verifier)?;
+        let opened = PartIndex::opened(index, Some(directory), &self.config)?;
+        self.verifier.resume();
         Ok(self.satellites.write().unwrap_or_else(|p| p.into_inner()).entry(part.clone()).or_insert(opened).clone())
+    }
+
+    /// Reads whole every file of the latest commit on disk of every partition that this index
+    /// has not checked (a commit another process wrote after this index opened), then forgets
+    /// every other file: what a writer's open does, under the writer's lock, once the opened
+    /// commit's verification has ended. In memory there is nothing to read.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the first damaged file.
+    fn verify_latest(&self) -> Result<()> {
+        let Some(path) = &self.path else { return Ok(()) };
+        let metas = self.main.index.load_metas().map_err(lexical)?;
+        let catalog = Catalog::read(metas.payload.as_deref())?;
+        let mut parts = vec![(path.clone(), self.main.clone(), metas.segments)];
+        for part in catalog.satellites() {
+            let Some(name) = part.dir_name() else { continue };
+            let opened = self.part(&part)?;
+            let segments = opened.index.load_metas().map_err(lexical)?.segments;
+            parts.push((path.join(name), opened, segments));
+        }
+        // A partition this index had not opened was just checked and queued by `part`.
+        self.verifier.wait()?;
+        let mut latest = HashSet::new();
+        for (dir, part, segments) in &parts {
+            verify::verify_now(part.directory.as_ref(), &self.verifier.unknown(dir, segments))?;
+            latest.extend(verify::commit_files(dir, segments));
+        }
+        self.verifier.keep_only(latest);
+        Ok(())
     }
 
     /// Makes `index`, just built for `part`, the partition a snapshot reads once a commit of
@@ -323,23 +477,18 @@ fn latest_commit(index: &PartIndex, part: Part) -> Result<PartCommit> {
     }
 }
 
-/// Opens the tantivy index of one partition in `dir`, its checksums verified first.
-fn open_part(dir: &Path) -> Result<Index> {
+/// Opens the tantivy index of one partition in `dir`, with the directory it reads through; the
+/// files of its commit are checked by `verifier` first (see [`crate::verify`]): each one's
+/// footer, and the small ones (or all, as its mode says) read whole.
+fn open_part(dir: &Path, verifier: &Verifier) -> Result<(Index, MmapDirectory)> {
     if !dir.join("meta.json").is_file() {
         return Err(Error::Corrupt { path: dir.join("meta.json"), reason: "missing".into() });
     }
-    let index = Index::open_in_dir(dir).map_err(|e| corrupt(dir, e))?;
-    verify_checksums(&index, dir)?;
-    Ok(index)
-}
-
-/// Checks every file of the committed segments against its checksum.
-fn verify_checksums(index: &Index, dir: &Path) -> Result<()> {
-    let damaged = index.validate_checksum().map_err(|e| corrupt(dir, e))?;
-    match damaged.into_iter().min() {
-        Some(file) => Err(Error::Corrupt { path: dir.join(file), reason: "checksum mismatch".into() }),
-        None => Ok(()),
-    }
+    let directory = MmapDirectory::open(dir).map_err(|e| corrupt(dir, e.into()))?;
+    let index = Index::open(directory.clone()).map_err(|e| corrupt(dir, e))?;
+    let metas = index.searchable_segment_metas().map_err(|e| corrupt(dir, e))?;
+    verifier.cover(dir, &directory, &metas)?;
+    Ok((index, directory))
 }
 
 /// A tantivy error met while opening the index in `dir`, as [`Error::Corrupt`] naming the

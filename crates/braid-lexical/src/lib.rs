@@ -41,7 +41,8 @@
 //!
 //! | Module | Answers |
 //! |---|---|
-//! | `index` | How an index is created, opened (checksums first), written and reloaded ([`LexicalIndex`]). |
+//! | `index` | How an index is created, opened, written and reloaded ([`LexicalIndex`]). |
+//! | `verify` | Which files an open checks, and when each is read whole against its checksum ([`Verification`]). |
 //! | `partition` | Which tantivy index holds a record (main, pool, promoted tenant), and the catalog the main partition's commit carries. |
 //! | `promote` | How a tenant's records move to a partition of their own. |
 //! | `writer` | How records are added, replaced, deleted and committed, atomically across partitions ([`LexicalWriter`]). |
@@ -108,6 +109,7 @@ mod stored;
 mod synonyms;
 mod top_k;
 mod typo_walk;
+mod verify;
 mod view;
 mod visibility;
 mod visible_counts;
@@ -128,5 +130,6 @@ pub use snapshot::Snapshot;
 pub use snippets::{Snippets, HIGHLIGHT_STOP_WORDS};
 pub use stored::IndexedRecord;
 pub use synonyms::{SynonymUse, Synonyms, MAX_SYNONYMS_BYTES};
+pub use verify::{Verification, VerificationStatus, SMALL_FILE};
 pub use view::{feedback_depth, feedback_model, LegOutput, QueryWord, View};
 pub use writer::{ContentDigest, LexicalWriter, Merges};
