@@ -745,15 +745,32 @@ async fn resource_metadata(State(s): State<Shared>) -> Response {
 }
 
 /// `GET /v1/health` (no token needed): the process is up, which commit it serves (an opaque
-/// id, see `api::Engine::commit`: it tells commits apart and counts nothing), and whether
-/// the newest commit on disk failed to open (`"reload": "failing"`, with the attempts so far;
-/// the server retries with backoff and serves the older commit meanwhile).
+/// id, see `api::Engine::commit`: it tells commits apart and counts nothing), whether the
+/// newest commit on disk failed to open (`"reload": "failing"`, with the attempts so far; the
+/// server retries with backoff and serves the older commit meanwhile), and how far the
+/// verification of the served commit's files has come (`"verification"`: `"running"`,
+/// `"verified"` or `"damaged"`). A damaged file fails every search, so the answer is then 503
+/// with `"status": "damaged"`: a load balancer stops sending requests. Which file is in the
+/// server's log (each failed search logs it), not here: this route needs no token.
 async fn health(State(s): State<Shared>) -> Response {
     let failures = s.engine.reload_failures();
     let reload = if failures == 0 { "ok" } else { "failing" };
+    let verification = match s.engine.index().verification() {
+        braid::VerificationStatus::Running { .. } => "running",
+        braid::VerificationStatus::Verified => "verified",
+        braid::VerificationStatus::Damaged { .. } => "damaged",
+    };
+    let (code, status) =
+        if verification == "damaged" { (StatusCode::SERVICE_UNAVAILABLE, "damaged") } else { (StatusCode::OK, "ok") };
     json_response(
-        StatusCode::OK,
-        &json!({ "status": "ok", "commit": s.engine.commit(), "reload": reload, "reload_failures": failures }),
+        code,
+        &json!({
+            "status": status,
+            "commit": s.engine.commit(),
+            "reload": reload,
+            "reload_failures": failures,
+            "verification": verification
+        }),
     )
 }
 
@@ -939,5 +956,63 @@ mod tests {
         assert_eq!(post(&url, TOKEN_B, "refund"), 200);
         assert!(entered.try_recv().is_err(), "A's search went on to a second rerank batch");
         runtime.shutdown_background();
+    }
+
+    /// `/v1/health` says how far the verification of the served commit's files has come:
+    /// verified on an intact index; 503, `"status": "damaged"`, once a file failed its
+    /// checksum in the background (every search then fails), without naming the file.
+    #[test]
+    fn health_says_when_a_file_of_the_served_commit_is_damaged() {
+        let dir = std::env::temp_dir().join(format!("braid-health-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        {
+            let index = Index::create(&dir, braid::IndexConfig::default()).unwrap();
+            let mut w = index.writer().unwrap();
+            for i in 0..50 {
+                w.upsert(&Record::new(format!("r{i}")).body(format!("walrus note {i}"))).unwrap();
+            }
+            w.commit().unwrap();
+        }
+        let config: Config =
+            toml::from_str(&format!("[[token]]\nname = \"a\"\nsha256 = \"{}\"\n", hash_token(TOKEN_A))).unwrap();
+        config.validate().unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let health = |index: Index| -> (u16, Value) {
+            let app = router(Arc::new(Engine::new(index, 10)), &config).unwrap();
+            let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+            let url = format!("http://{}/v1/health", listener.local_addr().unwrap());
+            runtime.spawn(async move { axum::serve(listener, app).await });
+            let (code, body) = match ureq::get(&url).timeout(Duration::from_secs(30)).call() {
+                Ok(r) => (r.status(), r.into_string().unwrap()),
+                Err(ureq::Error::Status(code, r)) => (code, r.into_string().unwrap()),
+                Err(e) => panic!("{e}"),
+            };
+            (code, serde_json::from_str(&body).unwrap())
+        };
+        let background = braid::Verification::Background { small_files: 0 };
+        let intact = Index::builder().verification(background).open(&dir).unwrap();
+        intact.verify().unwrap();
+        let (code, body) = health(intact);
+        assert_eq!((code, &body["status"], &body["verification"]), (200, &json!("ok"), &json!("verified")), "{body}");
+
+        let postings = std::fs::read_dir(dir.join("lexical"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "idx"))
+            .unwrap();
+        let mut bytes = std::fs::read(&postings).unwrap();
+        bytes[0] ^= 0xff;
+        std::fs::write(&postings, bytes).unwrap();
+        let damaged = Index::builder().verification(background).open(&dir).unwrap();
+        assert!(damaged.verify().is_err());
+        let (code, body) = health(damaged);
+        assert_eq!(
+            (code, &body["status"], &body["verification"]),
+            (503, &json!("damaged"), &json!("damaged")),
+            "{body}"
+        );
+        assert!(!body.to_string().contains(".idx"), "{body}");
+        runtime.shutdown_background();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -183,11 +183,25 @@ pub fn document(max_k: usize) -> Value {
             },
             "/v1/health": {
                 "get": {
-                    "summary": "Liveness",
+                    "summary": "Liveness, and whether the served index's files are intact",
                     "security": [],
-                    "responses": { "200": { "description": "Serving.", "content": { "application/json": { "schema": {
-                        "type": "object", "properties": { "status": { "const": "ok" } }, "required": ["status"]
-                    } } } } }
+                    "responses": {
+                        "200": { "description": "Serving.", "content": { "application/json": { "schema": {
+                            "type": "object",
+                            "properties": {
+                                "status": { "const": "ok" },
+                                "verification": { "enum": ["running", "verified"],
+                                                  "description": "Whether every file of the served commit has been read against its checksum yet." }
+                            },
+                            "required": ["status"]
+                        } } } },
+                        "503": { "description": "A file of the served commit failed its checksum: every search fails (the file is in the server's log).",
+                                 "content": { "application/json": { "schema": {
+                            "type": "object",
+                            "properties": { "status": { "const": "damaged" }, "verification": { "const": "damaged" } },
+                            "required": ["status"]
+                        } } } }
+                    }
                 }
             },
             "/v1/openapi.json": {
