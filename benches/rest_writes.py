@@ -146,6 +146,10 @@ def main():
         "p50_ms": round(percentile(latencies, 0.5), 2), "p95_ms": round(percentile(latencies, 0.95), 2),
         "p99_ms": round(percentile(latencies, 0.99), 2), "max_ms": round(max(latencies), 2),
         "mean_ms": round(statistics.mean(latencies), 2), "read_your_writes": f"{seen}/{args.writes}",
+        # The p50 of each tenth of the writes in order: a write dearer than the ones before it
+        # shows as a rising row.
+        "p50_ms_by_tenth": [round(percentile(latencies[i:i + max(1, len(latencies) // 10)], 0.5), 2)
+                            for i in range(0, len(latencies), max(1, len(latencies) // 10))],
     }
     print(json.dumps(result))
     if args.out:

@@ -406,6 +406,20 @@ impl Writer {
         self.lexical.merge_segments()?;
         self.after_commit()
     }
+
+    /// Closes the writer once the segment merges it started in the background have ended.
+    ///
+    /// A writer kept open across commits merges its small segments as they pile up; dropping it
+    /// abandons the merges still running (their work is lost, and a service that opens a
+    /// writer per commit and drops it after ends up with a segment per commit, each commit
+    /// costing more than the last). Close a long-lived writer with this instead of dropping
+    /// it. Changes not yet committed are discarded, as on drop.
+    ///
+    /// # Errors
+    /// [`braid_core::Error::Lexical`] when a merge failed; every commit before it stands.
+    pub fn close(mut self) -> Result<()> {
+        self.lexical.close()
+    }
 }
 
 impl Drop for Writer {

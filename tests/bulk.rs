@@ -73,3 +73,44 @@ fn deferred_merges_commit_in_steps_and_a_rerun_skips_committed_records() {
         .hits;
     assert_eq!(hits[0].id, "r499");
 }
+
+/// The segments every partition of the index in `dir` commits to (each `meta.json`).
+fn committed_segments(dir: &std::path::Path) -> usize {
+    let mut count = 0;
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.file_name().is_some_and(|n| n == "meta.json") {
+                let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+                count += meta["segments"].as_array().map_or(0, Vec::len);
+            }
+        }
+    }
+    count
+}
+
+/// A writer kept open over many one-record commits merges their segments in the background,
+/// and `close` lets those merges land: a service that dropped its writer after each commit
+/// abandoned them, and its segments (one a commit) made every commit dearer than the last.
+#[test]
+fn a_writer_closed_after_many_small_commits_lands_its_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::create(dir.path(), IndexConfig::default()).unwrap();
+    let mut writer = index.writer().unwrap();
+    for i in 0..48 {
+        let tenant = if i % 2 == 0 { "tenant:acme" } else { "group:g1" };
+        writer.upsert(&record(i).acl([tenant])).unwrap();
+        writer.commit().unwrap();
+    }
+    writer.close().unwrap();
+    let segments = committed_segments(dir.path());
+    assert!(segments < 16, "48 one-record commits left {segments} segments");
+    // The index is whole, and free for the next writer.
+    assert_eq!(Index::check(dir.path()).unwrap().records, 48);
+    let hits = index.search(&SearchRequest::new("walrus", Principal::from_verified_tokens(["tenant:acme"])).k(100));
+    assert_eq!(hits.unwrap().hits.len(), 24);
+    index.writer().unwrap();
+}

@@ -361,10 +361,12 @@ impl PyIndex {
         py.detach(|| self.writer.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, braid::Writer::pending))
     }
 
-    /// Closes the index's writer, discarding uncommitted changes and releasing the write lock.
-    /// Searches still work.
-    fn close(&self, py: Python<'_>) {
-        py.detach(|| drop(self.writer.lock().unwrap_or_else(|p| p.into_inner()).take()));
+    /// Closes the index's writer, discarding uncommitted changes and releasing the write lock,
+    /// once the segment merges its commits started have ended (so their work lands). Searches
+    /// still work.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.writer.lock().unwrap_or_else(|p| p.into_inner()).take().map_or(Ok(()), braid::Writer::close))
+            .or_raise()
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -372,9 +374,9 @@ impl PyIndex {
     }
 
     #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
-        self.close(py);
-        false
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
     }
 
     /// Opens a separate writer (see :class:`Writer`): ``heap_bytes`` of indexing buffer (at
@@ -608,9 +610,11 @@ impl PyWriter {
         self.with(py, |w| Ok(w.unchanged()))
     }
 
-    /// Closes the writer, discarding uncommitted changes.
-    fn close(&self, py: Python<'_>) {
-        py.detach(|| drop(self.writer.lock().unwrap_or_else(|p| p.into_inner()).take()));
+    /// Closes the writer, discarding uncommitted changes, once the segment merges its commits
+    /// started have ended.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.writer.lock().unwrap_or_else(|p| p.into_inner()).take().map_or(Ok(()), braid::Writer::close))
+            .or_raise()
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -626,7 +630,7 @@ impl PyWriter {
         _traceback: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         let committed = if exc_type.is_none() { self.commit(py) } else { Ok(()) };
-        self.close(py);
-        committed.map(|()| false)
+        let closed = self.close(py);
+        committed.and(closed).map(|()| false)
     }
 }

@@ -15,6 +15,8 @@
 //! one JSON object with p50, p99 and max per writer. `PROMOTE_AT` is the writer's promotion
 //! threshold (`IndexBuilder::promote_tenants_at`; by default 10,000): give the one an index
 //! was built with (`scripts/scale.sh`'s `SCALE_PROMOTE_AT`), or the first commit promotes.
+//! `commit_ms_by_tenth` is the p50 of each tenth of the commits in order: a commit that grows
+//! costlier with the commits before it shows there.
 
 mod support;
 
@@ -60,7 +62,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         out.insert(
             name.to_string(),
-            serde_json::json!({ "acl": acl, "commit_ms": summary(took), "bytes_written": summary(written) }),
+            serde_json::json!({
+                "acl": acl,
+                "commit_ms_by_tenth": by_tenth(&took),
+                "commit_ms": summary(took),
+                "bytes_written": summary(written),
+            }),
         );
     }
     let report = serde_json::json!({
@@ -74,4 +81,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())
+}
+
+/// The p50 of each tenth of `took`, in the order the commits ran.
+fn by_tenth(took: &[f64]) -> Vec<serde_json::Value> {
+    let tenth = took.len().div_ceil(10).max(1);
+    took.chunks(tenth).map(|part| summary(part.to_vec())["p50"].clone()).collect()
 }

@@ -56,8 +56,9 @@ pub enum Merges {
 /// [`braid_core::PROMOTE_AT`] records is promoted ([`crate::promote`]).
 pub struct LexicalWriter {
     shared: Arc<Shared>,
-    /// The main partition's tantivy writer; `None` only when reopening it after waiting for
-    /// its merges failed (every later call then reports [`Error::Lexical`]).
+    /// The main partition's tantivy writer; `None` once closed ([`LexicalWriter::close`]) or
+    /// when reopening it after waiting for its merges failed (every later call then reports
+    /// [`Error::Lexical`]).
     main: Option<IndexWriter>,
     /// The writers of the pool and of promoted tenants' partitions, opened when first written.
     satellites: BTreeMap<Part, IndexWriter>,
@@ -162,7 +163,7 @@ impl LexicalWriter {
     }
 
     fn main(&mut self) -> Result<&mut IndexWriter> {
-        self.main.as_mut().ok_or_else(|| Error::Lexical("the writer was closed by a failed reopen".into()))
+        self.main.as_mut().ok_or_else(|| Error::Lexical("the writer is closed".into()))
     }
 
     /// The writer of `part`, opened on first use (the pool created when the catalog names
@@ -171,6 +172,8 @@ impl LexicalWriter {
         if *part == Part::Main {
             return self.main();
         }
+        // A closed writer opens no satellite either.
+        self.main()?;
         if !self.satellites.contains_key(part) {
             let index = if *part == Part::Pool && !self.catalog.pool {
                 self.shared.create_pool()?.index
@@ -393,6 +396,27 @@ impl LexicalWriter {
             self.resume_merges(&Part::Pool)?;
         }
         self.shared.reload()
+    }
+
+    /// Closes the writer once its background merges have ended, so that their work lands.
+    ///
+    /// Dropping a writer abandons the merges it started: tantivy drops a merge that ends after
+    /// its writer, so a service that opened a writer per commit and dropped it after merged
+    /// almost nothing, and its segments piled up (each commit then costs more than the last).
+    /// Changes not yet committed are discarded, as on drop; the writer writes nothing after
+    /// (every later call reports [`Error::Lexical`]).
+    ///
+    /// # Errors
+    /// [`Error::Lexical`] when a merge failed; the commits before it stand.
+    pub fn close(&mut self) -> Result<()> {
+        let writers = self.main.take().into_iter().chain(std::mem::take(&mut self.satellites).into_values());
+        let mut failed = None;
+        for writer in writers {
+            if let Err(e) = writer.wait_merging_threads() {
+                failed.get_or_insert(e);
+            }
+        }
+        failed.map_or(Ok(()), |e| Err(lexical(e)))
     }
 
     /// Waits until no background merge of `part`'s writer runs (see [`settle`]); it merges

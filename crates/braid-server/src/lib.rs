@@ -60,7 +60,24 @@ fn open(index: braid::Index, max_k: usize, reload: Option<Duration>, tools: Opti
     if let Some(every) = reload {
         watch(&engine, every)?;
     }
+    close_idle_writer(&engine)?;
     Ok(engine)
+}
+
+/// Closes the server's writer once it has not written for [`write::WRITER_IDLE`] (see
+/// [`write::WriteLock`]), for as long as the engine lives.
+fn close_idle_writer(engine: &Arc<api::Engine>) -> Result<()> {
+    let engine = Arc::downgrade(engine);
+    std::thread::Builder::new().name("braid-writer".into()).spawn(move || loop {
+        std::thread::sleep(write::WRITER_IDLE / 5);
+        let Some(engine) = engine.upgrade() else { return };
+        match engine.writes().release_idle(write::WRITER_IDLE) {
+            Ok(true) => tracing::debug!(target: "braid::serve", "closed the idle writer"),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(target: "braid::serve", error = %e, "a merge failed while the idle writer closed; every commit stands"),
+        }
+    })?;
+    Ok(())
 }
 
 /// The longest wait between two attempts to open a commit that failed to open.
