@@ -60,8 +60,12 @@ for d in $datasets; do
   [ -f "$work/$d/peers-1.json.failures.json" ] && failures=" Failed: $(tr -d '\n' < "$work/$d/peers-1.json.failures.json")."
   embed_ms=$("$venv/bin/python" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["embed_ms_per_query"])' \
     "$work/$d/vectors/queries.json")
+  passages=$("$venv/bin/python" -c 'import json,sys; m=json.load(open(sys.argv[1])); ids=m["ids"]
+print("{:,} passages of {:,} records (windows {})".format(len(ids), len(set(ids)), m["passages"]))' \
+    "$work/$d/vectors/passages.json")
   note="$d: $(getconf _NPROCESSORS_ONLN) CPUs shared with other jobs (load average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after);"
   note+=" every engine on one pinned core (the last), one query at a time, timed passes of at least 1 s, k = $k, median of $rounds alternating rounds;"
-  note+=" query vectors precomputed for all (embedding one costs ~$embed_ms ms here, on top of every engine's time).$failures"
+  note+=" query vectors precomputed for all (embedding one costs ~$embed_ms ms here, on top of every engine's time)."
+  note+=" The *-passages rows read Braid's $passages, one row each.$failures"
   "$R" score --dataset "$shared/$d" --out "results/peers-$d.json" --note "$note" "${files[@]}"
 done
