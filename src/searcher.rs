@@ -137,13 +137,15 @@ impl Searcher {
     /// # Errors
     /// As [`Searcher::vector`].
     pub fn passage_vectors(&self, id: &str, principal: &Principal) -> Result<Option<Vec<Vec<f32>>>> {
-        let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
-        if !self.allowed(principal)?.contains(record.ord) {
-            return Ok(None);
-        }
-        let Some(semantic) = &self.semantic else { return Ok(None) };
-        let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
-        Ok(store.passage_vectors(record.ord))
+        self.verified(|| {
+            let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
+            if !self.allowed(principal)?.contains(record.ord) {
+                return Ok(None);
+            }
+            let Some(semantic) = &self.semantic else { return Ok(None) };
+            let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
+            Ok(store.passage_vectors(record.ord))
+        })
     }
 
     /// A section with its neighbours, for a RAG prompt: the chunk `id` plus up to `before`
