@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use braid_core::{
-    AccessPolicy, AllowedSet, Filter, Principal, Reranker, Result, SearchRequest, SearchResponse, Visibility,
+    AccessPolicy, AllowedSet, Filter, Ordinal, Principal, Reranker, Result, SearchRequest, SearchResponse, Visibility,
 };
 use braid_lexical::Snapshot;
 
@@ -115,15 +115,7 @@ impl Searcher {
     /// [`braid_core::Error::Lexical`] or [`braid_core::Error::LexicalEngine`] when the store
     /// cannot be read.
     pub fn vector(&self, id: &str, principal: &Principal) -> Result<Option<Vec<f32>>> {
-        self.verified(|| {
-            let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
-            if !self.allowed(principal)?.contains(record.ord) {
-                return Ok(None);
-            }
-            let Some(semantic) = &self.semantic else { return Ok(None) };
-            let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
-            Ok(store.vector(record.ord))
-        })
+        self.stored_vectors(id, principal, braid_vector::PartitionedStore::vector)
     }
 
     /// Every stored embedding of record `id` on behalf of `principal`, in order: one per
@@ -137,6 +129,17 @@ impl Searcher {
     /// # Errors
     /// As [`Searcher::vector`].
     pub fn passage_vectors(&self, id: &str, principal: &Principal) -> Result<Option<Vec<Vec<f32>>>> {
+        self.stored_vectors(id, principal, braid_vector::PartitionedStore::passage_vectors)
+    }
+
+    /// What `read` takes from the vector store for record `id`, when `principal` may see it
+    /// and the index was opened with its vectors (`None` otherwise).
+    fn stored_vectors<T>(
+        &self,
+        id: &str,
+        principal: &Principal,
+        read: impl FnOnce(&braid_vector::PartitionedStore, Ordinal) -> Option<T>,
+    ) -> Result<Option<T>> {
         self.verified(|| {
             let Some(record) = self.snapshot.record_by_id(id)? else { return Ok(None) };
             if !self.allowed(principal)?.contains(record.ord) {
@@ -144,7 +147,7 @@ impl Searcher {
             }
             let Some(semantic) = &self.semantic else { return Ok(None) };
             let store = semantic.store.read().unwrap_or_else(|p| p.into_inner());
-            Ok(store.passage_vectors(record.ord))
+            Ok(read(&store, record.ord))
         })
     }
 
