@@ -14,6 +14,11 @@ reads it from the text alone (question, code, words):
   - blend with the lexical leg's feedback off for a shape.
 
   python3 research/scripts/fit_query_shape.py S.jsonl [SHARES]   # SHARES: "question=0.7,code=0.3/nofb"
+  python3 research/scripts/fit_query_shape.py --personal S.jsonl [SHARES]   # SHARES may name "personal"
+
+(`--personal`: the thirteenth round's split of questions, written before its fit: a question that
+holds a first- or second-person word (`PERSONAL`) is `personal` — "how do I…", "can my…" —, the
+rest stay `question`.)
 
 (`/nofb`: that shape's lexical leg without feedback.)
 
@@ -42,6 +47,15 @@ QUESTION_OPENERS = {
 }
 AUXILIARIES = {"do", "does", "did", "can", "could", "should", "would", "is", "are", "will"}
 CODE_CHARS = set("_=:/[]{}<>()$@#`\\|")
+PERSONAL = {"i", "i'm", "i've", "i'd", "my", "me", "mine", "myself", "we", "our", "us", "you", "your"}
+
+
+def personal_shape(text):
+    """`shape`, with questions holding a first- or second-person word as `personal`."""
+    sh = shape(text)
+    if sh == "question" and any(w.strip(".,;:!?\"'()").lower() in PERSONAL for w in text.split()):
+        return "personal"
+    return sh
 
 
 def shape(text):
@@ -117,19 +131,20 @@ def macro(rows, groups, value):
     return sum(means) / len(means) if means else 0.0
 
 
-def main(path, shares_arg=None):
+def main(path, shares_arg=None, personal=False):
+    classify = personal_shape if personal else shape
     rows = []
     for line in open(path):
         d = json.loads(line)
         s = d["sample"]
-        row = {"group": d["group_name"], "text": s["text"], "shape": shape(s["text"])}
+        row = {"group": d["group_name"], "text": s["text"], "shape": classify(s["text"])}
         row["grid"] = [ndcg10(blend(s, a), s["judged"]) for a in ALPHAS]
         row["grid_plain"] = [ndcg10(blend(s, a, "lexical_plain"), s["judged"]) for a in ALPHAS]
         for leg in ("lexical", "lexical_plain", "fuzzy", "semantic"):
             row[leg] = ndcg10(leg_alone(s, leg), s["judged"])
         rows.append(row)
     groups = sorted({r["group"] for r in rows})
-    shapes = ["question", "code", "words"]
+    shapes = (["personal"] if personal else []) + ["question", "code", "words"]
     shipped = ALPHAS.index(SHIPPED)
 
     print(f"{len(rows)} samples; groups: {', '.join(groups)}")
@@ -201,4 +216,5 @@ def main(path, shares_arg=None):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
+    args = [a for a in sys.argv[1:] if a != "--personal"]
+    main(args[0], args[1] if len(args) > 1 else None, personal="--personal" in sys.argv[1:])
