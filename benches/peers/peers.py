@@ -18,6 +18,16 @@ records, each at its best row's rank, fetching more rows until k distinct record
 the rows run out). They are reported beside the one-vector rows, as engines of their own
 (`numpy-exact-passages`, `lancedb-passages`, `milvus-lite-passages`).
 
+A help center (a Markdown corpus, `articles/`, as datasets/cargo-book and datasets/helpcenter
+are) is read from the export too: its records are the sections Braid indexes (`docs.json`
+holds each one's text, as one vector reads it, and its article), every engine holds those
+rows, and its results are collapsed to articles — what the qrels judge, as `braid eval`
+collapses Braid's — fetching more rows until k distinct articles come back. Queries asked as a
+principal (`metadata.principal`) see what the index lets that principal see (`visible` in
+`queries.json`): numpy masks the rest out, LanceDB and Milvus Lite filter on it in the engine
+before ranking (`where(..., prefilter=True)`, `filter`/`expr` on `id`), and bm25s, which has no
+filter, drops the rest from its ranking (the same ranking, as BM25 scores do not depend on it).
+
 usage: python peers.py DATASET_DIR VECTORS_DIR WORK_DIR K OUT.json [ENGINE ...]
 engines: bm25s bm25s-batch numpy lancedb milvus numpy-passages lancedb-passages milvus-passages
 (default: all; the passage engines need passages.json from `braid-report export`)
@@ -32,22 +42,49 @@ import time
 import numpy as np
 
 
+class Scope:
+    """What one query may see (`ids`: a set of record ids, None for everything) and the same
+    as each engine's filter expression on the `id` column."""
+
+    def __init__(self, ids):
+        self.ids = ids
+        listed = sorted(ids) if ids is not None else []
+        self.lance = "id IN ({})".format(", ".join("'" + i.replace("'", "''") + "'" for i in listed))
+        self.milvus = "id in " + json.dumps(listed)
+
+
+EVERYTHING = Scope(None)
+
+
 def load(dataset, vectors):
+    """(ids, corpus, doc_vecs, queries, unit): queries are (id, text, vector, Scope); unit maps
+    a record to what the qrels judge (its article on a Markdown corpus), None when the records
+    are judged themselves."""
     docs_meta = json.load(open(os.path.join(vectors, "docs.json")))
     queries_meta = json.load(open(os.path.join(vectors, "queries.json")))
     dim = docs_meta["dim"]
     doc_vecs = np.fromfile(os.path.join(vectors, "docs.f32"), dtype="<f4").reshape(-1, dim)
     query_vecs = np.fromfile(os.path.join(vectors, "queries.f32"), dtype="<f4").reshape(-1, dim)
-    texts = {}
-    with open(os.path.join(dataset, "corpus.jsonl")) as f:
-        for line in f:
-            d = json.loads(line)
-            texts[d["_id"]] = (d.get("title", "") + " " + d.get("text", "")).strip()
     ids = docs_meta["ids"]
-    assert len(ids) == doc_vecs.shape[0] and set(ids) == set(texts), "vectors and corpus disagree"
-    corpus = [texts[i] for i in ids]
-    queries = list(zip(queries_meta["ids"], queries_meta["texts"], query_vecs))
-    return ids, corpus, doc_vecs, queries
+    unit = None
+    if os.path.exists(os.path.join(dataset, "corpus.jsonl")):
+        texts = {}
+        with open(os.path.join(dataset, "corpus.jsonl")) as f:
+            for line in f:
+                d = json.loads(line)
+                texts[d["_id"]] = (d.get("title", "") + " " + d.get("text", "")).strip()
+        assert len(ids) == doc_vecs.shape[0] and set(ids) == set(texts), "vectors and corpus disagree"
+        corpus = [texts[i] for i in ids]
+    else:
+        # A Markdown corpus: Braid's sections, their texts and articles, from the export.
+        corpus, parents = docs_meta["texts"], docs_meta["parents"]
+        assert len(ids) == len(corpus) == len(parents) == doc_vecs.shape[0], "docs.json and docs.f32 disagree"
+        unit = dict(zip(ids, parents))
+    scopes = {p: Scope(frozenset(seen)) for p, seen in queries_meta.get("visible", {}).items()}
+    principals = queries_meta.get("principals") or [""] * len(queries_meta["ids"])
+    queries = [(qid, text, vec, scopes.get(p, EVERYTHING))
+               for qid, text, vec, p in zip(queries_meta["ids"], queries_meta["texts"], query_vecs, principals)]
+    return ids, corpus, doc_vecs, queries, unit
 
 
 def load_passages(vectors, ids):
@@ -60,24 +97,41 @@ def load_passages(vectors, ids):
     return meta["ids"], meta["texts"], rows
 
 
-def records_of(fetch, k, start):
+def records_of(fetch, k, start, unit=None, allowed=None):
     """Deduplicates passage rows to records: fetch(limit) returns the record ids of the best
     `limit` rows, best first; a record keeps its best row's rank. Starts at `start` rows and
     doubles until k distinct records come back or the engine returns fewer rows than asked
-    (there are no more)."""
+    (there are no more). With `unit`, records are collapsed to what it maps them to (a
+    section to its article); with `allowed`, rows of other records are dropped (engines that
+    cannot filter)."""
     limit = start
     while True:
         rows = fetch(limit)
-        records = list(dict.fromkeys(rows))
+        records = collapse(rows, unit, allowed)
         if len(records) >= k or len(rows) < limit:
             return records[:k]
         limit *= 2
 
 
-def first_fetch(row_ids, k):
-    """Rows asked for first: k times the mean passages a record (enough when the best rows
-    spread like the records' passages do; records_of asks again when not)."""
-    return k * math.ceil(len(row_ids) / len(set(row_ids)))
+def collapse(rows, unit=None, allowed=None):
+    """Rows (record ids, best first) to distinct judged units, each at its best row's rank:
+    rows outside `allowed` (when given) dropped, records mapped by `unit` (when given)."""
+    kept = rows if allowed is None else [r for r in rows if r in allowed]
+    return list(dict.fromkeys(kept if unit is None else (unit[r] for r in kept)))
+
+
+def deep(queries, unit):
+    """Whether results need more rows than k: records collapse to articles, or some query
+    sees part of the records."""
+    return unit is not None or any(scope.ids is not None for _, _, _, scope in queries)
+
+
+def first_fetch(row_ids, k, unit=None):
+    """Rows asked for first: k times the mean rows a judged unit — passages a record, or rows
+    an article (enough when the best rows spread like the units' rows do; records_of asks
+    again when not)."""
+    units = set(row_ids) if unit is None else {unit[r] for r in row_ids}
+    return k * math.ceil(len(row_ids) / len(units))
 
 
 # Timed passes go on until this many seconds have passed (at least one pass).
@@ -98,13 +152,13 @@ def passes(run_pass):
 
 def timed(engine, mode, k, queries, search):
     """One warm-up pass, then timed passes (see MIN_SECONDS), one query at a time."""
-    for _, text, vec in queries:
-        search(text, vec)
+    for _, text, vec, scope in queries:
+        search(text, vec, scope)
     rankings = {}
 
     def run_pass(first):
-        for qid, text, vec in queries:
-            ranking = search(text, vec)
+        for qid, text, vec, scope in queries:
+            ranking = search(text, vec, scope)
             if first:
                 rankings[qid] = ranking
 
@@ -114,38 +168,54 @@ def timed(engine, mode, k, queries, search):
     return {"engine": engine, "mode": mode, "k": k, "queries": calls, "seconds": seconds, "rankings": rankings}
 
 
-def bm25s_runs(ids, corpus, queries, k, batch):
+def bm25s_runs(ids, corpus, queries, k, batch, unit=None):
     import bm25s
     import Stemmer
 
     stemmer = Stemmer.Stemmer("english")
     retriever = bm25s.BM25()  # method "lucene", k1 = 1.5, b = 0.75
     retriever.index(bm25s.tokenize(corpus, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+    # bm25s has no filter: where a query sees part of the records, or records collapse to
+    # articles, it ranks deeper and the rest is dropped (BM25 scores do not depend on it).
+    more = deep(queries, unit)
     if batch:
-        # bm25s's own benchmark shape: every query tokenized and retrieved in one call.
-        texts = [t for _, t, _ in queries]
+        # bm25s's own benchmark shape: every query tokenized and retrieved in one call (every
+        # record ranked where results are collapsed or filtered).
+        texts = [t for _, t, _, _ in queries]
+        depth = len(ids) if more else k
         run = lambda: retriever.retrieve(  # noqa: E731
             bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False),
-            k=k, show_progress=False, n_threads=1)
+            k=depth, show_progress=False, n_threads=1)
         run()
         first = []
         count, seconds = passes(lambda is_first: first.append(run()[0]) if is_first else run())
         calls = count * len(queries)
         print(f"bm25s-batch lexical k={k}: {calls / seconds:.0f} q/s", file=sys.stderr)
-        rankings = {qid: [ids[i] for i in row] for (qid, _, _), row in zip(queries, first[0])}
+        rankings = {qid: collapse([ids[i] for i in row], unit, scope.ids)[:k]
+                    for (qid, _, _, scope), row in zip(queries, first[0])}
         return [{"engine": "bm25s-batch", "mode": "lexical", "k": k, "queries": calls, "seconds": seconds,
                  "rankings": rankings}]
 
-    def search(text, _vec):
-        tokens = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
-        docs, _ = retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
+    def rows(tokens, limit):
+        docs, _ = retriever.retrieve(tokens, k=min(limit, len(ids)), show_progress=False, n_threads=1)
         return [ids[i] for i in docs[0]]
+
+    start = first_fetch(ids, k, unit)
+
+    def search(text, _vec, scope):
+        tokens = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
+        if not more:
+            return rows(tokens, k)
+        return records_of(lambda limit: rows(tokens, limit), k, start, unit, scope.ids)
 
     return [timed("bm25s", "lexical", k, queries, search)]
 
 
-def numpy_runs(ids, doc_vecs, queries, k):
-    def search(_text, vec):
+def numpy_runs(ids, doc_vecs, queries, k, unit=None):
+    if deep(queries, unit):
+        return numpy_passage_runs(ids, doc_vecs, queries, k, unit, "numpy-exact")
+
+    def search(_text, vec, _scope):
         scores = doc_vecs @ vec
         top = np.argpartition(-scores, k)[:k]
         return [ids[i] for i in top[np.argsort(-scores[top])]]
@@ -153,26 +223,38 @@ def numpy_runs(ids, doc_vecs, queries, k):
     return [timed("numpy-exact", "semantic", k, queries, search)]
 
 
-def numpy_passage_runs(row_ids, row_vecs, queries, k):
-    start = first_fetch(row_ids, k)
+def numpy_passage_runs(row_ids, row_vecs, queries, k, unit=None, engine="numpy-exact-passages"):
+    """Exact search over rows (passages, or records where results collapse or are filtered):
+    a query that sees part of the records searches only their rows."""
+    start = first_fetch(row_ids, k, unit)
+    subsets = {}
 
-    def fetch(vec, limit):
-        scores = row_vecs @ vec
+    def rows_of(scope):
+        if scope.ids is None:
+            return row_ids, row_vecs
+        if id(scope) not in subsets:
+            keep = [i for i, r in enumerate(row_ids) if r in scope.ids]
+            subsets[id(scope)] = ([row_ids[i] for i in keep], row_vecs[keep])
+        return subsets[id(scope)]
+
+    def fetch(vec, limit, scope):
+        ids, vecs = rows_of(scope)
+        scores = vecs @ vec
         if limit >= len(scores):
             top = np.arange(len(scores))
         else:
             top = np.argpartition(-scores, limit)[:limit]
-        return [row_ids[i] for i in top[np.argsort(-scores[top])]]
+        return [ids[i] for i in top[np.argsort(-scores[top])]]
 
-    def search(_text, vec):
-        return records_of(lambda limit: fetch(vec, limit), k, start)
+    def search(_text, vec, scope):
+        return records_of(lambda limit: fetch(vec, limit, scope), k, start, unit)
 
-    return [timed("numpy-exact-passages", "semantic", k, queries, search)]
+    return [timed(engine, "semantic", k, queries, search)]
 
 
-def lancedb_runs(ids, corpus, doc_vecs, queries, k, work, engine="lancedb", fetch=None):
+def lancedb_runs(ids, corpus, doc_vecs, queries, k, work, engine="lancedb", fetch=None, unit=None):
     """LanceDB over one row per record, or (fetch: the first number of rows to ask) one row
-    per passage with the results deduplicated to records."""
+    per passage with the results deduplicated to records (collapsed by `unit` when given)."""
     import lancedb
     import pyarrow as pa
     from lancedb.rerankers import RRFReranker
@@ -188,27 +270,32 @@ def lancedb_runs(ids, corpus, doc_vecs, queries, k, work, engine="lancedb", fetc
     def ranked(result):
         return result.column("id").to_pylist()
 
-    def lexical_rows(text, _vec, limit):
-        return ranked(table.search(text, query_type="fts").limit(limit).select(["id"]).to_arrow())
+    def scoped(q, scope):
+        # What the query's principal may not see is filtered out before ranking.
+        return q if scope.ids is None else q.where(scope.lance, prefilter=True)
 
-    def semantic_rows(_text, vec, limit):
-        return ranked(table.search(vec, query_type="vector").distance_type("dot").limit(limit).select(["id"])
-                      .to_arrow())
+    def lexical_rows(text, _vec, limit, scope):
+        return ranked(scoped(table.search(text, query_type="fts"), scope).limit(limit).select(["id"]).to_arrow())
 
-    def hybrid_rows(text, vec, limit):
-        q = table.search(query_type="hybrid").vector(vec).text(text).distance_type("dot").rerank(reranker)
+    def semantic_rows(_text, vec, limit, scope):
+        q = scoped(table.search(vec, query_type="vector").distance_type("dot"), scope)
         return ranked(q.limit(limit).select(["id"]).to_arrow())
 
-    return [timed(engine, m, k, queries, by_record(f, k, fetch))
+    def hybrid_rows(text, vec, limit, scope):
+        q = table.search(query_type="hybrid").vector(vec).text(text).distance_type("dot").rerank(reranker)
+        return ranked(scoped(q, scope).limit(limit).select(["id"]).to_arrow())
+
+    return [timed(engine, m, k, queries, by_record(f, k, fetch, unit))
             for m, f in (("lexical", lexical_rows), ("semantic", semantic_rows), ("hybrid", hybrid_rows))]
 
 
-def by_record(rows, k, fetch):
-    """A search(text, vec) from rows(text, vec, limit): k rows when each row is a record,
-    else passage rows deduplicated to k records (records_of), starting at `fetch` rows."""
+def by_record(rows, k, fetch, unit=None):
+    """A search(text, vec, scope) from rows(text, vec, limit, scope): k rows when each row is
+    a record, else rows deduplicated to k records or collapsed to k articles (records_of),
+    starting at `fetch` rows."""
     if fetch is None:
-        return lambda text, vec: rows(text, vec, k)
-    return lambda text, vec: records_of(lambda limit: rows(text, vec, limit), k, fetch)
+        return lambda text, vec, scope: rows(text, vec, k, scope)
+    return lambda text, vec, scope: records_of(lambda limit: rows(text, vec, limit, scope), k, fetch, unit)
 
 
 # Milvus Lite knows the "standard" and "jieba" tokenizers only (its "english" analyzer is not
@@ -218,21 +305,25 @@ MILVUS_ANALYZER = {"tokenizer": "standard",
                               {"type": "stemmer", "language": "english"}]}
 
 
-def milvus_runs(ids, corpus, doc_vecs, queries, k, work, engine="milvus-lite", fetch=None):
+def milvus_runs(ids, corpus, doc_vecs, queries, k, work, engine="milvus-lite", fetch=None, unit=None, rows_keyed=None):
     """Milvus Lite over one row per record, or (fetch: the first number of rows to ask) one
-    row per passage with the results deduplicated to records."""
+    row per passage with the results deduplicated to records (collapsed by `unit` when
+    given). `rows_keyed`: whether rows have a key of their own (passages; default: when
+    `fetch` is given)."""
+    rows_keyed = fetch is not None if rows_keyed is None else rows_keyed
     from pymilvus import (AnnSearchRequest, DataType, Function, FunctionType, MilvusClient, RRFRanker)
 
-    client = MilvusClient(os.path.join(work, f"{engine}.db" if fetch else "milvus.db"))
+    client = MilvusClient(os.path.join(work, f"{engine}.db" if rows_keyed else "milvus.db"))
     if client.has_collection("docs"):
         client.drop_collection("docs")
     schema = client.create_schema(auto_id=False)
-    if fetch is None:
-        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=128)
+    # Braid's ids are at most 512 bytes (a help center's section ids are long).
+    if not rows_keyed:
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=512)
     else:
         # A passage row's key is its row number; `id` is its record's (a record's rows share it).
         schema.add_field("row", DataType.INT64, is_primary=True)
-        schema.add_field("id", DataType.VARCHAR, max_length=128)
+        schema.add_field("id", DataType.VARCHAR, max_length=512)
     schema.add_field("text", DataType.VARCHAR, max_length=65535, enable_analyzer=True,
                      analyzer_params=MILVUS_ANALYZER)
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
@@ -244,7 +335,7 @@ def milvus_runs(ids, corpus, doc_vecs, queries, k, work, engine="milvus-lite", f
     index.add_index(field_name="dense", index_type="FLAT", metric_type="IP")
     client.create_collection("docs", schema=schema, index_params=index)
     rows = [{"id": i, "text": t, "dense": v.tolist()} for i, t, v in zip(ids, corpus, doc_vecs)]
-    if fetch is not None:
+    if rows_keyed:
         for n, row in enumerate(rows):
             row["row"] = n
     for start in range(0, len(rows), 1000):
@@ -256,20 +347,29 @@ def milvus_runs(ids, corpus, doc_vecs, queries, k, work, engine="milvus-lite", f
     def ids_of(result):
         return [hit["id"] for hit in result[0]]
 
-    def lexical_rows(text, _vec, limit):
+    # What the query's principal may not see is filtered out before ranking.
+    def filt(scope):
+        return {} if scope.ids is None else {"filter": scope.milvus}
+
+    def expr(scope):
+        return {} if scope.ids is None else {"expr": scope.milvus}
+
+    def lexical_rows(text, _vec, limit, scope):
         return ids_of(client.search("docs", data=[text], anns_field="sparse", limit=limit, output_fields=["id"],
-                                    search_params={"metric_type": "BM25"}))
+                                    search_params={"metric_type": "BM25"}, **filt(scope)))
 
-    def semantic_rows(_text, vec, limit):
+    def semantic_rows(_text, vec, limit, scope):
         return ids_of(client.search("docs", data=[vec.tolist()], anns_field="dense", limit=limit,
-                                    output_fields=["id"], search_params={"metric_type": "IP"}))
+                                    output_fields=["id"], search_params={"metric_type": "IP"}, **filt(scope)))
 
-    def hybrid_rows(text, vec, limit):
-        reqs = [AnnSearchRequest(data=[text], anns_field="sparse", param={"metric_type": "BM25"}, limit=limit),
-                AnnSearchRequest(data=[vec.tolist()], anns_field="dense", param={"metric_type": "IP"}, limit=limit)]
+    def hybrid_rows(text, vec, limit, scope):
+        reqs = [AnnSearchRequest(data=[text], anns_field="sparse", param={"metric_type": "BM25"}, limit=limit,
+                                 **expr(scope)),
+                AnnSearchRequest(data=[vec.tolist()], anns_field="dense", param={"metric_type": "IP"}, limit=limit,
+                                 **expr(scope))]
         return ids_of(client.hybrid_search("docs", reqs, ranker, limit=limit, output_fields=["id"]))
 
-    runs = [timed(engine, m, k, queries, by_record(f, k, fetch))
+    runs = [timed(engine, m, k, queries, by_record(f, k, fetch, unit))
             for m, f in (("lexical", lexical_rows), ("semantic", semantic_rows), ("hybrid", hybrid_rows))]
     client.close()
     return runs
@@ -281,7 +381,10 @@ def main():
     engines = sys.argv[6:] or ["bm25s", "bm25s-batch", "numpy", "lancedb", "milvus", "numpy-passages",
                                "lancedb-passages", "milvus-passages"]
     os.makedirs(work, exist_ok=True)
-    ids, corpus, doc_vecs, queries = load(dataset, vectors)
+    ids, corpus, doc_vecs, queries, unit = load(dataset, vectors)
+    # One row a record needs deeper fetches too where records collapse to articles or some
+    # query sees part of them.
+    one_fetch = first_fetch(ids, k, unit) if deep(queries, unit) else None
     passages = None
     runs, failures = [], {}
     for engine in engines:
@@ -289,23 +392,25 @@ def main():
             if engine.endswith("-passages"):
                 passages = passages or load_passages(vectors, ids)
                 row_ids, row_texts, row_vecs = passages
-                fetch = first_fetch(row_ids, k)
+                fetch = first_fetch(row_ids, k, unit)
             if engine == "bm25s":
-                runs += bm25s_runs(ids, corpus, queries, k, batch=False)
+                runs += bm25s_runs(ids, corpus, queries, k, batch=False, unit=unit)
             elif engine == "bm25s-batch":
-                runs += bm25s_runs(ids, corpus, queries, k, batch=True)
+                runs += bm25s_runs(ids, corpus, queries, k, batch=True, unit=unit)
             elif engine == "numpy":
-                runs += numpy_runs(ids, doc_vecs, queries, k)
+                runs += numpy_runs(ids, doc_vecs, queries, k, unit)
             elif engine == "lancedb":
-                runs += lancedb_runs(ids, corpus, doc_vecs, queries, k, work)
+                runs += lancedb_runs(ids, corpus, doc_vecs, queries, k, work, fetch=one_fetch, unit=unit)
             elif engine == "milvus":
-                runs += milvus_runs(ids, corpus, doc_vecs, queries, k, work)
+                runs += milvus_runs(ids, corpus, doc_vecs, queries, k, work, fetch=one_fetch, unit=unit,
+                                    rows_keyed=False)
             elif engine == "numpy-passages":
-                runs += numpy_passage_runs(row_ids, row_vecs, queries, k)
+                runs += numpy_passage_runs(row_ids, row_vecs, queries, k, unit)
             elif engine == "lancedb-passages":
-                runs += lancedb_runs(row_ids, row_texts, row_vecs, queries, k, work, engine, fetch)
+                runs += lancedb_runs(row_ids, row_texts, row_vecs, queries, k, work, engine, fetch, unit)
             elif engine == "milvus-passages":
-                runs += milvus_runs(row_ids, row_texts, row_vecs, queries, k, work, "milvus-lite-passages", fetch)
+                runs += milvus_runs(row_ids, row_texts, row_vecs, queries, k, work, "milvus-lite-passages", fetch,
+                                    unit)
             else:
                 raise ValueError(f"unknown engine {engine}")
         except Exception as e:  # one engine failing must not hide the others' numbers

@@ -45,6 +45,9 @@ enum Command {
         /// An index of the dataset built with `--model`.
         #[arg(long)]
         index: PathBuf,
+        /// The qrels split whose queries are exported (`test`; a help center's `holdout`).
+        #[arg(long, default_value = "test")]
+        split: String,
         /// Output folder: docs.json, docs.f32, passages.json, passages.f32, queries.json,
         /// queries.f32.
         #[arg(long)]
@@ -61,6 +64,9 @@ enum Command {
         /// The folder `export` wrote (the query vectors come from there).
         #[arg(long)]
         vectors: PathBuf,
+        /// The qrels split whose queries run (the one exported).
+        #[arg(long, default_value = "test")]
+        split: String,
         /// Modes, comma-separated.
         #[arg(long, default_value = "lexical,semantic,hybrid", value_delimiter = ',')]
         mode: Vec<String>,
@@ -86,6 +92,10 @@ enum Command {
         /// The BEIR dataset folder.
         #[arg(long)]
         dataset: PathBuf,
+        /// The qrels split the runs answered (a split other than `test`, or any split of a
+        /// Markdown corpus, names the table `<dataset>-<split>`).
+        #[arg(long, default_value = "test")]
+        split: String,
         /// Write the scored table as JSON here.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -98,7 +108,8 @@ enum Command {
         runs: Vec<PathBuf>,
     },
     /// Regenerate the README tables between `<!-- results: FILES -->` / `<!-- peers: FILES -->`
-    /// / `<!-- peers-quality: FILES -->` and `<!-- /results -->` markers from JSON files in a
+    /// / `<!-- peers-quality: FILES -->` / `<!-- peers-vs-default: FILES -->` and
+    /// `<!-- /results -->` markers from JSON files in a
     /// results folder.
     Readme {
         /// The folder holding `braid eval --out` and `score --out` JSON.
@@ -151,10 +162,11 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Export { dataset, index, out } => peers::export(&dataset, &index, &out),
-        Command::Run { dataset, index, vectors, mode, k, threads, engine, no_hits, out } => {
+        Command::Export { dataset, index, split, out } => peers::export(&dataset, &index, &split, &out),
+        Command::Run { dataset, index, vectors, split, mode, k, threads, engine, no_hits, out } => {
             let args = peers::RunArgs {
                 dataset: &dataset,
+                split: &split,
                 index: &index,
                 vectors: &vectors,
                 k,
@@ -164,7 +176,9 @@ fn main() -> ExitCode {
             };
             peers::run(&args, &mode, &out)
         }
-        Command::Score { dataset, out, note, runs } => peers::score(&dataset, &runs, out.as_deref(), &note),
+        Command::Score { dataset, split, out, note, runs } => {
+            peers::score(&dataset, &split, &runs, out.as_deref(), &note)
+        }
         Command::Readme { results, readme } => readme::regenerate(&results, &readme),
         Command::Plot { results, out } => plot::plot_all(&results, &out),
         Command::Scale { results, suffix, out } => scale::plot_scale(&results, &suffix, &out),

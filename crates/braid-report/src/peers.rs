@@ -15,9 +15,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{ensure, Context, Result};
+use braid::ingest::Source;
 use braid::models::OnnxEmbedder;
 use braid::{Embedder, Index, Mode, Principal, Record, SearchRequest};
-use braid_eval::{evaluate_outcomes, read_corpus, Dataset, QueryOutcome};
+use braid_eval::{evaluate_outcomes, paired_comparison, Dataset, PairedComparison, QueryOutcome};
 use serde::{Deserialize, Serialize};
 
 /// The ids and model of an exported vector file (`docs.json` / `queries.json`).
@@ -33,6 +34,20 @@ struct VectorsMeta {
     /// every engine's q/s.
     #[serde(default)]
     embed_ms_per_query: f64,
+    /// Documents of a Markdown corpus only: the article each record (a section) belongs to,
+    /// in the order of `ids` — what the qrels judge, so every engine's results are collapsed
+    /// to articles, as `braid eval` collapses Braid's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    parents: Vec<String>,
+    /// Queries only, when some query is asked as a principal (`metadata.principal`): each
+    /// query's principal, its tokens joined by spaces (empty: anonymous), in the order of `ids`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    principals: Vec<String>,
+    /// Queries only: the records each principal of `principals` may see, as the index decides
+    /// it (`Searcher::record`), for every principal that may not see them all. The peers apply
+    /// it as a filter.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    visible: BTreeMap<String, Vec<String>>,
 }
 
 /// The passages Braid's semantic leg reads (`passages.json`, beside `passages.f32`): one row
@@ -93,6 +108,11 @@ pub struct Row {
     pub ndcg_at_10: f64,
     /// Braid's q/s divided by this engine's, for the same mode and k.
     pub braid_speedup: Option<f64>,
+    /// Braid's default request (`braid`, `hybrid`, same k) against this row, query by query:
+    /// `delta` is the default's nDCG@10 minus this row's, `p_value` the paired randomization
+    /// test's. Absent in files scored before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_default: Option<PairedComparison>,
 }
 
 /// The scored comparison on one dataset.
@@ -141,55 +161,66 @@ fn read_meta(path: &Path) -> Result<VectorsMeta> {
     serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
-/// Writes `docs.json`/`docs.f32` (every corpus record's stored vector, corpus order: its first
-/// passage's), `passages.json`/`passages.f32` (every vector the index stores for each record —
-/// one per passage Braid embedded — with the passage's text, records in corpus order) and
-/// `queries.json`/`queries.f32` (the judged test queries, embedded by the index's model).
+/// Writes `docs.json`/`docs.f32` (every record's stored vector, in the order the dataset's
+/// source reads them: its first passage's), `passages.json`/`passages.f32` (every vector the
+/// index stores for each record — one per passage Braid embedded — with the passage's text,
+/// records in the same order) and `queries.json`/`queries.f32` (the queries `split` judges,
+/// embedded by the index's model).
+///
+/// The records are the ones `braid index` reads from the dataset ([`Source`]): a BEIR corpus's
+/// documents, or a Markdown corpus's sections, each with the article it belongs to (`parents`
+/// in `docs.json`) and, as the peers read no Markdown, its whole text as one vector reads it
+/// (`texts`). Queries asked as a principal (`metadata.principal`, as `braid eval` asks them)
+/// carry it, and the records each such principal may see are written beside them (`visible`).
 ///
 /// A passage's text is [`Record::passages`] of the record as the index stores it, under the
 /// index's own windows: Braid's chunker, not a copy of it. A record whose stored vectors do not
 /// number its passages is an error, and the texts of [`CHECKED_RECORDS`] records' passages are
 /// embedded again and must give the stored vectors (cosine ≥ 0.999).
-pub fn export(dataset_dir: &Path, index_dir: &Path, out: &Path) -> Result<()> {
-    let dataset = Dataset::load(dataset_dir, "test").with_context(|| format!("loading {}", dataset_dir.display()))?;
+pub fn export(dataset_dir: &Path, index_dir: &Path, split: &str, out: &Path) -> Result<()> {
+    let dataset = Dataset::load(dataset_dir, split).with_context(|| format!("loading {}", dataset_dir.display()))?;
     let model = Arc::new(index_model(index_dir)?);
     let index = Index::builder()
         .embedder(model.clone())
         .open(index_dir)
         .with_context(|| format!("opening {}", index_dir.display()))?;
     let windows = index.config().passages;
+    let chunked = dataset.articles_dir().is_some();
     let searcher = index.searcher();
-    let operator = Principal::public();
-    let (mut ids, mut vectors) = (Vec::new(), Vec::new());
+    let (mut ids, mut vectors, mut parents, mut doc_texts) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut row_ids, mut row_texts, mut row_vectors) = (Vec::new(), Vec::new(), Vec::new());
-    for doc in read_corpus(&dataset.corpus_path()) {
-        let doc = doc?;
+    let source = Source::detect(dataset_dir).with_context(|| format!("reading {}", dataset_dir.display()))?;
+    for record in source.records(&index.config().schema) {
+        let record = record.with_context(|| format!("reading {}", dataset_dir.display()))?;
+        // A principal holding the record's own ACL tokens sees it (its tenant's included).
+        let operator = Principal::from_verified_tokens(&record.acl);
         let missing = || {
             anyhow::anyhow!(
                 "record {:?} has no vector in {}: was the index built from this corpus?",
-                doc.id,
+                record.id,
                 index_dir.display()
             )
         };
-        let passages = searcher.passage_vectors(&doc.id, &operator)?.ok_or_else(missing)?;
-        let stored = searcher.record(&doc.id, &operator)?.ok_or_else(missing)?;
-        let texts = Record::new(stored.id.as_str())
-            .title(stored.title)
-            .body(stored.body)
-            .section(stored.section)
-            .passages(windows.as_ref());
+        let passages = searcher.passage_vectors(&record.id, &operator)?.ok_or_else(missing)?;
+        let stored = searcher.record(&record.id, &operator)?.ok_or_else(missing)?;
+        let stored = Record::new(stored.id.as_str()).title(stored.title).body(stored.body).section(stored.section);
+        let texts = stored.passages(windows.as_ref());
         ensure!(
             texts.len() == passages.len(),
             "record {:?} has {} stored vectors but {} passages under the index's windows ({}): \
              were its vectors supplied rather than embedded?",
-            doc.id,
+            record.id,
             passages.len(),
             texts.len(),
             windows.map_or("off".to_string(), |w| w.to_string())
         );
-        ids.push(doc.id.clone());
+        if chunked {
+            parents.push(record.parent.clone().unwrap_or_else(|| record.id.clone()));
+            doc_texts.push(stored.passage());
+        }
+        ids.push(record.id.clone());
         vectors.push(passages[0].clone());
-        row_ids.extend(std::iter::repeat_n(doc.id, texts.len()));
+        row_ids.extend(std::iter::repeat_n(record.id, texts.len()));
         row_texts.extend(texts);
         row_vectors.extend(passages);
     }
@@ -198,7 +229,16 @@ pub fn export(dataset_dir: &Path, index_dir: &Path, out: &Path) -> Result<()> {
     let dim = model.dim();
     let model_id = model.model_id().to_string();
     write_f32(&out.join("docs.f32"), &vectors)?;
-    let docs = VectorsMeta { model_id: model_id.clone(), dim, ids, texts: Vec::new(), embed_ms_per_query: 0.0 };
+    let docs = VectorsMeta {
+        model_id: model_id.clone(),
+        dim,
+        ids,
+        texts: doc_texts,
+        embed_ms_per_query: 0.0,
+        parents,
+        principals: Vec::new(),
+        visible: BTreeMap::new(),
+    };
     fs::write(out.join("docs.json"), serde_json::to_string(&docs)?)?;
     write_f32(&out.join("passages.f32"), &row_vectors)?;
     let passages = PassagesMeta {
@@ -211,6 +251,23 @@ pub fn export(dataset_dir: &Path, index_dir: &Path, out: &Path) -> Result<()> {
         min_cosine,
     };
     fs::write(out.join("passages.json"), serde_json::to_string(&passages)?)?;
+
+    // Each query's principal, and what each principal that does not see everything may see.
+    let principals: Vec<String> = dataset.queries.iter().map(principal_key).collect();
+    let mut visible = BTreeMap::new();
+    for key in principals.iter().collect::<std::collections::BTreeSet<_>>() {
+        let principal = Principal::from_verified_tokens(key.split_whitespace());
+        let mut seen = Vec::new();
+        for id in &docs.ids {
+            if searcher.record(id, &principal)?.is_some() {
+                seen.push(id.clone());
+            }
+        }
+        if seen.len() < docs.ids.len() {
+            visible.insert(key.clone(), seen);
+        }
+    }
+    let principals = if principals.iter().all(String::is_empty) { Vec::new() } else { principals };
 
     let texts: Vec<&str> = dataset.queries.iter().map(|q| q.text.as_str()).collect();
     let started = Instant::now();
@@ -226,17 +283,48 @@ pub fn export(dataset_dir: &Path, index_dir: &Path, out: &Path) -> Result<()> {
         ids: dataset.queries.iter().map(|q| q.id.clone()).collect(),
         texts: texts.iter().map(|t| t.to_string()).collect(),
         embed_ms_per_query,
+        parents: Vec::new(),
+        principals,
+        visible,
     };
     fs::write(out.join("queries.json"), serde_json::to_string(&queries)?)?;
     eprintln!(
-        "exported {} document vectors, {} passages ({} windows; {checked} re-embedded, lowest cosine \
-         {min_cosine:.5}) and {} query vectors ({dim} dimensions; queries embedded at {embed_ms_per_query:.1} ms each)",
+        "exported {} document vectors{}, {} passages ({} windows; {checked} re-embedded, lowest cosine \
+         {min_cosine:.5}) and {} query vectors ({dim} dimensions; queries embedded at {embed_ms_per_query:.1} ms each){}",
         docs.ids.len(),
+        if chunked {
+            format!(" (sections of {} articles)", docs.parents.iter().collect::<std::collections::BTreeSet<_>>().len())
+        } else {
+            String::new()
+        },
         passages.ids.len(),
         passages.passages,
-        queries.ids.len()
+        queries.ids.len(),
+        if queries.visible.is_empty() {
+            String::new()
+        } else {
+            format!("; {} principals see part of the records", queries.visible.len())
+        }
     );
     Ok(())
+}
+
+/// A judged query's principal as `braid eval` asks it (`metadata.principal`), as one string:
+/// its tokens, sorted, joined by spaces; empty for an anonymous query.
+fn principal_key(query: &braid_eval::Query) -> String {
+    let mut tokens: Vec<&str> = query.principal_tokens().map(|t| t.collect()).unwrap_or_default();
+    tokens.sort_unstable();
+    tokens.dedup();
+    tokens.join(" ")
+}
+
+/// The principal a judged query is asked as (`braid eval`'s rule): its `metadata.principal`
+/// tokens, or an anonymous caller.
+fn query_principal(query: &braid_eval::Query) -> Principal {
+    match query.principal_tokens() {
+        Some(tokens) => Principal::from_verified_tokens(tokens),
+        None => Principal::public(),
+    }
 }
 
 /// Embeds the passages of the first [`CHECKED_RECORDS`] records with several passages and as
@@ -285,6 +373,8 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 /// What [`run`] measures.
 pub struct RunArgs<'a> {
     pub dataset: &'a Path,
+    /// The qrels split whose queries run (`test`).
+    pub split: &'a str,
     pub index: &'a Path,
     pub vectors: &'a Path,
     pub k: usize,
@@ -300,12 +390,28 @@ pub struct RunArgs<'a> {
 /// queries at 10,000 q/s is otherwise timed over 6 ms, less than the machine's jitter.
 const MIN_SECONDS: f64 = 1.0;
 
+/// Hits asked per query on a Markdown corpus, whose sections are collapsed to their articles
+/// before the first k are kept: `braid eval`'s depth there, so the rankings are its rankings.
+const CHUNKED_K: usize = 300;
+
 /// Times `search()` per mode: one untimed warm-up pass, then timed passes (see
 /// [`MIN_SECONDS`]), one query at a time, snippets and suggestions off (the peers return ids and scores only), once returning
-/// ids only and, with [`RunArgs::hits`], once whole hits.
+/// ids only and, with [`RunArgs::hits`], once whole hits. Each query is asked as its principal
+/// (`metadata.principal`, as `braid eval` asks it); on a Markdown corpus the hits (sections)
+/// are collapsed to their articles (`parents` of the export's `docs.json`), [`CHUNKED_K`] asked.
 pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
     rayon::ThreadPoolBuilder::new().num_threads(args.threads.max(1)).build_global()?;
-    let dataset = Dataset::load(args.dataset, "test").with_context(|| format!("loading {}", args.dataset.display()))?;
+    let dataset =
+        Dataset::load(args.dataset, args.split).with_context(|| format!("loading {}", args.dataset.display()))?;
+    let chunked = dataset.articles_dir().is_some();
+    let article: HashMap<String, String> = if chunked {
+        let docs = read_meta(&args.vectors.join("docs.json"))?;
+        ensure!(docs.parents.len() == docs.ids.len(), "the export's docs.json names no articles: export it again");
+        docs.ids.into_iter().zip(docs.parents).collect()
+    } else {
+        HashMap::new()
+    };
+    let asked = if chunked { CHUNKED_K.max(args.k) } else { args.k };
     let modes: Vec<Mode> =
         modes.iter().map(|m| m.parse::<Mode>().map_err(anyhow::Error::from)).collect::<Result<_>>()?;
     // The index opens with its stored vectors and no model: the semantic leg reads the exported
@@ -328,9 +434,9 @@ pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
         for &(engine, ids_only) in &passes[..if args.hits { 2 } else { 1 }] {
             let needs_vector = parsed != Mode::Lexical && parsed != Mode::Fuzzy;
             let search = |q: &braid_eval::Query| -> Result<Vec<String>> {
-                let mut request = SearchRequest::new(q.text.as_str(), Principal::public())
+                let mut request = SearchRequest::new(q.text.as_str(), query_principal(q))
                     .mode(parsed)
-                    .k(args.k)
+                    .k(asked)
                     .suggest(false)
                     .snippet_chars(0)
                     .ids_only(ids_only);
@@ -340,7 +446,16 @@ pub fn run(args: &RunArgs<'_>, modes: &[String], out: &Path) -> Result<()> {
                     })?;
                     request = request.vector(vector.clone());
                 }
-                Ok(index.search(&request)?.hits.into_iter().map(|h| h.id).collect())
+                let ids = index.search(&request)?.hits.into_iter().map(|h| h.id);
+                if !chunked {
+                    return Ok(ids.collect());
+                }
+                let mut seen = std::collections::HashSet::new();
+                Ok(ids
+                    .map(|id| article.get(&id).cloned().unwrap_or(id))
+                    .filter(|a| seen.insert(a.clone()))
+                    .take(args.k)
+                    .collect())
             };
             for q in &dataset.queries {
                 std::hint::black_box(search(q)?);
@@ -380,8 +495,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Scores run files: median q/s per engine, mode and k over the rounds, nDCG@10 of the
 /// rankings (identical across rounds for these deterministic engines; the first is scored).
-pub fn score(dataset_dir: &Path, files: &[PathBuf], out: Option<&Path>, note: &str) -> Result<()> {
-    let dataset = Dataset::load(dataset_dir, "test").with_context(|| format!("loading {}", dataset_dir.display()))?;
+///
+/// Each row is also compared with Braid's default request (`braid`, `hybrid`, same k) query by
+/// query ([`Row::vs_default`]), and the comparisons are printed below the table.
+pub fn score(dataset_dir: &Path, split: &str, files: &[PathBuf], out: Option<&Path>, note: &str) -> Result<()> {
+    let dataset = Dataset::load(dataset_dir, split).with_context(|| format!("loading {}", dataset_dir.display()))?;
     let mut groups: BTreeMap<(String, usize, String), Vec<Run>> = BTreeMap::new();
     for file in files {
         let text = fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
@@ -391,6 +509,7 @@ pub fn score(dataset_dir: &Path, files: &[PathBuf], out: Option<&Path>, note: &s
         }
     }
     let mut rows = Vec::new();
+    let mut per_query = Vec::new();
     for ((mode, k, engine), runs) in &groups {
         let qps = median(runs.iter().map(|r| r.queries as f64 / r.seconds.max(1e-12)).collect());
         let outcomes: Vec<QueryOutcome> = runs[0]
@@ -399,6 +518,7 @@ pub fn score(dataset_dir: &Path, files: &[PathBuf], out: Option<&Path>, note: &s
             .map(|(q, ranking)| QueryOutcome { query_id: q.clone(), ranking: ranking.clone(), micros: 0 })
             .collect();
         let report = evaluate_outcomes(&dataset, mode, &outcomes);
+        per_query.push(report.per_query.values().copied().collect::<Vec<f64>>());
         rows.push(Row {
             engine: engine.clone(),
             mode: mode.clone(),
@@ -407,9 +527,14 @@ pub fn score(dataset_dir: &Path, files: &[PathBuf], out: Option<&Path>, note: &s
             rounds: runs.len(),
             ndcg_at_10: report.ndcg_at_10,
             braid_speedup: None,
+            vs_default: None,
         });
     }
     for i in 0..rows.len() {
+        let default = rows.iter().position(|b| b.engine == "braid" && b.mode == "hybrid" && b.k == rows[i].k);
+        if let Some(d) = default.filter(|&d| d != i) {
+            rows[i].vs_default = Some(paired_comparison(&rows[i].engine, &per_query[d], &per_query[i]));
+        }
         let braid =
             rows.iter().find(|b| b.engine == "braid" && b.mode == rows[i].mode && b.k == rows[i].k).map(|b| b.qps);
         rows[i].braid_speedup = braid.map(|b| b / rows[i].qps.max(1e-12));
@@ -424,8 +549,16 @@ pub fn score(dataset_dir: &Path, files: &[PathBuf], out: Option<&Path>, note: &s
             &b.engine,
         ))
     });
-    let scored = Scored { dataset: dataset.name.clone(), note: note.to_string(), rows };
+    // A split other than `test` names the dataset with it (`cargo-book-test`): the two halves
+    // of one set are two tables.
+    let name = if split == "test" && dataset.articles_dir().is_none() {
+        dataset.name.clone()
+    } else {
+        format!("{}-{split}", dataset.name)
+    };
+    let scored = Scored { dataset: name, note: note.to_string(), rows };
     println!("{}", table(std::slice::from_ref(&scored)));
+    println!("\n{}", vs_default_table(std::slice::from_ref(&scored)));
     if let Some(out) = out {
         fs::write(out, serde_json::to_string_pretty(&scored)?).with_context(|| format!("writing {}", out.display()))?;
     }
@@ -473,6 +606,72 @@ pub fn table(scored: &[Scored]) -> String {
     out
 }
 
+/// Braid's default request (`braid`, `hybrid`) against every other row of each dataset that
+/// carries the comparison ([`Row::vs_default`]), best row first: its nDCG@10, the default's
+/// minus it, and the paired randomization test's p (`\*`: p < 0.05). Whole hits are left out
+/// (they rank as ids do), and rows of one mode with equal scores share a line.
+pub fn vs_default_table(scored: &[Scored]) -> String {
+    let mut out = String::from(
+        "| dataset | Braid's default | against | mode | its nDCG@10 | default − it | p |\n|---|---:|---|---|---:|---:|---:|",
+    );
+    for s in scored {
+        let Some(default) = s.rows.iter().find(|r| r.engine == "braid" && r.mode == "hybrid" && r.k == 10) else {
+            continue;
+        };
+        // Whole hits rank as ids do: one row for Braid's ranking of each mode.
+        let mut rows: Vec<(&Row, &PairedComparison)> = s
+            .rows
+            .iter()
+            .filter(|r| r.k == 10 && r.engine != "braid-hits")
+            .filter_map(|r| r.vs_default.as_ref().map(|v| (r, v)))
+            .collect();
+        rows.sort_by(|a, b| {
+            b.0.ndcg_at_10
+                .total_cmp(&a.0.ndcg_at_10)
+                .then_with(|| a.0.mode.cmp(&b.0.mode))
+                .then_with(|| a.0.engine.cmp(&b.0.engine))
+        });
+        // Rows of one mode with the same scores (the same ranking, as every dense search over
+        // the same rows gives) share a line.
+        let mut lines: Vec<(Vec<String>, &Row, &PairedComparison)> = Vec::new();
+        for (r, v) in rows {
+            let engine = match r.engine.as_str() {
+                "braid" => "Braid's own leg".to_string(),
+                "braid-one-vector" => "Braid, one vector a record".to_string(),
+                other => match other.strip_suffix(PASSAGES) {
+                    Some(peer) => format!("{peer}, Braid's passages"),
+                    None => other.to_string(),
+                },
+            };
+            match lines.last_mut() {
+                Some((engines, last, lv))
+                    if last.mode == r.mode
+                        && last.ndcg_at_10 == r.ndcg_at_10
+                        && lv.delta == v.delta
+                        && lv.p_value == v.p_value =>
+                {
+                    engines.push(engine)
+                }
+                _ => lines.push((vec![engine], r, v)),
+            }
+        }
+        for (engines, r, v) in lines {
+            let p = if v.p_value < 0.001 { "< 0.001".to_string() } else { format!("{:.3}", v.p_value) };
+            out.push_str(&format!(
+                "\n| {} | {:.4} | {} | {} | {:.4} | {:+.4}{} | {p} |",
+                s.dataset,
+                default.ndcg_at_10,
+                engines.join("; "),
+                r.mode,
+                r.ndcg_at_10,
+                v.delta,
+                if v.significant() { "\\*" } else { "" },
+            ));
+        }
+    }
+    out
+}
+
 /// The suffix of a peer's engine name when it ran over Braid's passages, one row each, its
 /// results deduplicated to records (benches/peers/peers.py).
 const PASSAGES: &str = "-passages";
@@ -492,7 +691,7 @@ pub fn quality_table(scored: &[Scored]) -> String {
     out.push_str("\n|---|---|---:|");
     out.push_str(&"---:|".repeat(QUALITY_PEERS.len()));
     for s in scored {
-        for mode in ["lexical", "semantic", "hybrid"] {
+        for mode in ["lexical", "fuzzy", "semantic", "hybrid"] {
             let ndcg = |engine: &str| {
                 s.rows.iter().find(|r| r.engine == engine && r.mode == mode && r.k == 10).map(|r| r.ndcg_at_10)
             };
@@ -541,6 +740,7 @@ mod tests {
             rounds: 1,
             ndcg_at_10: ndcg,
             braid_speedup: None,
+            vs_default: None,
         };
         let scored = Scored {
             dataset: "tiny".into(),
@@ -561,6 +761,44 @@ mod tests {
         assert_eq!(lines[2], "| tiny | semantic | **0.5000** | – | 0.4000 / 0.5000 | – | – |");
         assert_eq!(lines[3], "| tiny | hybrid | 0.6000 | – | – | 0.5500 / 0.6100 | 0.5000 |");
         assert_eq!(lines.len(), 4, "no Braid lexical row, no lexical line");
+    }
+
+    /// The default-against-every-row table lists the rows that carry the comparison, best
+    /// first, with the default's margin and p, starred below 0.05.
+    #[test]
+    fn vs_default_table_lists_every_compared_row_best_first() {
+        let row = |engine: &str, mode: &str, ndcg: f64, vs: Option<(f64, f64)>| Row {
+            engine: engine.into(),
+            mode: mode.into(),
+            k: 10,
+            qps: 1.0,
+            rounds: 1,
+            ndcg_at_10: ndcg,
+            braid_speedup: None,
+            vs_default: vs.map(|(delta, p_value)| PairedComparison {
+                baseline: engine.into(),
+                queries: 3,
+                delta,
+                ci95: braid_eval::Interval { low: delta, high: delta },
+                p_value,
+            }),
+        };
+        let scored = Scored {
+            dataset: "tiny-test".into(),
+            note: String::new(),
+            rows: vec![
+                row("braid", "hybrid", 0.8, None),
+                row("bm25s", "lexical", 0.5, Some((0.3, 0.01))),
+                row("bm25s-batch", "lexical", 0.5, Some((0.3, 0.01))),
+                row("braid-hits", "hybrid", 0.8, Some((0.0, 1.0))),
+                row("lancedb-passages", "hybrid", 0.75, Some((0.05, 0.2))),
+            ],
+        };
+        let table = vs_default_table(&[scored]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 4, "{table}");
+        assert_eq!(lines[2], "| tiny-test | 0.8000 | lancedb, Braid's passages | hybrid | 0.7500 | +0.0500 | 0.200 |");
+        assert_eq!(lines[3], "| tiny-test | 0.8000 | bm25s; bm25s-batch | lexical | 0.5000 | +0.3000\\* | 0.010 |");
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! <!-- peers: peers-scifact -->          the peers comparison written by `braid-report score`
 //! <!-- peers-quality: peers-scifact -->  its nDCG@10 alone, a row per set and mode, each peer
 //!                                        over one vector a record and over Braid's passages
+//! <!-- peers-vs-default: peers-x -->     Braid's default against every other row, query by
+//!                                        query (files scored with the comparison only)
 //! <!-- defaults: scifact:SciFact -->     the headline table from `defaults/<set>.json` and
 //!                                        `defaults/<set>-misspelt.json` (`scripts/defaults.sh`)
 //! <!-- /results -->
@@ -59,6 +61,10 @@ fn table_for(line: &str, results: &Path) -> Result<Option<String>> {
         "peers-quality" => {
             let scored: Vec<Scored> = names.iter().map(|n| read_json(results, n)).collect::<Result<_>>()?;
             Ok(Some(peers::quality_table(&scored)))
+        }
+        "peers-vs-default" => {
+            let scored: Vec<Scored> = names.iter().map(|n| read_json(results, n)).collect::<Result<_>>()?;
+            Ok(Some(peers::vs_default_table(&scored)))
         }
         "defaults" => {
             let sets: Vec<(&str, &str)> = names.iter().map(|n| n.split_once(':').unwrap_or((n, n))).collect();
