@@ -199,7 +199,7 @@ fn searches_run_while_a_writer_commits() {
 
 /// How a file is damaged in [`every_damaged_file_is_a_typed_error_naming_it`].
 #[derive(Debug, Clone, Copy)]
-enum Damage {
+pub(crate) enum Damage {
     Missing,
     Empty,
     TruncatedToHalf,
@@ -209,7 +209,7 @@ enum Damage {
 }
 
 impl Damage {
-    fn apply(self, file: &std::path::Path) {
+    pub(crate) fn apply(self, file: &std::path::Path) {
         let bytes = std::fs::read(file).unwrap();
         let n = bytes.len();
         let write = |b: &[u8]| std::fs::write(file, b).unwrap();

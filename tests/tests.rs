@@ -48,3 +48,4 @@ mod semantic_paths;
 mod supplied_vectors;
 mod tidy;
 mod tool_catalogue;
+mod vocabulary_file;

@@ -21,6 +21,8 @@ use std::hash::Hasher;
 
 use rustc_hash::FxHasher;
 
+use crate::saved_vocabulary::{Decoder, Encoder};
+
 /// Edits the index answers for (a word's variants are indexed up to this many deletions).
 pub(crate) const MAX_EDITS: usize = 2;
 
@@ -90,7 +92,11 @@ impl Deletions {
             let to = moved[id as usize];
             (to != u32::MAX).then_some((h, to))
         });
-        let variants = merge_sorted(reused, fresh);
+        Self::bucketed(kept, merge_sorted(reused, fresh))
+    }
+
+    /// The index of `words` (sorted by their bytes) over `variants` (sorted), with its buckets.
+    fn bucketed(words: Vec<(String, u64)>, variants: Vec<(u32, u32)>) -> Deletions {
         let bits = (variants.len() / VARIANTS_PER_BUCKET).max(1).ilog2().clamp(1, 24);
         let shift = 32 - bits;
         let mut buckets = Vec::with_capacity((1 << bits) + 1);
@@ -101,7 +107,59 @@ impl Deletions {
             }
             buckets.push(at as u32);
         }
-        Deletions { words: kept, variants, buckets, shift }
+        Deletions { words, variants, buckets, shift }
+    }
+
+    /// Appends the index to `out` as a saved vocabulary holds it
+    /// ([`crate::saved_vocabulary`]): the words (lengths, then their bytes), their
+    /// frequencies, then the sorted variants. The buckets are computed again on reading.
+    pub(crate) fn encode(&self, out: &mut Encoder) {
+        out.u64(self.words.len() as u64);
+        for (word, _) in &self.words {
+            out.u32(word.len() as u32);
+        }
+        for (word, _) in &self.words {
+            out.bytes(word.as_bytes());
+        }
+        for (_, df) in &self.words {
+            out.u64(*df);
+        }
+        out.u64(self.variants.len() as u64);
+        for &(hash, id) in &self.variants {
+            out.u32(hash);
+            out.u32(id);
+        }
+    }
+
+    /// The index [`Deletions::encode`] wrote, checked as far as a lookup or a later rebuild
+    /// relies on it: words in UTF-8 and strictly increasing, variants sorted and naming a word.
+    ///
+    /// # Errors
+    /// What is wrong, when the bytes are not such an index.
+    pub(crate) fn decode(input: &mut Decoder<'_>) -> std::result::Result<Deletions, String> {
+        let count = input.count(4)?;
+        let lens: Vec<usize> = (0..count).map(|_| input.u32().map(|n| n as usize)).collect::<Result<_, _>>()?;
+        let mut words: Vec<(String, u64)> = Vec::with_capacity(count);
+        for len in lens {
+            let word = std::str::from_utf8(input.take(len)?).map_err(|_| "a frequent word is not UTF-8")?;
+            if words.last().is_some_and(|(last, _)| last.as_bytes() >= word.as_bytes()) {
+                return Err("the frequent words are not in order".into());
+            }
+            words.push((word.to_string(), 0));
+        }
+        for (_, df) in &mut words {
+            *df = input.u64()?;
+        }
+        let count = input.count(8)?;
+        let mut variants = Vec::with_capacity(count);
+        for _ in 0..count {
+            let variant = (input.u32()?, input.u32()?);
+            if variant.1 as usize >= words.len() || variants.last().is_some_and(|&last| last > variant) {
+                return Err("a deletion variant is out of order or names no word".into());
+            }
+            variants.push(variant);
+        }
+        Ok(Self::bucketed(words, variants))
     }
 
     /// Indexed words other than `word` within `max_edits` (at most [`MAX_EDITS`]) of it and
@@ -256,6 +314,27 @@ mod tests {
             let fresh = Deletions::build(after.iter().copied(), max_chars);
             let rebuilt = Deletions::rebuild(Some(&previous), after.iter().copied(), max_chars);
             prop_assert_eq!(rebuilt, fresh);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+        /// What [`Deletions::encode`] writes, [`Deletions::decode`] reads back as it was, and
+        /// a cut anywhere in it is an error.
+        #[test]
+        fn an_encoded_index_decodes_to_itself(
+            words in prop::collection::btree_map("[abcé]{1,7}", 1u64..50, 0..40),
+            cut in 0usize..1000,
+        ) {
+            let words: Vec<(&[u8], u64)> = words.iter().map(|(w, d)| (w.as_bytes(), *d)).collect();
+            let index = Deletions::build(words.into_iter(), 6);
+            let mut out = Encoder::default();
+            index.encode(&mut out);
+            let bytes = out.into_bytes();
+            let mut input = Decoder::new(&bytes);
+            prop_assert_eq!(Deletions::decode(&mut input).unwrap(), index);
+            let cut = cut % bytes.len();
+            prop_assert!(Deletions::decode(&mut Decoder::new(&bytes[..cut])).is_err());
         }
     }
 

@@ -15,6 +15,7 @@ use tantivy::{Index, IndexReader, ReloadPolicy, TantivyError};
 use crate::analysis::{self, words_analyzer, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER};
 use crate::error::lexical;
 use crate::partition::{Catalog, Part};
+use crate::saved_vocabulary::SavedVocabulary;
 use crate::schema::{build_schema, fields_of, Fields, SchemaConfig};
 use crate::segments::{PartCommit, Segments};
 use crate::snapshot::Snapshot;
@@ -84,6 +85,8 @@ pub(crate) struct Shared {
     reloading: Mutex<()>,
     /// The files of the commit opened, read whole in the background ([`crate::verify`]).
     verifier: Verifier,
+    /// The large segments' vocabulary saved in the directory (`None` in memory).
+    pub(crate) saved_vocabulary: Option<SavedVocabulary>,
 }
 
 impl LexicalIndex {
@@ -187,6 +190,7 @@ impl LexicalIndex {
             main,
             fields,
             config,
+            saved_vocabulary: path.as_deref().map(SavedVocabulary::new),
             path,
             satellites: RwLock::new(BTreeMap::new()),
             snapshot: RwLock::new(None),
@@ -446,9 +450,23 @@ impl Shared {
             self.config.clone(),
             self.synonyms.clone(),
             previous.as_deref(),
+            self.saved_vocabulary.as_ref(),
         )?;
         *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(snapshot));
         Ok(())
+    }
+
+    /// Saves the current snapshot's large-segment vocabulary unless the file holds it already
+    /// ([`crate::saved_vocabulary`]); only the writer calls this, under the writer's lock. The
+    /// file is a cache an open checks, so a failure to write it fails nothing: it is logged,
+    /// and opens build the vocabulary as they did before.
+    pub fn save_vocabulary(&self) {
+        let Some(saved) = &self.saved_vocabulary else { return };
+        let snapshot = self.snapshot();
+        let Some(tier) = snapshot.large_tier() else { return };
+        if let Err(e) = saved.save(&tier.ids, &tier.vocabulary) {
+            tracing::warn!(target: "braid::lexical", error = %e, "the vocabulary could not be saved; opens will build it");
+        }
     }
 }
 

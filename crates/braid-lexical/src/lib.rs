@@ -74,6 +74,7 @@
 //! | `clitics` | English clitics and "I", dropped from the query's words. |
 //! | `phonetic` | Chinese words by pinyin, initials and homophones. |
 //! | `vocabulary` | The words of a snapshot: frequencies, neighbours, completions. |
+//! | `saved_vocabulary` | The large segments' vocabulary saved by the writer, read by an open when it is theirs and intact. |
 //! | `typo_walk`, `deletions` | Words within a few edits, walked or looked up. |
 //! | `analysis`, `cjk`, `stem_gate` | How text is cut into terms ([`Analyzer`]). |
 //! | `snippets` | Which passage of a hit to show, terms marked ([`Snippets`]). |
@@ -98,6 +99,7 @@ mod phonetic;
 mod promote;
 mod query_builder;
 mod reweight;
+mod saved_vocabulary;
 mod schema;
 mod scorer;
 mod segments;
@@ -124,6 +126,7 @@ pub use gathered::{Answer, FeedbackCandidate, Gathered, Memo, Question};
 pub use index::{LexicalIndex, DEFAULT_WRITER_HEAP};
 pub use matches::Located;
 pub use query_builder::{max_edits, MAX_QUERY_TERMS};
+pub use saved_vocabulary::VOCABULARY_FILE;
 pub use schema::SchemaConfig;
 pub use simple::MAX_PHRASE_CHECKS;
 pub use snapshot::Snapshot;

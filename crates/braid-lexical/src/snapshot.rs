@@ -22,6 +22,7 @@ use crate::cjk::HanMode;
 use crate::error::lexical;
 use crate::partition::Part;
 use crate::phonetic::Phonetic;
+use crate::saved_vocabulary::SavedVocabulary;
 use crate::schema::{Fields, SchemaConfig};
 use crate::segments::{Scope, Segments};
 use crate::snippets::{SnippetMaker, Snippets};
@@ -56,31 +57,41 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// The snapshot of `segments`; `previous`, the snapshot it replaces, lends the work its
-    /// vocabulary shares with this one (the result is the same without it).
+    /// vocabulary shares with this one, and `saved` the large tier's vocabulary when it holds
+    /// that of the same segments (the result is the same without either).
     pub(crate) fn new(
         segments: Segments,
         fields: Fields,
         config: SchemaConfig,
         synonyms: SynonymsHandle,
         previous: Option<&Snapshot>,
+        saved: Option<&SavedVocabulary>,
     ) -> Result<Self> {
         let built: &[Tier] = previous.map_or(&[], |p| &p.vocabularies);
         let mut vocabularies = Vec::new();
-        for readers in tiers_of(segments.readers()) {
+        let (large, small) = tiers_of(segments.readers());
+        for (readers, large) in [(large, true), (small, false)] {
+            if readers.is_empty() {
+                continue;
+            }
             let ids: Vec<SegmentId> = readers.iter().map(|r| r.segment_id()).collect();
             // Segments never change, and document frequencies count deleted records too: a
             // tier of the same segments keeps its vocabulary.
             let vocabulary = match built.iter().find(|t| t.ids == ids) {
                 Some(tier) => tier.vocabulary.clone(),
-                None => {
-                    // The tier before that shares most segments with it lends its work.
-                    let shared = |t: &&Tier| t.ids.iter().filter(|id| ids.contains(id)).count();
-                    let lend = built.iter().filter(|t| shared(t) > 0).max_by_key(shared).map(|t| t.vocabulary.as_ref());
-                    let owned: Vec<tantivy::SegmentReader> = readers.into_iter().cloned().collect();
-                    Arc::new(Vocabulary::build(&owned, fields.words, lend)?)
-                }
+                None => match saved.filter(|_| large).and_then(|saved| saved.load(&ids)) {
+                    Some(vocabulary) => Arc::new(vocabulary),
+                    None => {
+                        // The tier before that shares most segments with it lends its work.
+                        let shared = |t: &&Tier| t.ids.iter().filter(|id| ids.contains(id)).count();
+                        let lend =
+                            built.iter().filter(|t| shared(t) > 0).max_by_key(shared).map(|t| t.vocabulary.as_ref());
+                        let owned: Vec<tantivy::SegmentReader> = readers.into_iter().cloned().collect();
+                        Arc::new(Vocabulary::build(&owned, fields.words, lend)?)
+                    }
+                },
             };
-            vocabularies.push(Tier { ids, vocabulary });
+            vocabularies.push(Tier { ids, vocabulary, large });
         }
         let all: Vec<Arc<Vocabulary>> = vocabularies.iter().map(|t| t.vocabulary.clone()).collect();
         let phonetic = Phonetic::build(&all);
@@ -100,6 +111,11 @@ impl Snapshot {
             allowed_cache: previous.map_or_else(ScopedCaches::default, |p| ScopedCaches::seeded(&p.allowed_cache)),
             synonyms,
         })
+    }
+
+    /// The tier of the large segments, when there are any: the one a writer saves.
+    pub(crate) fn large_tier(&self) -> Option<&Tier> {
+        self.vocabularies.iter().find(|t| t.large)
     }
 
     /// The vocabulary's tiers, read as one.
@@ -577,6 +593,8 @@ impl Snapshot {
 pub(crate) struct Tier {
     pub ids: Vec<SegmentId>,
     pub vocabulary: Arc<Vocabulary>,
+    /// Whether these are the large segments ([`tiers_of`]).
+    pub large: bool,
 }
 
 /// A segment of at least this many documents is large: its words go into the vocabulary of
@@ -591,13 +609,12 @@ const LARGE_SEGMENT_DOCS: u32 = if cfg!(test) { 12 } else { 20_000 };
 /// index is small, and each commit builds its whole vocabulary again.
 const LARGE_SEGMENT_MIN_DOCS: u32 = if cfg!(test) { 12 } else { 1_000 };
 
-/// Segments split into the large ones and the small ones (either may be empty, and is then
-/// left out), so that each commit rebuilds the vocabulary of the small ones only.
-fn tiers_of(segments: &[tantivy::SegmentReader]) -> Vec<Vec<&tantivy::SegmentReader>> {
+/// Segments split into the large ones and the small ones (either may be empty), so that each
+/// commit rebuilds the vocabulary of the small ones only.
+fn tiers_of(segments: &[tantivy::SegmentReader]) -> (Vec<&tantivy::SegmentReader>, Vec<&tantivy::SegmentReader>) {
     let docs: u64 = segments.iter().map(|s| u64::from(s.max_doc())).sum();
     let large_at = large_at(docs, LARGE_SEGMENT_MIN_DOCS, LARGE_SEGMENT_DOCS);
-    let (large, small): (Vec<_>, Vec<_>) = segments.iter().partition(|s| s.max_doc() >= large_at);
-    [large, small].into_iter().filter(|t| !t.is_empty()).collect()
+    segments.iter().partition(|s| s.max_doc() >= large_at)
 }
 
 /// The documents that make a segment large in an index of `docs`: an eighth of them, within

@@ -15,6 +15,7 @@ use tantivy::SegmentReader;
 
 use crate::deletions::Deletions;
 use crate::error::{lexical, LexicalError};
+use crate::saved_vocabulary::{Decoder, Encoder};
 use crate::typo_walk;
 
 /// Words longer than this are not expanded (no one types them with typos worth fixing).
@@ -73,6 +74,12 @@ impl Vocabulary {
         Self::from_sorted(merged, previous)
     }
 
+    /// The vocabulary of `words` (word → document frequency), built afresh.
+    #[cfg(test)]
+    pub(crate) fn from_words(words: BTreeMap<Vec<u8>, u64>) -> Result<Self> {
+        Self::from_sorted(words, None)
+    }
+
     fn from_sorted(words: BTreeMap<Vec<u8>, u64>, previous: Option<&Vocabulary>) -> Result<Self> {
         let error = |e: fst::Error| lexical(LexicalError::Vocabulary(e));
         let frequent = Deletions::rebuild(
@@ -83,6 +90,45 @@ impl Vocabulary {
         let max_df = words.values().copied().max().unwrap_or(0);
         let map = Map::from_iter(words).map_err(error)?;
         let backward = typo_walk::reversed(&map).map_err(error)?;
+        Ok(Vocabulary { map, backward, frequent, max_df })
+    }
+
+    /// Appends the vocabulary to `out` as a saved vocabulary holds it
+    /// ([`crate::saved_vocabulary`]): the settings it was built with, its highest frequency,
+    /// both maps' bytes, and the frequent words' deletion index.
+    pub fn encode(&self, out: &mut Encoder) {
+        out.u64(FREQUENT);
+        out.u32(MAX_FUZZY_CHARS as u32);
+        out.u64(self.max_df);
+        for map in [&self.map, &self.backward] {
+            let bytes = map.as_fst().as_bytes();
+            out.u64(bytes.len() as u64);
+            out.bytes(bytes);
+        }
+        self.frequent.encode(out);
+    }
+
+    /// The vocabulary [`Vocabulary::encode`] wrote, or what is wrong with the bytes. Words the
+    /// settings of this build would index otherwise (another [`FREQUENT`] or longest fuzzy
+    /// word) are refused as well: the vocabulary is then built again.
+    pub fn decode(input: &mut Decoder<'_>) -> std::result::Result<Self, String> {
+        let (frequent, max_chars) = (input.u64()?, input.u32()?);
+        if frequent != FREQUENT || max_chars as usize != MAX_FUZZY_CHARS {
+            return Err(format!("built for words of {frequent} records and {max_chars} characters"));
+        }
+        let max_df = input.u64()?;
+        let mut maps = Vec::with_capacity(2);
+        for name in ["words", "reversed words"] {
+            let len = input.count(1)?;
+            let bytes = input.take(len)?.to_vec();
+            maps.push(Map::new(bytes).map_err(|e| format!("the map of {name}: {e}"))?);
+        }
+        let backward = maps.pop().expect("two maps");
+        let map = maps.pop().expect("two maps");
+        if map.len() != backward.len() {
+            return Err(format!("{} words, {} reversed", map.len(), backward.len()));
+        }
+        let frequent = Deletions::decode(input)?;
         Ok(Vocabulary { map, backward, frequent, max_df })
     }
 

@@ -133,6 +133,9 @@ impl LexicalWriter {
             by_mode: ModeAnalyzers::both(analyzer),
         };
         writer.delete_hidden()?;
+        // An index an older build wrote, or whose last writer died before saving, gets its
+        // saved vocabulary here (built from files the open has verified whole by now).
+        writer.shared.save_vocabulary();
         Ok(writer)
     }
 
@@ -292,6 +295,7 @@ impl LexicalWriter {
                 self.promote(&tenant)?;
             }
         }
+        self.shared.save_vocabulary();
         Ok(())
     }
 
@@ -477,6 +481,8 @@ impl LexicalWriter {
             }
             self.resume_merges(&part)?;
         }
+        self.shared.reload()?;
+        self.shared.save_vocabulary();
         Ok(())
     }
 
