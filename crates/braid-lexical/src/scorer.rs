@@ -109,7 +109,7 @@ pub(crate) fn top_k(
             continue;
         }
         let Some(ords) = ord_columns.get(segment_ord) else { continue };
-        let scores = score_segment(segment, query, &weights)?;
+        let scores = score_segment(segment, query, &weights, allowed_docs)?;
         if let Some(matches) = matches {
             matches.add_scored(segment_ord, segment, &scores, allowed_docs);
         }
@@ -139,7 +139,7 @@ fn constrained_top_k(
         let allowed_docs = allowed.of_segment(segment);
         if let Some(ords) = ord_columns.get(segment_ord) {
             if !allowed_docs.is_some_and(|a| a.docs.is_empty()) {
-                let scores = score_segment(segment, query, weights)?;
+                let scores = score_segment(segment, query, weights, allowed_docs)?;
                 let alive = segment.alive_bitset();
                 let mut consider = |doc: DocId| {
                     let Some(&score) = scores.get(doc as usize) else { return };
@@ -185,12 +185,18 @@ fn constrained_top_k(
     Ok(out)
 }
 
-/// Dense per-document scores of `query` on one segment.
-fn score_segment(segment: &SegmentReader, query: &WeightedQuery, weights: &Weights) -> tantivy::Result<Vec<Score>> {
+/// Dense per-document scores of `query` on one segment: every allowed document's (a document
+/// outside `allowed` may be left at zero, see [`SPARSE`]).
+fn score_segment(
+    segment: &SegmentReader,
+    query: &WeightedQuery,
+    weights: &Weights,
+    allowed: Option<&AllowedSegment>,
+) -> tantivy::Result<Vec<Score>> {
     let max_doc = segment.max_doc() as usize;
     let mut total = vec![0.0 as Score; max_doc];
     let mut scratch = Scratch::default();
-    let mut postings = Postings::new(segment);
+    let mut postings = Postings::new(segment, allowed.filter(|a| a.docs.len() * SPARSE < max_doc));
     let mut w = 0;
     for group in &query.groups {
         let first = w;
@@ -299,19 +305,28 @@ impl Scratch {
     }
 }
 
+/// A segment whose allowed documents are fewer than one in this many has its postings filtered
+/// by them before a posting is scored: a caller who sees 1 % of a segment then scores 1 % of
+/// its postings, not all of them (the rest would be dropped when the top k is taken). Past
+/// that share the test costs about what it saves, and every posting is scored.
+const SPARSE: usize = 8;
+
 /// A segment's postings, read term by term, with each field's inverted index and length
 /// reader opened once (a query asks for dozens of terms in two or three fields).
 struct Postings<'s> {
     segment: &'s SegmentReader,
     fields: Vec<(Field, Arc<InvertedIndexReader>, FieldNormReader)>,
+    /// Only these documents' postings are passed on, where the segment's allowed set is sparse.
+    only: Option<&'s AllowedSegment>,
 }
 
 impl<'s> Postings<'s> {
-    fn new(segment: &'s SegmentReader) -> Self {
-        Postings { segment, fields: Vec::new() }
+    fn new(segment: &'s SegmentReader, only: Option<&'s AllowedSegment>) -> Self {
+        Postings { segment, fields: Vec::new(), only }
     }
 
-    /// Calls `f(doc, fieldnorm id, term frequency)` for every posting of `term`.
+    /// Calls `f(doc, fieldnorm id, term frequency)` for every posting of `term` (of an allowed
+    /// document, where the postings are filtered).
     fn each(&mut self, term: &Term, mut f: impl FnMut(DocId, u8, u32)) -> tantivy::Result<()> {
         let field = term.field();
         let at = match self.fields.iter().position(|(f, ..)| *f == field) {
@@ -331,8 +346,19 @@ impl<'s> Postings<'s> {
             if docs.is_empty() {
                 return Ok(());
             }
-            for (&doc, &freq) in docs.iter().zip(postings.freqs()) {
-                f(doc, norms.fieldnorm_id(doc), freq);
+            match self.only {
+                Some(only) => {
+                    for (&doc, &freq) in docs.iter().zip(postings.freqs()) {
+                        if only.contains(doc) {
+                            f(doc, norms.fieldnorm_id(doc), freq);
+                        }
+                    }
+                }
+                None => {
+                    for (&doc, &freq) in docs.iter().zip(postings.freqs()) {
+                        f(doc, norms.fieldnorm_id(doc), freq);
+                    }
+                }
             }
             postings.advance();
         }
