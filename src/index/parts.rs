@@ -85,6 +85,9 @@ impl Parts {
             };
             Ok((semantic, next_ord))
         })?;
+        // The vector files are read: the lexical files' background verification may have the
+        // disk now.
+        lexical.start_verification();
         let parts = Parts::new(lexical, semantic, recorded, point);
         Ok((manifest, parts, next_ord))
     }
@@ -92,7 +95,8 @@ impl Parts {
 
 /// The lexical index saved in `layout`, its files verified as `verification` says (or, for a
 /// reload after `previous`, those `previous` has not verified, at once), with the synonyms the
-/// manifest's commit saved.
+/// manifest's commit saved. Its background verification waits for
+/// [`LexicalIndex::start_verification`].
 fn open_lexical(
     layout: &Layout,
     manifest: &Manifest,
@@ -102,7 +106,7 @@ fn open_lexical(
     let schema = manifest.config.schema.clone();
     let lexical = match previous {
         Some(previous) => LexicalIndex::open_after(&layout.lexical(), schema, previous)?,
-        None => LexicalIndex::open_with(&layout.lexical(), schema, verification)?,
+        None => LexicalIndex::open_unstarted(&layout.lexical(), schema, verification)?,
     };
     if let Some(text) = manifest::read_synonyms(layout)? {
         lexical.set_synonyms(Synonyms::parse(&text)?);

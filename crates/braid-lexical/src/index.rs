@@ -133,7 +133,26 @@ impl LexicalIndex {
     /// footer, a file read whole at the open that does not match its checksum, and — when the
     /// open itself fails or panics on a damaged file — the file the verification finds.
     pub fn open_with(dir: &Path, config: SchemaConfig, verification: Verification) -> Result<Self> {
+        let index = Self::open_unstarted(dir, config, verification)?;
+        index.start_verification();
+        Ok(index)
+    }
+
+    /// [`LexicalIndex::open_with`], but the background thread starts reading only at
+    /// [`LexicalIndex::start_verification`]: an open that reads other files before it returns
+    /// (the vector store) keeps the disk and the cores for them meanwhile. Until then a search
+    /// or writer reads what it waits for on its own thread, as it would once the thread runs.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::open_with`].
+    pub fn open_unstarted(dir: &Path, config: SchemaConfig, verification: Verification) -> Result<Self> {
         Self::open_verified(dir, config, Verifier::new(verification))
+    }
+
+    /// Lets the background verification of an index opened with
+    /// [`LexicalIndex::open_unstarted`] start (nothing when it runs or has ended).
+    pub fn start_verification(&self) {
+        self.shared.verifier.start();
     }
 
     /// Opens the commit now in `dir` of the index `previous` has open there (a reload): the
@@ -145,7 +164,9 @@ impl LexicalIndex {
     /// # Errors
     /// As [`LexicalIndex::open_with`] with [`Verification::Blocking`].
     pub fn open_after(dir: &Path, config: SchemaConfig, previous: &LexicalIndex) -> Result<Self> {
-        Self::open_verified(dir, config, Verifier::after(&previous.shared.verifier))
+        let index = Self::open_verified(dir, config, Verifier::after(&previous.shared.verifier))?;
+        index.start_verification();
+        Ok(index)
     }
 
     fn open_verified(dir: &Path, config: SchemaConfig, verifier: Verifier) -> Result<Self> {
@@ -156,10 +177,7 @@ impl LexicalIndex {
             Self::from_main(main, fields, config, Some(dir.to_path_buf()), verifier.clone())
         }));
         match opened {
-            Ok(Ok(index)) => {
-                verifier.start();
-                Ok(index)
-            }
+            Ok(Ok(index)) => Ok(index),
             // A file not yet read whole may be the cause: read them all now, and name it.
             Ok(Err(e)) => {
                 verifier.wait()?;

@@ -187,7 +187,6 @@ impl PartitionedStore {
     /// As [`VectorStore::open_checked`]; [`Error::Corrupt`] for a partition `marks` names
     /// that is not there (its acknowledged vectors are lost), or of another dimension.
     pub fn open(root: &Path, shared: Option<&DiskMark>, marks: &BTreeMap<String, DiskMark>) -> Result<Self> {
-        let mut store = Self::over(VectorStore::open_checked(root, shared)?);
         let mut found: Vec<Partition> = Vec::new();
         match std::fs::read_dir(root) {
             Ok(entries) => {
@@ -210,14 +209,16 @@ impl PartitionedStore {
                 });
             }
         }
-        // Tenant partitions first, then the pool, then the shared one (already in): a record
-        // in two keeps the copy read first (see the module docs).
+        // Tenant partitions first, then the pool, then the shared one: a record in two keeps
+        // the copy read first (see the module docs).
         found.sort();
+        let (shared, stores) = open_all(root, shared, &found, marks);
+        let mut store = Self::over(shared?);
         let mut claimed: OrdSet = OrdSet::new();
         let mut opened = Vec::with_capacity(found.len());
-        for partition in found {
+        for (partition, part) in found.into_iter().zip(stores) {
             let dir = partition.dir(root);
-            let mut part = VectorStore::open_checked(&dir, marks.get(&partition.name()))?;
+            let mut part = part?;
             if part.dim() != store.dim {
                 return Err(Error::Corrupt {
                     path: dir,
@@ -687,6 +688,25 @@ impl PartitionedStore {
         }
         Ok(())
     }
+}
+
+/// The shared store under `root` and the stores of `partitions` (in that order), each opened
+/// as [`VectorStore::open_checked`] opens it, in parallel: opening is reading and checksumming
+/// the files and copying rows, and the partitions are independent. The shared one, usually the
+/// largest, starts first.
+fn open_all(
+    root: &Path,
+    shared: Option<&DiskMark>,
+    partitions: &[Partition],
+    marks: &BTreeMap<String, DiskMark>,
+) -> (Result<VectorStore>, Vec<Result<VectorStore>>) {
+    let jobs: Vec<(PathBuf, Option<&DiskMark>)> = std::iter::once((root.to_path_buf(), shared))
+        .chain(partitions.iter().map(|p| (p.dir(root), marks.get(&p.name()))))
+        .collect();
+    let mut stores: Vec<Result<VectorStore>> =
+        jobs.par_iter().map(|(dir, mark)| VectorStore::open_checked(dir, *mark)).collect();
+    let shared = stores.remove(0);
+    (shared, stores)
 }
 
 /// The allowed records `part` holds, as an allowed set of the same rule; `None` when there are
