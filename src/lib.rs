@@ -37,6 +37,7 @@
 
 mod facets;
 pub mod fanout;
+mod group_commit;
 mod index;
 mod layout;
 mod manifest;
@@ -65,6 +66,7 @@ pub use braid_lexical::{
     Analyzer, Merges, SchemaConfig, Synonyms, Verification, VerificationStatus, DEFAULT_WRITER_HEAP, SMALL_FILE,
 };
 pub use braid_vector::{MergePolicy, Partition, Quantization, PROMOTE_AT};
+pub use group_commit::{Acknowledgement, Batch, GroupCommit, GroupCommitOptions, GroupCommitStats};
 pub use index::{CheckReport, Index, IndexBuilder, IndexConfig};
 pub use outline::{Outline, OutlineEntry, OutlineSection, MAX_OUTLINE_ENTRIES};
 pub use searcher::Searcher;

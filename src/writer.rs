@@ -202,6 +202,32 @@ impl Writer {
         Ok(())
     }
 
+    /// Checks `record` alone as [`Writer::upsert`] would, and changes nothing: what a group
+    /// commit runs over a whole batch before it writes any of it. On an index whose vectors
+    /// are not yet attached, a supplied vector is checked against the dimension the manifest
+    /// records, if any (the first upsert of a vector fixes it, so two records of one batch may
+    /// still disagree: the upsert of the second refuses it).
+    ///
+    /// # Errors
+    /// As [`Writer::upsert`]'s refusals: [`braid_core::Error::InvalidRecord`],
+    /// [`braid_core::Error::UnknownField`], [`braid_core::Error::DimensionMismatch`],
+    /// [`braid_core::Error::ReservedToken`].
+    pub(crate) fn check(&self, record: &Record) -> Result<()> {
+        self.lexical.check(record)?;
+        let Some(vector) = record.vector.as_deref() else { return Ok(()) };
+        if let Some(semantic) = self.semantic() {
+            return semantic.check(vector, "record");
+        }
+        let recorded = self.parts.embedding.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|e| e.dim);
+        match recorded {
+            Some(expected) if expected != vector.len() => {
+                Err(braid_core::Error::DimensionMismatch { expected, got: vector.len() })
+            }
+            _ => braid_core::check_vector(vector)
+                .map_err(|reason| braid_core::Error::InvalidRecord { reason: format!("vector {reason}") }),
+        }
+    }
+
     /// Whether `record` should have a vector in `semantic`'s store: it supplies one, or the
     /// embedder covers its language.
     fn wants_vector(&self, semantic: &Semantic, record: &Record) -> bool {

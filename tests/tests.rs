@@ -21,6 +21,7 @@ mod fail_closed;
 #[cfg(feature = "ingest")]
 mod fanout;
 mod features;
+mod group_commit;
 #[cfg(feature = "ingest")]
 mod helpcenter;
 mod hostile_input;

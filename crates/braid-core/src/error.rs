@@ -191,6 +191,16 @@ pub enum Error {
         #[source]
         source: BoxError,
     },
+    /// A batch given to a group commit was valid, but the commit it was to share with other
+    /// callers' batches failed (an I/O, lexical-engine or model error): nothing of that group
+    /// was committed, and the next write starts from a fresh writer. The failure is the source;
+    /// every batch of the group gets it.
+    #[error("the group commit holding this batch failed, nothing of it was committed: {source}")]
+    GroupCommit {
+        /// What failed, shared by every batch of the group.
+        #[source]
+        source: std::sync::Arc<Error>,
+    },
     /// One of Braid's own files could not be encoded: a bug, never bad input.
     #[error("cannot encode {what}: {source}")]
     Encode {

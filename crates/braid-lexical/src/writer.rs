@@ -270,6 +270,22 @@ impl LexicalWriter {
         Ok(())
     }
 
+    /// Checks `record` as [`LexicalWriter::upsert`] would, and writes nothing: a batch checked
+    /// whole before any of it is written goes in all or nothing.
+    ///
+    /// # Errors
+    /// As [`LexicalWriter::upsert`]: [`Error::InvalidRecord`], [`Error::UnknownField`].
+    pub fn check(&self, record: &Record) -> Result<()> {
+        record.validate()?;
+        for name in record.keywords.keys() {
+            self.fields.keyword(name)?;
+        }
+        for name in record.numbers.keys() {
+            self.fields.number(name)?;
+        }
+        Ok(())
+    }
+
     /// Deletes the record with external id `id` (a no-op when there is none).
     ///
     /// # Errors
