@@ -8,6 +8,7 @@
 //!                                    # machine's pages when bound to loopback, else none)
 //! reload_seconds = 5.0               # how often to look for a new commit (0: never; else 0.1–86400)
 //! ef_search = 1600                   # the vector graph's search width (1–100000; research/scale-log.md)
+//! commit_delay_ms = 0                # how long a record write waits for others to share its commit (0–1000)
 //!
 //! [limits]
 //! max_body_bytes = 65536             # larger request bodies get 413
@@ -62,6 +63,12 @@ pub struct Config {
     /// wider finds more of the exact top k, slower. By default, the library's (1,600).
     #[serde(default)]
     pub ef_search: Option<usize>,
+    /// How long, in milliseconds, the record write that leads a group commit waits for more
+    /// writes to share its commit ([`braid::GroupCommitOptions::commit_delay`]). Writes that
+    /// arrive while a commit runs share the next one whatever this is; a delay trades each
+    /// write's latency for fewer commits. By default, 0.
+    #[serde(default)]
+    pub commit_delay_ms: u64,
     /// Limits.
     #[serde(default)]
     pub limits: Limits,
@@ -208,6 +215,7 @@ impl TokenEntry {
 pub const RANGES: &[(&str, f64, f64)] = &[
     ("reload_seconds", 0.1, 86_400.0),
     ("ef_search", 1.0, 100_000.0),
+    ("commit_delay_ms", 0.0, 1_000.0),
     ("limits.max_body_bytes", 1024.0, 64.0 * 1024.0 * 1024.0),
     ("limits.timeout_ms", 1.0, 600_000.0),
     ("limits.header_read_timeout_ms", 100.0, 600_000.0),
@@ -269,6 +277,12 @@ impl Config {
         (self.reload_seconds > 0.0).then(|| Duration::try_from_secs_f64(self.reload_seconds).ok()).flatten()
     }
 
+    /// How long a record write leading a group commit waits for more (see
+    /// [`Config::commit_delay_ms`]).
+    pub fn commit_delay(&self) -> Duration {
+        Duration::from_millis(self.commit_delay_ms)
+    }
+
     /// Reads and validates a configuration file.
     ///
     /// # Errors
@@ -294,6 +308,7 @@ impl Config {
         if let Some(width) = self.ef_search {
             in_range("ef_search", width as f64)?;
         }
+        in_range("commit_delay_ms", self.commit_delay_ms as f64)?;
         in_range("limits.max_body_bytes", l.max_body_bytes as f64)?;
         in_range("limits.timeout_ms", l.timeout_ms as f64)?;
         in_range("limits.header_read_timeout_ms", l.header_read_timeout_ms as f64)?;
@@ -383,6 +398,7 @@ mod tests {
         assert_eq!(principal.tenants().collect::<Vec<_>>(), ["tenant:acme"]);
         assert_eq!(c.tokens[0].rate(&c.limits), (20.0, 3));
         assert_eq!(c.reload_every(), Some(Duration::from_secs(5)));
+        assert_eq!(c.commit_delay(), Duration::ZERO);
         // One address may hold an eighth of the connections by default, always fewer than all.
         assert_eq!(c.limits.per_address(), 32);
         assert!(!c.tokens[0].operator);
@@ -427,6 +443,7 @@ mod tests {
             ("reload_seconds = nan", "", "reload_seconds"),
             ("ef_search = 0", "", "ef_search"),
             ("ef_search = 1000000", "", "ef_search"),
+            ("commit_delay_ms = 1001", "", "commit_delay_ms"),
             ("", "timeout_ms = 0", "limits.timeout_ms"),
             ("", "timeout_ms = 9223372036854775807", "limits.timeout_ms"),
             ("", "header_read_timeout_ms = 0", "limits.header_read_timeout_ms"),
@@ -451,8 +468,9 @@ mod tests {
         let per_token = parse(&format!("{token}rate_per_second = 1e-300\n")).unwrap_err();
         assert_eq!(per_token.root_cause().downcast_ref::<OutOfRange>().map(|r| r.key), Some("token.rate_per_second"));
         // The extremes that are allowed work, and a valid reload interval converts.
-        let c = parse(&format!("reload_seconds = 86400\nef_search = 100000\n{token}")).unwrap();
+        let c = parse(&format!("reload_seconds = 86400\nef_search = 100000\ncommit_delay_ms = 1000\n{token}")).unwrap();
         assert_eq!(c.reload_every(), Some(Duration::from_secs(86_400)));
         assert_eq!(c.ef_search, Some(100_000));
+        assert_eq!(c.commit_delay(), Duration::from_secs(1));
     }
 }

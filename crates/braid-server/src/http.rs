@@ -437,8 +437,8 @@ async fn run_write(
             stored.push(write::admit(&index, &caller.principal, &namespace, &format!("records[{i}]"), document)?);
         }
         let deletes = ids.iter().map(|id| write::stored_id(&namespace, id)).collect::<Result<Vec<_>, _>>()?;
-        let commit = st.engine.writes().write(&index, &stored, &deletes)?;
-        let ids = stored.into_iter().map(|r| r.id).chain(deletes).collect();
+        let ids = stored.iter().map(|r| r.id.clone()).chain(deletes.iter().cloned()).collect();
+        let commit = st.engine.writes().write(stored, deletes)?;
         Ok::<_, WriteFailure>(Written { commit, ids })
     })
     .await;
@@ -866,7 +866,7 @@ mod tests {
     use std::sync::Mutex;
     use std::time::Duration;
 
-    use braid::{Index, Record, Reranker};
+    use braid::{Index, Principal, Record, Reranker};
 
     use super::super::auth::hash_token;
     use super::*;
@@ -956,6 +956,70 @@ mod tests {
         assert_eq!(post(&url, TOKEN_B, "refund"), 200);
         assert!(entered.try_recv().is_err(), "A's search went on to a second rerank batch");
         runtime.shutdown_background();
+    }
+
+    /// Record writes that arrive together share commits (a commit delay makes them meet): every
+    /// write is answered 200, is searchable once answered, and the engine made fewer commits
+    /// than it answered writes; the writes of one commit name the same commit.
+    #[test]
+    fn concurrent_record_writes_share_commits() {
+        let dir = std::env::temp_dir().join(format!("braid-group-writes-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let index = Index::create(&dir, braid::IndexConfig::default()).unwrap();
+        let config: Config = toml::from_str(&format!(
+            "[[token]]\nname = \"a\"\nsha256 = \"{}\"\ntenant = \"a\"\nwrite = true\n",
+            hash_token(TOKEN_A)
+        ))
+        .unwrap();
+        config.validate().unwrap();
+        let engine = Arc::new(Engine::new(index.clone(), 10).with_commit_delay(Duration::from_millis(50)));
+        let app = router(engine.clone(), &config).unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        runtime.spawn(async move { axum::serve(listener, app).await });
+        let (threads, writes) = (5, 4);
+        let commits: Vec<String> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let (url, index) = (&url, &index);
+                    scope.spawn(move || {
+                        (0..writes)
+                            .map(|w| {
+                                let word = format!("zq{}{}x", char::from(b'a' + t), char::from(b'a' + w));
+                                let body =
+                                    json!({"records": [{"_id": format!("n{t}-{w}"), "text": format!("{word} note")}]});
+                                let reply = ureq::post(&format!("{url}/v1/records"))
+                                    .set("Authorization", &format!("Bearer {TOKEN_A}"))
+                                    .set("Content-Type", "application/json")
+                                    .timeout(Duration::from_secs(60))
+                                    .send_string(&body.to_string())
+                                    .unwrap();
+                                let answer: Value = serde_json::from_str(&reply.into_string().unwrap()).unwrap();
+                                let who = Principal::from_verified_tokens(["tenant:a"]);
+                                let request = braid::SearchRequest::new(&word, who).mode(braid::Mode::Lexical);
+                                assert_eq!(
+                                    index.search(&request).unwrap().hits.len(),
+                                    1,
+                                    "{word} is served when answered"
+                                );
+                                answer["commit"].as_str().unwrap().to_string()
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let stats = engine.writes().stats();
+        assert_eq!(stats.batches, (threads * writes) as u64);
+        assert!(stats.commits < stats.batches, "{stats:?}");
+        let distinct: std::collections::BTreeSet<_> = commits.iter().collect();
+        assert_eq!(distinct.len() as u64, stats.commits);
+        assert_eq!(index.num_records(), (threads * writes) as u64);
+        runtime.shutdown_background();
+        drop((engine, index));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// `/v1/health` says how far the verification of the served commit's files has come:

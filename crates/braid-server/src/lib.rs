@@ -46,10 +46,17 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use braid::Principal;
 
-/// The engine serving `index`: `k` up to `max_k`, newer commits looked for every `reload`, and
-/// the tool catalogue in `tools` for `search_tools`.
-fn open(index: braid::Index, max_k: usize, reload: Option<Duration>, tools: Option<&Path>) -> Result<Arc<api::Engine>> {
-    let mut engine = api::Engine::new(index.clone(), max_k);
+/// The engine serving `index`: `k` up to `max_k`, record writes grouped after `commit_delay`,
+/// newer commits looked for every `reload`, and the tool catalogue in `tools` for
+/// `search_tools`.
+fn open(
+    index: braid::Index,
+    max_k: usize,
+    commit_delay: Duration,
+    reload: Option<Duration>,
+    tools: Option<&Path>,
+) -> Result<Arc<api::Engine>> {
+    let mut engine = api::Engine::new(index.clone(), max_k).with_commit_delay(commit_delay);
     if let Some(file) = tools {
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         let catalogue = braid::ToolCatalogue::from_json(&text, index.embedder())
@@ -72,7 +79,10 @@ fn close_idle_writer(engine: &Arc<api::Engine>) -> Result<()> {
         std::thread::sleep(write::WRITER_IDLE / 5);
         let Some(engine) = engine.upgrade() else { return };
         match engine.writes().release_idle(write::WRITER_IDLE) {
-            Ok(true) => tracing::debug!(target: "braid::serve", "closed the idle writer"),
+            Ok(true) => {
+                let stats = engine.writes().stats();
+                tracing::debug!(target: "braid::serve", commits = stats.commits, record_writes = stats.batches, "closed the idle writer");
+            }
             Ok(false) => {}
             Err(e) => tracing::warn!(target: "braid::serve", error = %e, "a merge failed while the idle writer closed; every commit stands"),
         }
@@ -126,7 +136,13 @@ pub fn serve(
         config.bind = bind;
     }
     let tools = config.tool_catalogue.as_ref().map(|f| config_file.parent().unwrap_or(Path::new(".")).join(f));
-    let engine = open(open_index(config.ef_search)?, config.limits.max_k, config.reload_every(), tools.as_deref())?;
+    let engine = open(
+        open_index(config.ef_search)?,
+        config.limits.max_k,
+        config.commit_delay(),
+        config.reload_every(),
+        tools.as_deref(),
+    )?;
     let router = http::router(engine, &config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
@@ -265,7 +281,7 @@ pub fn mcp_stdio(
         None => None,
     };
     let reload = Duration::from_secs_f64(config::DEFAULT_RELOAD_SECONDS);
-    let engine = open(index, config::Limits::default().max_k, Some(reload), tools)?;
+    let engine = open(index, config::Limits::default().max_k, Duration::ZERO, Some(reload), tools)?;
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::try_from_verified_tokens(principal.iter().map(String::as_str).chain(owner.as_deref()))
         .context("--principal")?;

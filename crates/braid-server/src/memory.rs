@@ -148,8 +148,7 @@ impl Engine {
         scope(who, true)?;
         let index = self.index();
         let memory = memory(&index)?;
-        let (remembered, commit) =
-            self.writes().run(&index, |w| Ok(memory.remember(w, who.principal, note, now())?))?;
+        let (remembered, commit) = self.writes().run(|w| Ok(memory.remember(w, who.principal, note, now())?))?;
         Ok(MemoryWritten {
             memory: remembered.memory,
             reinforced: remembered.reinforced,
@@ -180,16 +179,14 @@ impl Engine {
         let index = self.index();
         let memory = memory(&index)?;
         let (ids, commit) = match (&params.id, &params.kind) {
-            (Some(id), None) => self.writes().run(&index, |w| {
+            (Some(id), None) => self.writes().run(|w| {
                 if memory.forget(w, who.principal, id, now())? {
                     Ok(vec![id.clone()])
                 } else {
                     Err(WriteFailure::NotFound(NOT_FOUND.into()))
                 }
             })?,
-            (None, Some(kind)) => {
-                self.writes().run(&index, |w| Ok(memory.forget_kind(w, who.principal, kind, now())?))?
-            }
+            (None, Some(kind)) => self.writes().run(|w| Ok(memory.forget_kind(w, who.principal, kind, now())?))?,
             _ => return Err(WriteFailure::BadRequest("forget takes either `id` or `kind`, not both".into())),
         };
         Ok(Forgotten { ids, commit })
@@ -206,7 +203,7 @@ impl Engine {
         let index = self.index();
         let memory = memory(&index)?;
         let note = params.note();
-        let (remembered, commit) = self.writes().run(&index, |w| {
+        let (remembered, commit) = self.writes().run(|w| {
             memory.update(w, who.principal, &params.id, &note, now())?.ok_or(WriteFailure::NotFound(NOT_FOUND.into()))
         })?;
         let replaced = (remembered.memory.id != params.id).then(|| params.id.clone());

@@ -16,11 +16,10 @@
 //! A record's `acl` may only name tokens the writer holds, never a reserved one; its `tenant`,
 //! when given, must be the writer's.
 
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use braid::ingest::beir::parse_document;
-use braid::{id_tenant, Index, Principal, Record, Writer};
+use braid::{id_tenant, Batch, GroupCommit, GroupCommitOptions, GroupCommitStats, Index, Principal, Record, Writer};
 use serde_json::Value;
 
 /// The most records one request may write or delete.
@@ -184,8 +183,15 @@ pub fn admit(
 /// process (`braid index`) finds the index free soon after the writes stop.
 pub const WRITER_IDLE: Duration = Duration::from_secs(5);
 
-/// The server's one writer, kept open between writes and shared by every write route: writes
-/// queue for it instead of failing with a busy lock.
+/// The server's one writer, kept open between writes and shared by every write route: record
+/// writes share commits ([`braid::GroupCommit`]), memory writes take the same writer one commit
+/// at a time, and none fails for a busy lock of its own server.
+///
+/// Record writes that arrive while a commit runs are committed together in the next one, each
+/// request answered once the commit holding its records is served: at 1M records a commit
+/// costs about a core for 20–35 ms whatever it holds, so one commit per request could not
+/// keep up with many small writes (docs/scale.md). A request's records are all or nothing: a
+/// bad record fails its own request alone, never the others of its group.
 ///
 /// A writer opened and dropped per request, as before, cost its opening on every write and
 /// abandoned the segment merges each commit started (tantivy drops a merge that ends after its
@@ -195,80 +201,51 @@ pub const WRITER_IDLE: Duration = Duration::from_secs(5);
 /// once it has been idle for [`WRITER_IDLE`] ([`WriteLock::release_idle`]); while it is open,
 /// another process's writer gets a busy lock, and the index serves this writer's commits as
 /// they land.
-#[derive(Default)]
-pub struct WriteLock(Mutex<Held>);
-
-/// The writer, when open, and when it last wrote.
-#[derive(Default)]
-struct Held {
-    writer: Option<(Writer, Instant)>,
-}
+pub struct WriteLock(GroupCommit);
 
 impl std::fmt::Debug for WriteLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WriteLock").field("open", &self.lock().writer.is_some()).finish()
+        f.debug_tuple("WriteLock").field(&self.0).finish()
     }
 }
 
 impl WriteLock {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    /// The writes to `index`, a leader waiting `commit_delay` for more requests before it
+    /// commits (zero: at once).
+    pub fn new(index: Index, commit_delay: Duration) -> WriteLock {
+        let options = GroupCommitOptions { commit_delay, ..GroupCommitOptions::default() };
+        WriteLock(GroupCommit::with_options(index, options))
     }
 
-    /// Upserts `records` and deletes `deletes` (stored ids) in one commit, which `index` serves
-    /// before this returns: a search after the answer sees the write.
+    /// Counts of the commits and write requests so far.
+    pub fn stats(&self) -> GroupCommitStats {
+        self.0.stats()
+    }
+
+    /// Upserts `records` and deletes `deletes` (stored ids) in a commit shared with the writes
+    /// that arrived meanwhile, which the index serves before this returns: a search after the
+    /// answer sees the write. Returns that commit.
     ///
     /// # Errors
     /// [`WriteFailure::Busy`] when another process holds the writer; the library's user errors
-    /// as [`WriteFailure::BadRequest`] (nothing is committed then).
-    pub fn write(&self, index: &Index, records: &[Record], deletes: &[String]) -> Result<Option<String>, WriteFailure> {
-        let ((), commit) = self.with_writer(index, true, |writer| {
-            for record in records {
-                writer.upsert(record)?;
-            }
-            for id in deletes {
-                writer.delete(id)?;
-            }
-            Ok(())
-        })?;
-        Ok(commit)
+    /// as [`WriteFailure::BadRequest`] (nothing of this request is committed then, and the
+    /// other requests of its group are not affected); [`WriteFailure::Internal`] when the
+    /// group's commit failed.
+    pub fn write(&self, records: Vec<Record>, deletes: Vec<String>) -> Result<Option<String>, WriteFailure> {
+        Ok(self.0.write(Batch { upserts: records, deletes })?.commit)
     }
 
     /// Runs `work` with the index's writer and commits what it wrote (nothing when it wrote
-    /// nothing), which `index` serves before this returns. When `work` fails, nothing is
-    /// committed.
+    /// nothing), which the index serves before this returns. When `work` fails, nothing of it
+    /// is committed.
     ///
     /// # Errors
     /// `work`'s failure; [`WriteFailure::Busy`] when another process holds the writer.
     pub fn run<T>(
         &self,
-        index: &Index,
         work: impl FnOnce(&mut Writer) -> Result<T, WriteFailure>,
     ) -> Result<(T, Option<String>), WriteFailure> {
-        self.with_writer(index, false, work)
-    }
-
-    /// Runs `work` with the open writer (opened first when it is not), then commits — always
-    /// when `always`, else only what `work` left pending. A failure of `work` or of the commit
-    /// drops the writer, and with it whatever `work` left uncommitted, so that no later write
-    /// commits it.
-    fn with_writer<T>(
-        &self,
-        index: &Index,
-        always: bool,
-        work: impl FnOnce(&mut Writer) -> Result<T, WriteFailure>,
-    ) -> Result<(T, Option<String>), WriteFailure> {
-        let mut held = self.lock();
-        let mut writer = match held.writer.take() {
-            Some((writer, _)) => writer,
-            None => index.writer()?,
-        };
-        let out = work(&mut writer)?;
-        if always || writer.pending() > 0 {
-            writer.commit()?;
-        }
-        held.writer = Some((writer, Instant::now()));
-        Ok((out, index.commit_id()))
+        self.0.run(work)
     }
 
     /// Closes the writer when it has not written for `idle`, once the merges it started have
@@ -277,14 +254,7 @@ impl WriteLock {
     /// # Errors
     /// When a merge failed; the writer is closed all the same, and every commit stands.
     pub fn release_idle(&self, idle: Duration) -> braid::Result<bool> {
-        let mut held = self.lock();
-        match held.writer.take() {
-            Some((writer, last)) if last.elapsed() >= idle => writer.close().map(|()| true),
-            kept => {
-                held.writer = kept;
-                Ok(false)
-            }
-        }
+        self.0.close_idle(idle)
     }
 }
 
@@ -352,27 +322,27 @@ mod tests {
     #[test]
     fn a_write_is_searchable_when_it_returns_and_deletes_are_idempotent() {
         let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-        let lock = WriteLock::default();
+        let lock = WriteLock::new(index.clone(), Duration::ZERO);
         let record =
             admit(&index, &acme(), "tenant:acme", "r", json!({"_id": "n1", "text": "quokka sightings"})).unwrap();
-        lock.write(&index, &[record], &[]).unwrap();
+        lock.write(vec![record], Vec::new()).unwrap();
         let search =
             |p: Principal| index.search(&SearchRequest::new("quokka", p).mode(Mode::Lexical)).unwrap().hits.len();
         assert_eq!(search(acme()), 1);
         assert_eq!(search(Principal::from_verified_tokens(["tenant:globex"])), 0);
         let gone = ["tenant:acme/n1".to_string()];
-        lock.write(&index, &[], &gone).unwrap();
-        lock.write(&index, &[], &gone).unwrap();
+        lock.write(Vec::new(), gone.to_vec()).unwrap();
+        lock.write(Vec::new(), gone.to_vec()).unwrap();
         assert_eq!(search(acme()), 0);
     }
 
     #[test]
     fn the_writer_stays_open_between_writes_until_it_is_idle() {
         let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-        let lock = WriteLock::default();
+        let lock = WriteLock::new(index.clone(), Duration::ZERO);
         for id in ["n1", "n2"] {
             let record = admit(&index, &acme(), "tenant:acme", "r", json!({"_id": id, "text": "quokka"})).unwrap();
-            lock.write(&index, &[record], &[]).unwrap();
+            lock.write(vec![record], Vec::new()).unwrap();
             assert!(matches!(index.writer(), Err(braid::Error::LockBusy { .. })), "the server's writer is open");
         }
         assert!(!lock.release_idle(Duration::from_secs(3600)).unwrap());
@@ -381,22 +351,22 @@ mod tests {
         drop(index.writer().unwrap());
         // The next write opens it again.
         let record = admit(&index, &acme(), "tenant:acme", "r", json!({"_id": "n3", "text": "quokka"})).unwrap();
-        lock.write(&index, &[record], &[]).unwrap();
+        lock.write(vec![record], Vec::new()).unwrap();
         assert_eq!(index.num_records(), 3);
     }
 
     #[test]
     fn a_failed_write_leaves_nothing_for_the_next_commit() {
         let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-        let lock = WriteLock::default();
+        let lock = WriteLock::new(index.clone(), Duration::ZERO);
         let doc = |id: &str, text: &str| admit(&index, &acme(), "tenant:acme", "r", json!({"_id": id, "text": text}));
         let (quokka, wombat) = (doc("n1", "quokka").unwrap(), doc("n2", "wombat").unwrap());
-        let failed = lock.run(&index, |w| {
+        let failed = lock.run(|w| {
             w.upsert(&quokka)?;
             Err::<(), _>(WriteFailure::BadRequest("refused after an upsert".into()))
         });
         assert!(matches!(failed, Err(WriteFailure::BadRequest(_))));
-        lock.write(&index, &[wombat], &[]).unwrap();
+        lock.write(vec![wombat], Vec::new()).unwrap();
         let search = |q: &str| index.search(&SearchRequest::new(q, acme()).mode(Mode::Lexical)).unwrap().hits.len();
         assert_eq!((search("quokka"), search("wombat")), (0, 1));
     }
