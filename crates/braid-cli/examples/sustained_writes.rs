@@ -2,7 +2,7 @@
 //! a writer commits a steady stream of small batches.
 //!
 //! ```text
-//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS]
+//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D]
 //! ```
 //!
 //! Opens an index of `scripts/scale.sh` (`INDEX_DIR`, with its supplied vectors where it has
@@ -11,36 +11,78 @@
 //! of ten (`tenant:t3`) and one who sees every record. Searches start `QPS` times a second
 //! (default 0: each as soon as the one before ended, a load that takes every core it can, so
 //! any write takes time from it), the same in both phases. First idle (a warm-up pass, then
-//! three measured passes over the queries), then for `SECONDS` (default 60) while another thread
-//! writes `RATE` new records a second (default 1,000) in commits of `BATCH` (default 10): each
+//! three measured passes over the queries), then for `SECONDS` (default 60) while `RATE` new
+//! records a second (default 1,000) are written in batches of `BATCH` (default 10): each
 //! batch's records go to one writer's scope in turn — each of the ten tenants, then records
-//! without a tenant (`group:g0`) —, each with a vector of the index's dimension. A writer that
-//! falls behind the rate commits its next batch at once (and stops at `SECONDS` all the same);
-//! the report says the rate reached.
+//! without a tenant (`group:g0`) —, each with a vector of the index's dimension.
+//!
+//! Two ways to write:
+//! - without `--clients` (or `--clients 0`), one writer thread commits each batch on its own
+//!   (a commit per batch); a writer that falls behind the rate commits its next batch at once;
+//! - with `--clients N`, batch `i` is due at `i × BATCH / RATE` s and the first of `N` client
+//!   threads free takes it, waits until it is due and hands it to one [`braid::GroupCommit`]
+//!   (with `--commit-delay-ms D`, default 0), waiting for its acknowledgement as a service's
+//!   callers do; batches that meet share commits.
+//!
+//! Either stops at `SECONDS`; the report says the rate reached.
 //! Prints one JSON object: search p50/p99/max per principal idle and under writes, the ratio of
-//! the p99s, and each commit's latency and the bytes the process wrote during it (background
-//! merges included), with the bytes written in all over the commits.
+//! the p99s, the commits made and records per commit, the bytes the process wrote while
+//! writing (background merges included); one commit per batch: each commit's latency and
+//! bytes; grouped: each batch's acknowledgement latency (from its call, and from when it was
+//! due).
 
 mod support;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use braid::{Index, Mode, Principal, Record, SearchRequest};
+use braid::{Batch, GroupCommit, GroupCommitOptions, Index, Mode, Principal, Record, SearchRequest};
 use support::{in_ms, read_queries, round, summary, vector, write_bytes, Query};
 
-/// What the writer did: each commit's latency and bytes, and how long it wrote.
+/// What the writers did: in one commit per batch, each commit's latency and bytes; grouped,
+/// each batch's acknowledgement latency; the commits, records and bytes in all, and how long
+/// they wrote.
 struct Written {
     commits_ms: Vec<f64>,
     bytes: Vec<f64>,
+    acks_ms: Vec<f64>,
+    from_due_ms: Vec<f64>,
+    commits: u64,
     records: usize,
+    total_bytes: u64,
     seconds: f64,
 }
 
+/// How the batches are written: a commit each, or by `clients` threads through a group commit.
+#[derive(Clone, Copy)]
+enum Writing {
+    CommitPerBatch,
+    Grouped { clients: usize, delay: Duration },
+}
+
+/// Takes `--name VALUE` out of `args`, parsed.
+fn flag<T: std::str::FromStr>(args: &mut Vec<String>, name: &str) -> Result<Option<T>, Box<dyn std::error::Error>>
+where
+    T::Err: std::error::Error + 'static,
+{
+    let Some(at) = args.iter().position(|a| a == name) else { return Ok(None) };
+    let value = args.get(at + 1).ok_or_else(|| format!("{name} needs a value"))?.parse()?;
+    args.drain(at..at + 2);
+    Ok(Some(value))
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: sustained_writes INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH]";
-    let mut args = std::env::args().skip(1);
+    let usage = "usage: sustained_writes INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D]";
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let clients: usize = flag(&mut args, "--clients")?.unwrap_or(0);
+    let delay_ms: u64 = flag(&mut args, "--commit-delay-ms")?.unwrap_or(0);
+    let how = match clients {
+        0 => Writing::CommitPerBatch,
+        clients => Writing::Grouped { clients, delay: Duration::from_millis(delay_ms) },
+    };
+    let mut args = args.into_iter();
     let dir = PathBuf::from(args.next().ok_or(usage)?);
     let queries = read_queries(&PathBuf::from(args.next().ok_or(usage)?))?;
     let rate: f64 = args.next().map_or(Ok(1_000.0), |n| n.parse())?;
@@ -89,7 +131,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let writing = AtomicBool::new(true);
     let (loaded, written) = std::thread::scope(|scope| {
         let writer = scope.spawn(|| {
-            let result = write(&index, dim, rate, seconds, batch);
+            let result = match how {
+                Writing::CommitPerBatch => write(&index, dim, rate, seconds, batch),
+                Writing::Grouped { clients, delay } => write_grouped(&index, dim, rate, seconds, batch, clients, delay),
+            };
             writing.store(false, Ordering::Release);
             result
         });
@@ -122,23 +167,40 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             serde_json::json!({ "idle_ms": idle, "while_writing_ms": loaded, "p99_while_writing_over_idle": ratio }),
         );
     }
-    let total_bytes: f64 = written.bytes.iter().sum();
-    let commits = written.commits_ms.len();
-    let out = serde_json::json!({
+    let commits = written.commits.max(1) as f64;
+    let mut out = serde_json::json!({
         "records": index.num_records(),
         "mode": mode.name(),
         "vector_dim": dim,
         "target_records_per_second": rate,
-        "records_per_commit": batch,
+        "records_per_batch": batch,
         "searches_per_second": if qps > 0.0 { serde_json::json!(qps) } else { "back to back".into() },
         "written_records": written.records,
         "written_seconds": round(written.seconds),
         "records_per_second": round(written.records as f64 / written.seconds),
-        "commit_ms": summary(written.commits_ms),
-        "commit_bytes_written": summary(written.bytes),
-        "bytes_written_per_commit_mean": round(total_bytes / commits.max(1) as f64),
+        "commits": written.commits,
+        "records_per_commit": round(written.records as f64 / commits),
+        "bytes_written": written.total_bytes,
+        "bytes_written_per_commit_mean": round(written.total_bytes as f64 / commits),
         "searches": searches,
     });
+    let details = match how {
+        Writing::CommitPerBatch => serde_json::json!({
+            "writing": "one commit per batch",
+            "commit_ms": summary(written.commits_ms),
+            "commit_bytes_written": summary(written.bytes),
+        }),
+        Writing::Grouped { clients, delay } => serde_json::json!({
+            "writing": "group commit",
+            "clients": clients,
+            "commit_delay_ms": delay.as_millis() as u64,
+            "ack_ms": summary(written.acks_ms),
+            "ack_from_due_ms": summary(written.from_due_ms),
+        }),
+    };
+    if let (Some(out), serde_json::Value::Object(details)) = (out.as_object_mut(), details) {
+        out.extend(details);
+    }
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
 }
@@ -181,8 +243,17 @@ impl Paced {
 fn write(index: &Index, dim: Option<usize>, rate: f64, seconds: f64, batch: usize) -> braid::Result<Written> {
     let mut writer = index.writer()?;
     let run = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let scopes: Vec<String> = (0..10).map(|t| format!("tenant:t{t}")).chain(["group:g0".to_string()]).collect();
-    let mut written = Written { commits_ms: Vec::new(), bytes: Vec::new(), records: 0, seconds: 0.0 };
+    let mut written = Written {
+        commits_ms: Vec::new(),
+        bytes: Vec::new(),
+        acks_ms: Vec::new(),
+        from_due_ms: Vec::new(),
+        commits: 0,
+        records: 0,
+        total_bytes: 0,
+        seconds: 0.0,
+    };
+    let first = write_bytes();
     let start = Instant::now();
     let period = Duration::from_secs_f64(batch as f64 / rate);
     for c in 0.. {
@@ -193,24 +264,105 @@ fn write(index: &Index, dim: Option<usize>, rate: f64, seconds: f64, batch: usiz
         if let Some(wait) = due.checked_sub(start.elapsed()) {
             std::thread::sleep(wait);
         }
-        let acl = &scopes[c as usize % scopes.len()];
         let before = write_bytes();
         let started = Instant::now();
-        for r in 0..batch {
-            let i = written.records + r;
-            let text = format!("record {r} of sustained write {c}, searched while the writes go on");
-            let mut record =
-                Record::new(format!("sustained-{run}-{i}")).title("Sustained writes").body(text).acl([acl]);
-            if let Some(dim) = dim {
-                record = record.vector(vector(i, dim));
-            }
+        for record in records(run, c as usize, batch, dim) {
             writer.upsert(&record)?;
         }
         writer.commit()?;
         written.commits_ms.push(started.elapsed().as_secs_f64() * 1e3);
         written.bytes.push(write_bytes().saturating_sub(before) as f64);
         written.records += batch;
+        written.commits += 1;
     }
     written.seconds = start.elapsed().as_secs_f64();
+    written.total_bytes = write_bytes().saturating_sub(first);
     Ok(written)
+}
+
+/// Batch `c` of run `run`: `batch` new records in one writer's scope (the ten tenants in turn,
+/// then `group:g0`), each with a vector of `dim` dimensions when the index has vectors.
+fn records(run: u128, c: usize, batch: usize, dim: Option<usize>) -> Vec<Record> {
+    let scopes = 11;
+    let acl = match c % scopes {
+        10 => "group:g0".to_string(),
+        t => format!("tenant:t{t}"),
+    };
+    (0..batch)
+        .map(|r| {
+            let i = c * batch + r;
+            let text = format!("record {r} of sustained write {c}, searched while the writes go on");
+            let record = Record::new(format!("sustained-{run}-{i}")).title("Sustained writes").body(text).acl([&acl]);
+            match dim {
+                Some(dim) => record.vector(vector(i, dim)),
+                None => record,
+            }
+        })
+        .collect()
+}
+
+/// Writes batch `i` of `batch` records at `i × batch / rate` s, for `seconds`, each taken by the
+/// first of `clients` threads free, through one group commit with `delay`; each client waits
+/// for its batch's acknowledgement before it takes another.
+fn write_grouped(
+    index: &Index,
+    dim: Option<usize>,
+    rate: f64,
+    seconds: f64,
+    batch: usize,
+    clients: usize,
+    delay: Duration,
+) -> braid::Result<Written> {
+    let front = GroupCommit::with_options(
+        index.clone(),
+        GroupCommitOptions { commit_delay: delay, ..GroupCommitOptions::default() },
+    );
+    let run = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let period = Duration::from_secs_f64(batch as f64 / rate);
+    let next = AtomicU64::new(0);
+    let latencies = Mutex::new((Vec::new(), Vec::new()));
+    let first = write_bytes();
+    let start = Instant::now();
+    std::thread::scope(|scope| -> braid::Result<()> {
+        let handles: Vec<_> = (0..clients)
+            .map(|_| {
+                scope.spawn(|| -> braid::Result<()> {
+                    loop {
+                        let c = next.fetch_add(1, Ordering::Relaxed);
+                        let due = period * c as u32;
+                        if due.as_secs_f64() >= seconds || start.elapsed().as_secs_f64() >= seconds {
+                            return Ok(());
+                        }
+                        let records = records(run, c as usize, batch, dim);
+                        if let Some(wait) = due.checked_sub(start.elapsed()) {
+                            std::thread::sleep(wait);
+                        }
+                        let called = Instant::now();
+                        front.write(Batch { upserts: records, deletes: Vec::new() })?;
+                        let (acks, from_due) = &mut *latencies.lock().unwrap_or_else(|p| p.into_inner());
+                        acks.push(called.elapsed().as_secs_f64() * 1e3);
+                        from_due.push(start.elapsed().saturating_sub(due).as_secs_f64() * 1e3);
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().map_err(|_| braid::Error::invalid_request("a client panicked"))??;
+        }
+        Ok(())
+    })?;
+    let seconds = start.elapsed().as_secs_f64();
+    let total_bytes = write_bytes().saturating_sub(first);
+    let stats = front.stats();
+    let (acks_ms, from_due_ms) = latencies.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok(Written {
+        commits_ms: Vec::new(),
+        bytes: Vec::new(),
+        acks_ms,
+        from_due_ms,
+        commits: stats.commits,
+        records: stats.changes as usize,
+        total_bytes,
+        seconds,
+    })
 }
