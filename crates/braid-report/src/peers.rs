@@ -728,11 +728,9 @@ mod tests {
         assert_eq!(median(Vec::new()), 0.0);
     }
 
-    /// The quality table puts each peer's two variants in one cell, and marks Braid's
-    /// nDCG@10 bold only where no peer, in either variant, is above it.
-    #[test]
-    fn quality_table_sets_the_variants_side_by_side() {
-        let row = |engine: &str, mode: &str, ndcg: f64| Row {
+    /// A row of one round at 1 q/s, k = 10.
+    fn test_row(engine: &str, mode: &str, ndcg: f64, vs_default: Option<PairedComparison>) -> Row {
+        Row {
             engine: engine.into(),
             mode: mode.into(),
             k: 10,
@@ -740,8 +738,15 @@ mod tests {
             rounds: 1,
             ndcg_at_10: ndcg,
             braid_speedup: None,
-            vs_default: None,
-        };
+            vs_default,
+        }
+    }
+
+    /// The quality table puts each peer's two variants in one cell, and marks Braid's
+    /// nDCG@10 bold only where no peer, in either variant, is above it.
+    #[test]
+    fn quality_table_sets_the_variants_side_by_side() {
+        let row = |engine: &str, mode: &str, ndcg: f64| test_row(engine, mode, ndcg, None);
         let scored = Scored {
             dataset: "tiny".into(),
             note: String::new(),
@@ -767,21 +772,15 @@ mod tests {
     /// first, with the default's margin and p, starred below 0.05.
     #[test]
     fn vs_default_table_lists_every_compared_row_best_first() {
-        let row = |engine: &str, mode: &str, ndcg: f64, vs: Option<(f64, f64)>| Row {
-            engine: engine.into(),
-            mode: mode.into(),
-            k: 10,
-            qps: 1.0,
-            rounds: 1,
-            ndcg_at_10: ndcg,
-            braid_speedup: None,
-            vs_default: vs.map(|(delta, p_value)| PairedComparison {
+        let row = |engine: &str, mode: &str, ndcg: f64, vs: Option<(f64, f64)>| {
+            let vs_default = vs.map(|(delta, p_value)| PairedComparison {
                 baseline: engine.into(),
                 queries: 3,
                 delta,
                 ci95: braid_eval::Interval { low: delta, high: delta },
                 p_value,
-            }),
+            });
+            test_row(engine, mode, ndcg, vs_default)
         };
         let scored = Scored {
             dataset: "tiny-test".into(),
