@@ -123,6 +123,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // them under pressure).
         "rss_anon_serving_mib": status_kib("RssAnon") / 1024,
         "rss_file_serving_mib": status_kib("RssFile") / 1024,
+        "rss_file_by_kind_mib": file_rss_by_kind(),
         "latency": rows,
     });
     println!("{}", serde_json::to_string_pretty(&out)?);
@@ -164,4 +165,24 @@ fn status_kib(field: &str) -> u64 {
                 .and_then(|v| v.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// Resident MiB of this process's file mappings, summed by the file's kind: its extension
+/// (tantivy's `idx`, `pos`, `term`, `store`, `fast`, ...) or its name where it has none.
+fn file_rss_by_kind() -> serde_json::Value {
+    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else { return serde_json::Value::Null };
+    let mut kib = std::collections::BTreeMap::<String, u64>::new();
+    let mut kind: Option<String> = None;
+    for line in smaps.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.first().is_some_and(|f| f.contains('-') && !f.ends_with(':')) {
+            kind = fields.get(5).filter(|p| p.starts_with('/')).map(|path| {
+                let name = path.rsplit('/').next().unwrap_or(path);
+                name.rsplit_once('.').map_or(name, |(_, ext)| ext).to_string()
+            });
+        } else if let (Some(k), ["Rss:", value, ..]) = (&kind, fields.as_slice()) {
+            *kib.entry(k.clone()).or_default() += value.parse::<u64>().unwrap_or(0);
+        }
+    }
+    kib.into_iter().filter(|(_, v)| *v >= 1024).map(|(k, v)| (k, serde_json::json!(v / 1024))).collect()
 }

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use braid_core::{Error, Result};
-use tantivy::directory::MmapDirectory;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyError};
 
 use crate::analysis::{self, words_analyzer, GRAMS_TOKENIZER, TEXT_TOKENIZER, WORDS_TOKENIZER};
+use crate::directory::PartitionDirectory;
 use crate::error::lexical;
 use crate::partition::{Catalog, Part};
 use crate::saved_vocabulary::SavedVocabulary;
@@ -42,7 +42,7 @@ pub(crate) struct PartIndex {
     reader: IndexReader,
     /// The directory it was opened from (sharing its mappings), when this process opened it
     /// from disk rather than built it.
-    directory: Option<MmapDirectory>,
+    directory: Option<PartitionDirectory>,
 }
 
 impl PartIndex {
@@ -50,7 +50,7 @@ impl PartIndex {
         Self::opened(index, None, config)
     }
 
-    fn opened(index: Index, directory: Option<MmapDirectory>, config: &SchemaConfig) -> Result<Self> {
+    fn opened(index: Index, directory: Option<PartitionDirectory>, config: &SchemaConfig) -> Result<Self> {
         let tokenizers = index.tokenizers();
         tokenizers.register(TEXT_TOKENIZER, config.analyzer.build());
         tokenizers.register(WORDS_TOKENIZER, words_analyzer());
@@ -101,8 +101,8 @@ impl LexicalIndex {
         let index = match dir {
             Some(dir) => {
                 std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-                let mmap = MmapDirectory::open(dir).map_err(lexical)?;
-                Index::create(mmap, schema, store_settings()).map_err(lexical)?
+                let directory = PartitionDirectory::open(dir).map_err(lexical)?;
+                Index::create(directory, schema, store_settings()).map_err(lexical)?
             }
             None => Index::create_in_ram(schema),
         };
@@ -434,8 +434,8 @@ impl Shared {
         let (schema, settings) = (self.main.index.schema(), self.main.index.settings().clone());
         let index = match self.fresh_dir(&Part::Pool)? {
             Some(dir) => {
-                let mmap = MmapDirectory::open(&dir).map_err(lexical)?;
-                let index = Index::create(mmap, schema, settings).map_err(lexical)?;
+                let directory = PartitionDirectory::open(&dir).map_err(lexical)?;
+                let index = Index::create(directory, schema, settings).map_err(lexical)?;
                 if let Some(path) = &self.path {
                     sync_dir(path).map_err(|e| Error::io(path, e))?;
                 }
@@ -516,11 +516,11 @@ fn latest_commit(index: &PartIndex, part: Part) -> Result<PartCommit> {
 /// Opens the tantivy index of one partition in `dir`, with the directory it reads through; the
 /// files of its commit are checked by `verifier` first (see [`crate::verify`]): each one's
 /// footer, and the small ones (or all, as its mode says) read whole.
-fn open_part(dir: &Path, verifier: &Verifier) -> Result<(Index, MmapDirectory)> {
+fn open_part(dir: &Path, verifier: &Verifier) -> Result<(Index, PartitionDirectory)> {
     if !dir.join("meta.json").is_file() {
         return Err(Error::Corrupt { path: dir.join("meta.json"), reason: "missing".into() });
     }
-    let directory = MmapDirectory::open(dir).map_err(|e| corrupt(dir, e.into()))?;
+    let directory = PartitionDirectory::open(dir).map_err(|e| corrupt(dir, e.into()))?;
     let index = Index::open(directory.clone()).map_err(|e| corrupt(dir, e))?;
     let metas = index.searchable_segment_metas().map_err(|e| corrupt(dir, e))?;
     verifier.cover(dir, &directory, &metas)?;

@@ -88,6 +88,7 @@ mod cjk;
 mod clitics;
 mod context;
 mod deletions;
+mod directory;
 mod error;
 mod feedback;
 mod gathered;

@@ -12,12 +12,13 @@
 //! promoted again.
 
 use braid_core::{Error, Result};
-use tantivy::directory::{MmapDirectory, OwnedBytes, RamDirectory};
+use tantivy::directory::{OwnedBytes, RamDirectory};
 use tantivy::fastfield::{write_alive_bitset, AliveBitSet};
 use tantivy::indexer::merge_filtered_segments;
 use tantivy::{Directory, Index, TantivyDocument};
 use tantivy_common::BitSet;
 
+use crate::directory::PartitionDirectory;
 use crate::error::lexical;
 use crate::index::Shared;
 use crate::partition::Part;
@@ -78,8 +79,8 @@ pub(crate) fn copy_out(shared: &Shared, snapshot: &Snapshot, tenant: &str) -> Re
     // A directory left by a promotion a crash interrupted is emptied: no commit names it.
     let index: Index = match (shared.fresh_dir(&part)?, &shared.path) {
         (Some(dir), Some(path)) => {
-            let mmap = MmapDirectory::open(&dir).map_err(lexical)?;
-            let index = merge_filtered_segments(&segments, settings, filters, mmap).map_err(lexical)?;
+            let directory = PartitionDirectory::open(&dir).map_err(lexical)?;
+            let index = merge_filtered_segments(&segments, settings, filters, directory).map_err(lexical)?;
             index.directory().sync_directory().map_err(|e| Error::io(&dir, e))?;
             sync_dir(path).map_err(|e| Error::io(path, e))?;
             index

@@ -27,7 +27,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use braid_core::{Error, Result};
 use tantivy::directory::error::OpenReadError;
 use tantivy::directory::footer::Footer;
-use tantivy::directory::{Directory, MmapDirectory};
+use tantivy::directory::Directory;
+
+use crate::directory::PartitionDirectory;
 use tantivy::{HasLen, SegmentMeta};
 
 /// Files up to this many bytes are read whole when their partition opens, before tantivy parses
@@ -113,7 +115,7 @@ struct Footed {
     crc: u32,
     /// Its partition's directory (sharing the mappings its searchers read), to read the file
     /// through when another process's writer removed it from the disk since.
-    dir: Option<MmapDirectory>,
+    dir: Option<PartitionDirectory>,
 }
 
 /// A damaged file, as found.
@@ -203,7 +205,7 @@ impl Verifier {
     /// # Errors
     /// [`Error::Corrupt`] naming the first file that is missing, has no intact footer, or (a
     /// small one) does not match its checksum.
-    pub fn cover(&self, dir: &Path, directory: &MmapDirectory, metas: &[SegmentMeta]) -> Result<()> {
+    pub fn cover(&self, dir: &Path, directory: &PartitionDirectory, metas: &[SegmentMeta]) -> Result<()> {
         let files = self.unknown(dir, metas);
         let (mut queued, mut read) = (Vec::new(), Vec::new());
         for path in files {
@@ -387,7 +389,7 @@ fn committed_files(meta: &SegmentMeta) -> Vec<PathBuf> {
 /// # Errors
 /// [`Error::Corrupt`] naming the file when it is missing, cannot be read, is shorter than a
 /// footer, or does not end in an intact footer of a format this build reads.
-fn footer_of(path: &Path, dir: Option<MmapDirectory>) -> Result<Footed> {
+fn footer_of(path: &Path, dir: Option<PartitionDirectory>) -> Result<Footed> {
     let damaged = |reason: String| Error::Corrupt { path: path.to_path_buf(), reason };
     let mut file = match File::open(path) {
         Ok(file) => file,
@@ -490,7 +492,7 @@ fn read_whole(file: &Footed, progress: Option<&Inner>) -> std::result::Result<()
 ///
 /// # Errors
 /// [`Error::Corrupt`] naming the first damaged file.
-pub(crate) fn verify_now(directory: Option<&MmapDirectory>, files: &[PathBuf]) -> Result<()> {
+pub(crate) fn verify_now(directory: Option<&PartitionDirectory>, files: &[PathBuf]) -> Result<()> {
     for path in files {
         let footed = footer_of(path, directory.cloned())?;
         read_whole(&footed, None).map_err(|d| d.error())?;
@@ -543,7 +545,7 @@ mod tests {
     fn a_verifier_reads_its_queue_and_keeps_the_damage_it_found() {
         let dir = tempfile::tempdir().unwrap();
         let files = segment_files(dir.path());
-        let directory = MmapDirectory::open(dir.path()).unwrap();
+        let directory = PartitionDirectory::open(dir.path()).unwrap();
         let metas = tantivy::Index::open(directory.clone()).unwrap().searchable_segment_metas().unwrap();
         let background = Verification::Background { small_files: 0 };
 
