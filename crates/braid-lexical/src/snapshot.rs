@@ -653,6 +653,30 @@ mod tests {
         assert_eq!(ords, [3, 7, 9]);
     }
 
+    /// A snapshot a search still holds when a commit replaces it is released by a later
+    /// reload, once nothing holds it, never by the search that let it go last.
+    #[test]
+    fn a_replaced_snapshot_is_released_by_the_writer() {
+        let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+        let mut writer = index.writer(crate::DEFAULT_WRITER_HEAP).unwrap();
+        writer.upsert(1, &Record::new("a").body("text"), 0).unwrap();
+        writer.commit().unwrap();
+        let held = index.snapshot();
+        writer.upsert(2, &Record::new("b").body("more"), 0).unwrap();
+        writer.commit().unwrap();
+        let replaced = Arc::downgrade(&held);
+        drop(held);
+        assert!(replaced.upgrade().is_some(), "the search's drop did not release it");
+        writer.upsert(3, &Record::new("c").body("again"), 0).unwrap();
+        writer.commit().unwrap();
+        assert!(replaced.upgrade().is_none(), "the next reload did");
+        // One nothing held when it was replaced goes at once.
+        let unheld = Arc::downgrade(&index.snapshot());
+        writer.delete("a").unwrap();
+        writer.commit().unwrap();
+        assert!(unheld.upgrade().is_none());
+    }
+
     /// Small indexes keep a large tier too: at 10,000 records a segment of 1,250 is large, at a
     /// million one of 20,000, and never one below 1,000.
     #[test]

@@ -302,16 +302,40 @@ impl LexicalWriter {
     /// # Errors
     /// [`Error::Lexical`] when tantivy cannot commit (for example, the disk is full).
     pub fn commit(&mut self) -> Result<()> {
+        let profiled = tracing::enabled!(target: "braid::commit", tracing::Level::DEBUG);
+        let started = Instant::now();
+        let mut phases: Vec<(&str, Duration)> = Vec::new();
+        let mut last = started;
+        let mut mark = |name: &'static str| {
+            if profiled {
+                let now = Instant::now();
+                phases.push((name, now - last));
+                last = now;
+            }
+        };
+        let satellites = self.written.len();
         self.commit_new_records()?;
+        mark("satellites");
         self.commit_point()?;
+        mark("main");
         self.delete_superseded()?;
+        mark("superseded");
         self.shared.reload()?;
+        mark("reload");
         for tenant in std::mem::take(&mut self.pooled) {
             if self.promotion_due(&tenant)? {
                 self.promote(&tenant)?;
             }
         }
+        mark("promotions");
         self.shared.save_vocabulary();
+        mark("vocabulary");
+        if profiled {
+            let ms = |d: Duration| (d.as_secs_f64() * 1e5).round() / 100.0;
+            let phases: Vec<String> = phases.iter().map(|(n, d)| format!("{n}={}", ms(*d))).collect();
+            tracing::debug!(target: "braid::commit", satellites, total_ms = ms(started.elapsed()),
+                phases = %phases.join(","), "lexical commit");
+        }
         Ok(())
     }
 
@@ -351,11 +375,16 @@ impl LexicalWriter {
 
     /// Commits satellite `part` and makes the commit durable.
     fn commit_part(&mut self, part: &Part) -> Result<()> {
+        let started = Instant::now();
         self.writer_of(part)?.commit().map_err(lexical)?;
+        let committed = started.elapsed();
         if let (Some(path), Some(name)) = (&self.shared.path, part.dir_name()) {
             let dir = path.join(name);
             sync_dir(&dir).map_err(|e| Error::io(&dir, e))?;
         }
+        tracing::debug!(target: "braid::commit", part = ?part,
+            commit_ms = (committed.as_secs_f64() * 1e5).round() / 100.0,
+            sync_ms = ((started.elapsed() - committed).as_secs_f64() * 1e5).round() / 100.0, "part commit");
         Ok(())
     }
 
