@@ -152,7 +152,12 @@ impl Semantic {
             }
             (None, None) => return Err(no_model()),
         };
+        let asked = std::time::Instant::now();
         let store = self.store.read().unwrap_or_else(|p| p.into_inner());
+        let waited = asked.elapsed();
+        if waited > std::time::Duration::from_micros(500) {
+            tracing::debug!(target: "braid::commit", wait_ms = waited.as_secs_f64() * 1e3, "search waited for the vector store");
+        }
         let found = store.search(vector, depth, allowed)?;
         Ok((found.hits, found.path))
     }

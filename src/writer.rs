@@ -47,15 +47,19 @@ impl Ordinals {
 /// The smallest indexing buffer tantivy accepts.
 pub const MIN_WRITER_HEAP: usize = 15_000_000;
 
-/// Records whose vectors go into the store under one write lock at commit. Between parts,
-/// searches read the store: at 300,000 vectors a search waits at most about 0.1 s while
-/// 1,000 records commit, where one lock over the whole commit made it wait 1.9–2.7 s
-/// (`crates/braid-cli/examples/write_while_serving.rs`, research/scale-log.md); bulk ingest is as
-/// fast as before.
-const INSERT_PART: usize = 16;
+/// Records whose vectors go into the store under one write lock at commit in a bulk load
+/// ([`Merges::Deferred`]: their graph links searched on every core, under the lock). Between
+/// parts, searches read the store. Other commits put the rows in under one short lock and
+/// search the graph links under a read lock ([`braid_vector::PartitionedStore::insert_unlinked`]):
+/// at 500,000 vectors (ef_construction 400) a part of 16 held the lock for 30–90 ms while
+/// searches waited (`crates/braid-cli/examples/sustained_writes.rs`, docs/scale.md).
+const BULK_INSERT_PART: usize = 16;
 
 /// The pause after each part, in which searches waiting for the store take it.
 const PART_PAUSE: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// The pause after each record linked into a graph under the write lock.
+const LINK_PAUSE: std::time::Duration = std::time::Duration::from_micros(20);
 
 /// The memory a [`Writer`] may hold while ingesting (see [`Index::writer_with`]).
 ///
@@ -348,7 +352,9 @@ impl Writer {
     /// [`braid_core::Error::Model`] when the commit cannot be written; the previous commit
     /// stays intact on disk.
     pub fn commit(&mut self) -> Result<()> {
+        let mut profile = CommitProfile::start();
         self.embed_pending()?;
+        profile.mark("embed");
         let layout = self.index.layout().cloned();
         let parts = self.parts.clone();
         let mut merges = Vec::new();
@@ -359,18 +365,49 @@ impl Writer {
             let tenants = |ord| self.tenants.get(&ord).cloned().unwrap_or_default();
             let checked =
                 semantic.store.read().unwrap_or_else(|p| p.into_inner()).check_passages(&self.vectors, tenants)?;
-            let mut pieces = checked.chunks(INSERT_PART).peekable();
-            while let Some(piece) = pieces.next() {
-                semantic.store.write().unwrap_or_else(|p| p.into_inner()).insert_checked(piece)?;
-                // The lock is not fair: without a pause this thread takes it again before a
-                // search it woke can run.
-                if pieces.peek().is_some() {
-                    std::thread::sleep(PART_PAUSE);
+            profile.mark("vector_check");
+            let write = |profile: &mut CommitProfile| {
+                let asked = std::time::Instant::now();
+                let store = semantic.store.write().unwrap_or_else(|p| p.into_inner());
+                profile.lock_taken(asked.elapsed());
+                store
+            };
+            if self.options.merges == Merges::Deferred {
+                // A bulk load: parts linked on every core, under the lock.
+                let mut pieces = checked.chunks(BULK_INSERT_PART).peekable();
+                while let Some(piece) = pieces.next() {
+                    let mut store = write(&mut profile);
+                    store.insert_checked(piece)?;
+                    profile.lock_released();
+                    drop(store);
+                    // The lock is not fair: without a pause this thread takes it again before a
+                    // search it woke can run.
+                    if pieces.peek().is_some() {
+                        std::thread::sleep(PART_PAUSE);
+                    }
+                }
+            } else {
+                // The rows go in under one short lock; the graph's links (a search of it at
+                // build width per record, milliseconds at 500,000 vectors) are searched under a
+                // read lock, beside the searches, and linked one record per short write lock.
+                write(&mut profile).insert_unlinked(&checked)?;
+                profile.lock_released();
+                let mut prepared = semantic.store.read().unwrap_or_else(|p| p.into_inner()).prepare_links();
+                profile.mark("vector_rows_and_links");
+                loop {
+                    let more = write(&mut profile).link_next(&mut prepared);
+                    profile.lock_released();
+                    if !more {
+                        break;
+                    }
+                    std::thread::sleep(LINK_PAUSE);
                 }
             }
+            profile.mark("vector_insert");
             if let Some(layout) = &layout {
                 merges = semantic.store.read().unwrap_or_else(|p| p.into_inner()).save_log(&layout.vectors())?;
             }
+            profile.mark("vector_log");
             *parts.embedding.lock().unwrap_or_else(|p| p.into_inner()) = Some(semantic.info.clone());
         }
         if let Some(layout) = &layout {
@@ -385,18 +422,24 @@ impl Writer {
             Manifest { format: FORMAT_VERSION, config, next_ord, embedding, vector_mark, vector_partitions }
                 .write(layout)?;
         }
+        profile.mark("manifest");
         self.lexical.commit()?;
+        profile.mark("lexical_commit");
         self.after_commit()?;
+        profile.mark("after_commit");
         if let Some(semantic) = parts.semantic.get() {
-            let mut store = semantic.store.write().unwrap_or_else(|p| p.into_inner());
-            for ord in &self.superseded {
-                store.delete(*ord);
+            if !self.superseded.is_empty() {
+                let mut store = semantic.store.write().unwrap_or_else(|p| p.into_inner());
+                for ord in &self.superseded {
+                    store.delete(*ord);
+                }
             }
-            drop(store);
             // Partitions whose logs passed their share merge on the index's merge thread,
             // after this commit returned.
             semantic.merge_in_background(merges);
         }
+        profile.mark("vector_delete");
+        profile.finish(self.pending);
         self.pending = 0;
         self.pending_ids.clear();
         self.vectors.clear();
@@ -451,6 +494,82 @@ impl Writer {
 impl Drop for Writer {
     fn drop(&mut self) {
         self.index.close_writer();
+    }
+}
+
+/// Where a commit's time went, phase by phase, and how long it held and waited for the vector
+/// store's write lock: logged at debug level under the target `braid::commit` (for
+/// `crates/braid-cli/examples/sustained_writes.rs`; nothing is measured unless that target is
+/// enabled).
+struct CommitProfile {
+    on: bool,
+    started: std::time::Instant,
+    last: std::time::Instant,
+    phases: Vec<(&'static str, std::time::Duration)>,
+    lock_parts: u32,
+    lock_wait: std::time::Duration,
+    lock_held: std::time::Duration,
+    lock_held_max: std::time::Duration,
+    taken: Option<std::time::Instant>,
+}
+
+impl CommitProfile {
+    fn start() -> CommitProfile {
+        let now = std::time::Instant::now();
+        CommitProfile {
+            on: tracing::enabled!(target: "braid::commit", tracing::Level::DEBUG),
+            started: now,
+            last: now,
+            phases: Vec::new(),
+            lock_parts: 0,
+            lock_wait: std::time::Duration::ZERO,
+            lock_held: std::time::Duration::ZERO,
+            lock_held_max: std::time::Duration::ZERO,
+            taken: None,
+        }
+    }
+
+    /// Ends phase `name` now.
+    fn mark(&mut self, name: &'static str) {
+        if self.on {
+            let now = std::time::Instant::now();
+            self.phases.push((name, now - self.last));
+            self.last = now;
+        }
+    }
+
+    /// The store's write lock taken after waiting `wait` for it.
+    fn lock_taken(&mut self, wait: std::time::Duration) {
+        self.lock_parts += 1;
+        self.lock_wait += wait;
+        self.taken = Some(std::time::Instant::now());
+    }
+
+    /// The store's write lock about to be released.
+    fn lock_released(&mut self) {
+        if let Some(held) = self.taken.take().map(|t| t.elapsed()) {
+            self.lock_held += held;
+            self.lock_held_max = self.lock_held_max.max(held);
+        }
+    }
+
+    fn finish(&self, changes: usize) {
+        if !self.on {
+            return;
+        }
+        let ms = |d: std::time::Duration| (d.as_secs_f64() * 1e5).round() / 100.0;
+        let phases: Vec<String> = self.phases.iter().map(|(n, d)| format!("{n}={}", ms(*d))).collect();
+        tracing::debug!(
+            target: "braid::commit",
+            changes,
+            total_ms = ms(self.started.elapsed()),
+            phases = %phases.join(","),
+            lock_parts = self.lock_parts,
+            lock_wait_ms = ms(self.lock_wait),
+            lock_held_ms = ms(self.lock_held),
+            lock_held_max_ms = ms(self.lock_held_max),
+            "commit"
+        );
     }
 }
 

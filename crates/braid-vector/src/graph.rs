@@ -136,6 +136,43 @@ impl Graph {
         }
     }
 
+    /// The read-only half of inserting slots `from..to` (those for which `present` is true):
+    /// each one's level and candidates, searched in the graph as it stands. [`Graph::link_one`]
+    /// links them, in slot order, each joined by the prepared slots before it, as a chunk of
+    /// [`Graph::insert_from`] is; a writer prepares under a read lock and links under a short
+    /// write lock.
+    pub(crate) fn prepare(&self, rows: &Rows, from: usize, to: usize, present: &dyn Fn(usize) -> bool) -> Prepared {
+        let from = from.max(self.points());
+        let links = (from..to)
+            .map(|slot| {
+                let level = if present(slot) { level_of(slot, self.m) } else { ABSENT };
+                let candidates = if level == ABSENT {
+                    Vec::new()
+                } else {
+                    self.candidates(rows, &rows.query(rows.vector(slot)), level)
+                };
+                (level, candidates)
+            })
+            .collect();
+        Prepared { from, links }
+    }
+
+    /// Links the next slot of `prepared` (the graph's next point); returns whether one was
+    /// left. Slots prepared against another graph than this one are inserted afresh.
+    pub(crate) fn link_one(&mut self, rows: &Rows, prepared: &mut Prepared, present: &dyn Fn(usize) -> bool) -> bool {
+        let slot = self.points();
+        let Some(at) = slot.checked_sub(prepared.from).filter(|&at| at < prepared.links.len()) else {
+            return false;
+        };
+        let (level, candidates) = std::mem::take(&mut prepared.links[at]);
+        if level == ABSENT || present(slot) {
+            self.link(rows, slot, level, candidates, prepared.from);
+        } else {
+            self.link(rows, slot, ABSENT, Vec::new(), prepared.from);
+        }
+        at + 1 < prepared.links.len()
+    }
+
     /// [`Graph::candidates`] of slots `start..` at `levels` ([`ABSENT`]: none), on as many
     /// threads as the machine has.
     fn candidates_in_parallel(&self, rows: &Rows, start: usize, levels: &[u8]) -> Vec<Vec<Vec<Scored>>> {
@@ -558,6 +595,14 @@ impl Graph {
 }
 
 /// Adds `scored` to the bounded min-heap `results`, dropping its worst past `ef`.
+/// Slots prepared for [`Graph::link_one`] by [`Graph::prepare`]: from slot `from` on, each
+/// one's level and candidates per layer.
+#[derive(Debug, Default)]
+pub(crate) struct Prepared {
+    from: usize,
+    links: Vec<(u8, Vec<Vec<Scored>>)>,
+}
+
 fn offer(results: &mut BinaryHeap<std::cmp::Reverse<Scored>>, scored: Scored, ef: usize) {
     results.push(std::cmp::Reverse(scored));
     if results.len() > ef {

@@ -138,4 +138,4 @@ pub use params::{HnswParams, Quantization};
 pub use partitions::{Partition, PartitionedStore, PlacedRecord, PROMOTE_AT};
 pub use persist::{FORMAT_VERSION, VECTORS_FILE};
 pub use search::{SearchPath, VectorSearch};
-pub use store::{CheckedRecord, VectorStore};
+pub use store::{CheckedRecord, PreparedLinks, VectorStore};

@@ -8,6 +8,10 @@ use crate::log::GraphPatch;
 use crate::persist::GraphParts;
 use crate::rows::{Query, Rows};
 
+/// Links prepared for no graph: there are none.
+#[derive(Debug, Default)]
+pub(crate) struct Prepared;
+
 /// No graph: an uninhabited type standing where the HNSW graph is with the `hnsw` feature.
 pub(crate) enum Graph {}
 
@@ -25,6 +29,19 @@ impl Graph {
     }
 
     pub(crate) fn insert_from(&mut self, _rows: &Rows, _from: usize, _to: usize, _present: &dyn Fn(usize) -> bool) {
+        match *self {}
+    }
+
+    pub(crate) fn prepare(&self, _rows: &Rows, _from: usize, _to: usize, _present: &dyn Fn(usize) -> bool) -> Prepared {
+        match *self {}
+    }
+
+    pub(crate) fn link_one(
+        &mut self,
+        _rows: &Rows,
+        _prepared: &mut Prepared,
+        _present: &dyn Fn(usize) -> bool,
+    ) -> bool {
         match *self {}
     }
 

@@ -37,7 +37,7 @@ use crate::merge::MergeJob;
 use crate::params::{HnswParams, Quantization};
 use crate::persist::VECTORS_FILE;
 use crate::search::{better, SearchPath, VectorSearch};
-use crate::store::{CheckedRecord, VectorStore};
+use crate::store::{CheckedRecord, PreparedLinks, VectorStore};
 
 pub use braid_core::PROMOTE_AT;
 
@@ -461,6 +461,57 @@ impl PartitionedStore {
             }
         }
         self.promote_due()
+    }
+
+    /// [`PartitionedStore::insert_checked`], but the records of partitions with a graph are
+    /// not linked into it yet ([`VectorStore::insert_unlinked`]): a writer then searches their
+    /// links under a read lock ([`PartitionedStore::prepare_links`]) and links them one at a
+    /// time under short write locks ([`PartitionedStore::link_next`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`VectorStore::insert_checked`].
+    pub fn insert_unlinked(&mut self, records: &[PlacedRecord]) -> Result<()> {
+        let mut by_home: BTreeMap<Partition, Vec<CheckedRecord>> = BTreeMap::new();
+        for placed in records {
+            let ord = placed.record.ord();
+            self.remove(ord);
+            let home = self.home(&placed.tenants);
+            if home == Partition::Pool {
+                self.note_pooled(ord, &placed.tenants);
+            }
+            by_home.entry(home).or_default().push(placed.record.clone());
+        }
+        for (partition, records) in by_home {
+            let part = self.part_mut(&partition);
+            part.store.insert_unlinked(&records)?;
+            for record in &records {
+                part.members.insert(record.ord());
+            }
+        }
+        self.promote_due()
+    }
+
+    /// Each partition's [`VectorStore::prepare_links`], for those with slots to link.
+    pub fn prepare_links(&self) -> Vec<(Partition, PreparedLinks)> {
+        self.parts
+            .iter()
+            .filter(|(_, part)| part.store.has_graph())
+            .map(|(partition, part)| (partition.clone(), part.store.prepare_links()))
+            .collect()
+    }
+
+    /// Links the next prepared slot ([`VectorStore::link_next`]); returns whether any is left.
+    pub fn link_next(&mut self, prepared: &mut Vec<(Partition, PreparedLinks)>) -> bool {
+        while let Some((partition, links)) = prepared.last_mut() {
+            if let Some(part) = self.parts.get_mut(partition) {
+                if part.store.link_next(links) {
+                    return true;
+                }
+            }
+            prepared.pop();
+        }
+        false
     }
 
     /// Deletes `ord`'s vectors; returns whether it had any.

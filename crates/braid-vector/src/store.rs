@@ -11,7 +11,7 @@ use braid_core::{AllowedSet, Error, Ordinal, Result};
 use rayon::prelude::*;
 
 use crate::distance::{normalised, BadVector};
-use crate::graph::Graph;
+use crate::graph::{Graph, Prepared};
 use crate::journal::{self, DiskMark, Journal, MergePolicy, OnDisk};
 use crate::log::{self, LogState};
 use crate::merge::MergeJob;
@@ -91,6 +91,11 @@ pub struct VectorStore {
     /// slot ([`VectorStore::set_look_up_only`]); not saved.
     look_up_only: bool,
 }
+
+/// Graph links searched for a store's new slots by [`VectorStore::prepare_links`], for
+/// [`VectorStore::link_next`].
+#[derive(Debug, Default)]
+pub struct PreparedLinks(Prepared);
 
 /// A record's vectors, checked and normalised by [`VectorStore::check_passages`], ready for
 /// [`VectorStore::insert_checked`].
@@ -360,6 +365,57 @@ impl VectorStore {
         }
         self.push_records(records.iter().map(|r| (r.ord, r.units.as_slice())));
         Ok(())
+    }
+
+    /// Stores checked records as [`VectorStore::insert_checked`] does, but leaves linking them
+    /// into the graph (where the store has one) to [`VectorStore::prepare_links`] and
+    /// [`VectorStore::link_next`]: appending rows is quick, and the graph's searches can then
+    /// run under a read lock, beside the searches of readers. Until linked, the records are in
+    /// exact scans and not in graph walks.
+    ///
+    /// # Errors
+    ///
+    /// As [`VectorStore::insert_checked`].
+    pub fn insert_unlinked(&mut self, records: &[CheckedRecord]) -> Result<()> {
+        if self.graph.is_none() {
+            return self.insert_checked(records);
+        }
+        for unit in records.iter().flat_map(|r| &r.units) {
+            self.check_dim(unit)?;
+        }
+        for record in records {
+            self.push_record(record.ord, &record.units);
+        }
+        Ok(())
+    }
+
+    /// Searches the graph for the links of the slots not yet in it: the costly, read-only half
+    /// of inserting them (see [`VectorStore::insert_unlinked`]).
+    pub fn prepare_links(&self) -> PreparedLinks {
+        match &self.graph {
+            Some(graph) if graph.points() < self.slot_ord.len() => {
+                let live = &self.live;
+                PreparedLinks(graph.prepare(&self.rows, graph.points(), self.slot_ord.len(), &|slot| live[slot]))
+            }
+            _ => PreparedLinks::default(),
+        }
+    }
+
+    /// Links the next slot `prepared` holds into the graph (a few comparisons: its candidates
+    /// were found by [`VectorStore::prepare_links`]); returns whether any is left. Once none
+    /// is, inserts whatever was not prepared and settles the graph as an insert does (rebuilt
+    /// past its tombstones, built or dropped at the exact threshold).
+    pub fn link_next(&mut self, prepared: &mut PreparedLinks) -> bool {
+        if let Some(graph) = &mut self.graph {
+            let live = &self.live;
+            if graph.link_one(&self.rows, &mut prepared.0, &|slot| live[slot]) {
+                return true;
+            }
+        }
+        self.extend_graph();
+        self.maybe_rebuild();
+        self.fit_graph();
+        false
     }
 
     /// Appends checked records, then grows the graph once.
@@ -1107,6 +1163,43 @@ mod tests {
             store.delete(ord);
         }
         store
+    }
+
+    /// Records inserted unlinked, their links searched apart and linked one at a time, land in
+    /// the graph as an insert puts them there: each one's graph walk finds it.
+    #[test]
+    #[cfg(feature = "hnsw")]
+    fn links_prepared_apart_make_the_graph_an_insert_makes() {
+        let dim = 16;
+        let params = HnswParams { exact_threshold: 50, ..HnswParams::default() };
+        let first: Vec<(Ordinal, Vec<f32>)> = (0..300).map(|o| (o, unit(o, dim))).collect();
+        let later: Vec<(Ordinal, Vec<Vec<f32>>)> = (300..340).map(|o| (o, vec![unit(o, dim)])).collect();
+        let mut at_once = VectorStore::new(dim, params.clone());
+        let mut apart = VectorStore::new(dim, params);
+        for store in [&mut at_once, &mut apart] {
+            store.insert_batch(&first).unwrap();
+            assert!(store.has_graph());
+        }
+        at_once.insert_passages(&later).unwrap();
+        let checked = apart.check_passages(&later).unwrap();
+        apart.insert_unlinked(&checked).unwrap();
+        let mut prepared = apart.prepare_links();
+        let mut linked = 0;
+        while apart.link_next(&mut prepared) {
+            linked += 1;
+        }
+        assert_eq!(linked, later.len() - 1, "one record a call");
+        let every = allowed(0..340);
+        for (ord, vectors) in &later {
+            let hits = apart.search(&vectors[0], 1, &every).unwrap();
+            assert_eq!((hits.path, hits.hits[0].0), (SearchPath::Hnsw, *ord));
+        }
+        // Nothing left to link: the graph is settled, and saving it records the new points.
+        let mut none = apart.prepare_links();
+        assert!(!apart.link_next(&mut none));
+        let (a, b) = (at_once.graph.as_ref().unwrap(), apart.graph.as_ref().unwrap());
+        assert_eq!((a.points(), b.points()), (340, 340));
+        assert_eq!(b.changes(300).levels.len(), later.len());
     }
 
     /// Both ways of finding the allowed slots (lookups, and the walk over every slot) give the
