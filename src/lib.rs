@@ -66,7 +66,9 @@ pub use braid_lexical::{
     Analyzer, Merges, SchemaConfig, Synonyms, Verification, VerificationStatus, DEFAULT_WRITER_HEAP, SMALL_FILE,
 };
 pub use braid_vector::{MergePolicy, Partition, Quantization, PROMOTE_AT};
-pub use group_commit::{Acknowledgement, Batch, GroupCommit, GroupCommitOptions, GroupCommitStats};
+pub use group_commit::{
+    Acknowledgement, Batch, GroupCommit, GroupCommitOptions, GroupCommitStats, DEFAULT_WRITER_NICE,
+};
 pub use index::{CheckReport, Index, IndexBuilder, IndexConfig};
 pub use outline::{Outline, OutlineEntry, OutlineSection, MAX_OUTLINE_ENTRIES};
 pub use searcher::Searcher;

@@ -237,3 +237,32 @@ fn run_shares_the_writer_and_the_idle_writer_closes() {
     assert!(front.close_idle(Duration::ZERO).unwrap());
     drop(index.writer().unwrap());
 }
+
+/// The nice value of the calling thread (Linux: field 19 of its `stat`).
+#[cfg(target_os = "linux")]
+fn own_nice() -> i64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    after_name.split_whitespace().nth(16).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_group_commits_at_lower_priority_and_its_caller_keeps_its_own() {
+    for writer_nice in [0, braid::DEFAULT_WRITER_NICE] {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::create(dir.path(), IndexConfig::default()).unwrap();
+        let front = GroupCommit::with_options(index.clone(), GroupCommitOptions { writer_nice, ..Default::default() });
+        #[cfg(target_os = "linux")]
+        let before = own_nice();
+        let ack = front.write(Batch::new().upsert(record("a", "zqalphax"))).unwrap();
+        assert_eq!((ack.batches, hits(&index, "zqalphax")), (1, 1));
+        // The writer's own threads started on the commit's thread: a later group, and `run`,
+        // work as before.
+        front.write(Batch::new().upsert(record("b", "zqbetax")).delete("a")).unwrap();
+        front.run(|w| w.upsert(&record("c", "zqgammax"))).unwrap();
+        assert_eq!((hits(&index, "zqalphax"), hits(&index, "zqbetax"), hits(&index, "zqgammax")), (0, 1, 1));
+        #[cfg(target_os = "linux")]
+        assert_eq!(own_nice(), before, "the caller's priority is its own");
+        front.close().unwrap();
+    }
+}
