@@ -2,7 +2,7 @@
 //! a writer commits a steady stream of small batches.
 //!
 //! ```text
-//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D]
+//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--trace FILE]
 //! ```
 //!
 //! Opens an index of `scripts/scale.sh` (`INDEX_DIR`, with its supplied vectors where it has
@@ -29,7 +29,12 @@
 //! the p99s, the commits made and records per commit, the bytes the process wrote while
 //! writing (background merges included); one commit per batch: each commit's latency and
 //! bytes; grouped: each batch's acknowledgement latency (from its call, and from when it was
-//! due).
+//! due); per principal, each search stage's p99 idle and while writing (with taking the
+//! searcher and dropping it, outside the stages). `--writer-nice N` sets
+//! [`braid::GroupCommitOptions::writer_nice`] (default 10). `--trace FILE` writes
+//! every search (start time, latency, stages) as JSON lines; `BRAID_TRACE=braid::commit=debug`
+//! logs each commit's phases, the vector store's lock holds and the searches that waited for
+//! it, to stderr.
 
 mod support;
 
@@ -59,7 +64,7 @@ struct Written {
 #[derive(Clone, Copy)]
 enum Writing {
     CommitPerBatch,
-    Grouped { clients: usize, delay: Duration },
+    Grouped { clients: usize, delay: Duration, nice: i32 },
 }
 
 /// Takes `--name VALUE` out of `args`, parsed.
@@ -74,13 +79,22 @@ where
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: sustained_writes INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D]";
+    let usage = "usage: sustained_writes INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--trace FILE]";
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let clients: usize = flag(&mut args, "--clients")?.unwrap_or(0);
     let delay_ms: u64 = flag(&mut args, "--commit-delay-ms")?.unwrap_or(0);
+    let trace: Option<PathBuf> = flag(&mut args, "--trace")?;
+    let nice: i32 = flag(&mut args, "--writer-nice")?.unwrap_or(braid::DEFAULT_WRITER_NICE);
+    if let Ok(filter) = std::env::var("BRAID_TRACE") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .init();
+    }
     let how = match clients {
         0 => Writing::CommitPerBatch,
-        clients => Writing::Grouped { clients, delay: Duration::from_millis(delay_ms) },
+        clients => Writing::Grouped { clients, delay: Duration::from_millis(delay_ms), nice },
     };
     let mut args = args.into_iter();
     let dir = PathBuf::from(args.next().ok_or(usage)?);
@@ -102,17 +116,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("one tenant", Principal::from_verified_tokens(["tenant:t3"])),
         ("100%", Principal::from_verified_tokens(&everyone)),
     ];
-    let search = |principal: &Principal, (text, vector): &Query| -> braid::Result<Duration> {
+    let search = |principal: &Principal, (text, vector): &Query| -> braid::Result<Took> {
         let mut request = SearchRequest::new(text, principal.clone()).k(10).mode(mode).suggest(false);
         if dim.is_some() {
             request = request.vector(vector.clone());
         }
+        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
         let started = Instant::now();
-        index.search(&request)?;
-        Ok(started.elapsed())
+        let searcher = index.searcher();
+        let taken = started.elapsed();
+        let response = searcher.search(&request)?;
+        let searched = started.elapsed();
+        let stages = response.stats.micros.clone();
+        drop(response);
+        drop(searcher);
+        let took = started.elapsed();
+        // Outside the pipeline's stages: taking the searcher, and dropping it (its snapshot, when
+        // it was the last to hold it) with the response.
+        Ok(Took { took, at, stages, outside: [taken, took - searched] })
     };
 
-    let mut idle = Vec::new();
+    let mut idle: Vec<Vec<Took>> = Vec::new();
     for (_, principal) in &principals {
         for query in &queries {
             search(principal, query)?;
@@ -133,12 +157,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let writer = scope.spawn(|| {
             let result = match how {
                 Writing::CommitPerBatch => write(&index, dim, rate, seconds, batch),
-                Writing::Grouped { clients, delay } => write_grouped(&index, dim, rate, seconds, batch, clients, delay),
+                Writing::Grouped { clients, delay, nice } => {
+                    let options =
+                        GroupCommitOptions { commit_delay: delay, writer_nice: nice, ..GroupCommitOptions::default() };
+                    write_grouped(&index, dim, rate, seconds, batch, clients, options)
+                }
             };
             writing.store(false, Ordering::Release);
             result
         });
-        let mut loaded: Vec<Vec<Duration>> = vec![Vec::new(); principals.len()];
+        let mut loaded: Vec<Vec<Took>> = vec![Vec::new(); principals.len()];
         let mut next = queries.iter().cycle();
         let mut paced = pace.start();
         'load: while writing.load(Ordering::Acquire) {
@@ -155,16 +183,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok((loaded, written))
     })?;
 
+    if let Some(path) = &trace {
+        let mut lines = String::new();
+        for (phase, runs) in [("idle", &idle), ("writing", &loaded)] {
+            for ((label, _), took) in principals.iter().zip(runs.iter()) {
+                for t in took {
+                    let stages: serde_json::Map<String, serde_json::Value> =
+                        t.micros().map(|(name, us)| (name.to_string(), us.into())).collect();
+                    let line = serde_json::json!({ "phase": phase, "principal": label, "at": t.at,
+                        "ms": t.took.as_secs_f64() * 1e3, "stages_us": stages });
+                    lines.push_str(&line.to_string());
+                    lines.push('\n');
+                }
+            }
+        }
+        std::fs::write(path, lines)?;
+    }
     let mut searches = serde_json::Map::new();
     for (((label, _), idle), loaded) in principals.iter().zip(idle).zip(loaded) {
-        let (idle, loaded) = (summary(in_ms(&idle)), summary(in_ms(&loaded)));
+        let stages = stage_p99s(&idle, &loaded);
+        let (idle, loaded) = (summary(in_ms(&durations(&idle))), summary(in_ms(&durations(&loaded))));
         let ratio = match (idle["p99"].as_f64(), loaded["p99"].as_f64()) {
             (Some(i), Some(l)) if i > 0.0 => Some(round(l / i)),
             _ => None,
         };
         searches.insert(
             label.to_string(),
-            serde_json::json!({ "idle_ms": idle, "while_writing_ms": loaded, "p99_while_writing_over_idle": ratio }),
+            serde_json::json!({ "idle_ms": idle, "while_writing_ms": loaded, "p99_while_writing_over_idle": ratio,
+                "stage_p99_ms_idle_and_writing": stages }),
         );
     }
     let commits = written.commits.max(1) as f64;
@@ -190,9 +236,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "commit_ms": summary(written.commits_ms),
             "commit_bytes_written": summary(written.bytes),
         }),
-        Writing::Grouped { clients, delay } => serde_json::json!({
+        Writing::Grouped { clients, delay, nice } => serde_json::json!({
             "writing": "group commit",
             "clients": clients,
+            "writer_nice": nice,
             "commit_delay_ms": delay.as_millis() as u64,
             "ack_ms": summary(written.acks_ms),
             "ack_from_due_ms": summary(written.from_due_ms),
@@ -203,6 +250,49 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
+}
+
+/// One search: how long it took, when it started (seconds since the epoch) and its stages'
+/// microseconds (the response's [`braid::Stats::micros`]).
+#[derive(Clone)]
+struct Took {
+    took: Duration,
+    at: f64,
+    stages: std::collections::BTreeMap<braid::Stage, u64>,
+    /// Taking the searcher, and dropping it with the response.
+    outside: [Duration; 2],
+}
+
+impl Took {
+    /// Each stage's microseconds by name, and the two steps outside them.
+    fn micros(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        let outside = ["searcher", "drop"].into_iter().zip(self.outside.iter().map(|d| d.as_micros() as u64));
+        self.stages.iter().map(|(s, us)| (s.name(), *us)).chain(outside)
+    }
+}
+
+fn durations(took: &[Took]) -> Vec<Duration> {
+    took.iter().map(|t| t.took).collect()
+}
+
+/// Each stage's p99 (milliseconds, nearest rank) idle and while writing: which stage grew.
+fn stage_p99s(idle: &[Took], loaded: &[Took]) -> serde_json::Value {
+    let p99 = |took: &[Took], name: &str| {
+        let mut v: Vec<f64> =
+            took.iter().map(|t| t.micros().find(|(n, _)| *n == name).map_or(0, |(_, us)| us) as f64 / 1e3).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(((v.len() as f64 * 0.99).ceil() as usize).saturating_sub(1)).copied().map(round)
+    };
+    let mut out = serde_json::Map::new();
+    let names = braid::Stage::ALL.iter().map(|s| s.name()).chain(["searcher", "drop"]);
+    for name in names {
+        if let (Some(i), Some(l)) = (p99(idle, name), p99(loaded, name)) {
+            if i > 0.0 || l > 0.0 {
+                out.insert(name.to_string(), serde_json::json!([i, l]));
+            }
+        }
+    }
+    out.into()
 }
 
 /// When searches start: `qps` a second, or back to back.
@@ -302,7 +392,7 @@ fn records(run: u128, c: usize, batch: usize, dim: Option<usize>) -> Vec<Record>
 }
 
 /// Writes batch `i` of `batch` records at `i × batch / rate` s, for `seconds`, each taken by the
-/// first of `clients` threads free, through one group commit with `delay`; each client waits
+/// first of `clients` threads free, through one group commit with `options`; each client waits
 /// for its batch's acknowledgement before it takes another.
 fn write_grouped(
     index: &Index,
@@ -311,12 +401,9 @@ fn write_grouped(
     seconds: f64,
     batch: usize,
     clients: usize,
-    delay: Duration,
+    options: GroupCommitOptions,
 ) -> braid::Result<Written> {
-    let front = GroupCommit::with_options(
-        index.clone(),
-        GroupCommitOptions { commit_delay: delay, ..GroupCommitOptions::default() },
-    );
+    let front = GroupCommit::with_options(index.clone(), options);
     let run = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let period = Duration::from_secs_f64(batch as f64 / rate);
     let next = AtomicU64::new(0);
