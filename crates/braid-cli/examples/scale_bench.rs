@@ -15,7 +15,11 @@
 //! facets: lexical requests counting the `category` values and four yearly `updated` ranges
 //! over every matched record, and the same requests plain, on the same queries. Prints one
 //! JSON object. `--no-feedback` sends every request without lexical feedback (on by default
-//! where the lexical leg is fused: hybrid), to time what it costs.
+//! where the lexical leg is fused: hybrid), to time what it costs. `--modes semantic,hybrid`
+//! runs only the named modes (the facet rows run with `lexical`). Each row also has the
+//! process's CPU time per measured request (`cpu_ms`: user and system time of every thread,
+//! from `/proc/self/stat`, so rayon's helpers count), and the output the load average before
+//! and after.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -73,6 +77,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         runs.extend([Mode::Semantic, Mode::Hybrid].map(|mode| Run { mode, facets: false }));
     }
     runs.push(Run { mode: Mode::Lexical, facets: true });
+    let modes: Option<Vec<String>> = std::env::args()
+        .skip_while(|a| a != "--modes")
+        .nth(1)
+        .map(|list| list.split(',').map(|m| m.trim().to_string()).collect());
+    if let Some(modes) = &modes {
+        runs.retain(|run| modes.iter().any(|m| m == run.mode.name()));
+    }
+    let load_before = loadavg();
     let mut rows = Vec::new();
     for (label, tokens) in &principals {
         let principal = Principal::from_verified_tokens(tokens);
@@ -81,8 +93,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut micros = Vec::with_capacity(queries.len());
             let mut paths = std::collections::BTreeMap::<String, usize>::new();
             let mut matched = 0u64;
+            let mut cpu_ticks = 0u64;
             // One warm-up pass (caches, allowed-set cache), then the measured one.
             for pass in 0..2 {
+                let ticks = cpu_ticks_now();
                 for (text, vector) in &queries {
                     let request = request(text, vector, &principal, *run);
                     let t = Instant::now();
@@ -95,12 +109,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         matched += response.facets.map_or(0, |f| f.matched);
                     }
                 }
+                if pass == 1 {
+                    cpu_ticks = cpu_ticks_now().saturating_sub(ticks);
+                }
             }
             micros.sort_by(f64::total_cmp);
             let pct = |p: f64| micros[((micros.len() as f64 - 1.0) * p).round() as usize] / 1e3;
             let mut row = serde_json::json!({
                 "principal": label, "allowed": allowed, "mode": run.mode.name(),
                 "p50_ms": round(pct(0.5)), "p95_ms": round(pct(0.95)), "queries": micros.len(),
+                "cpu_ms": round(cpu_ticks as f64 * 1e3 / TICKS_PER_SECOND / micros.len().max(1) as f64),
                 "semantic_paths": paths,
             });
             if run.facets {
@@ -124,6 +142,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "rss_anon_serving_mib": status_kib("RssAnon") / 1024,
         "rss_file_serving_mib": status_kib("RssFile") / 1024,
         "rss_file_by_kind_mib": file_rss_by_kind(),
+        "loadavg_before": load_before,
+        "loadavg_after": loadavg(),
         "latency": rows,
     });
     println!("{}", serde_json::to_string_pretty(&out)?);
@@ -148,6 +168,26 @@ fn request(text: &str, vector: &[f32], principal: &Principal, run: Run) -> Searc
         request = request.facet(Facet::values("category")).facet(Facet::ranges("updated", years));
     }
     request
+}
+
+/// `USER_HZ`, the unit of `/proc/self/stat`'s CPU times (100 on every Linux this runs on).
+const TICKS_PER_SECOND: f64 = 100.0;
+
+/// The process's user plus system time so far, every thread, in ticks of [`TICKS_PER_SECOND`]
+/// (0 where there is no `/proc`).
+fn cpu_ticks_now() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // After the command name in parentheses: state is field 3, utime 14 and stime 15.
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or(vec![], |(_, rest)| rest.split_whitespace().collect());
+    let field = |i: usize| fields.get(i - 3).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    field(14) + field(15)
+}
+
+/// The first three fields of `/proc/loadavg` ("" where there is none).
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 fn round(x: f64) -> f64 {
