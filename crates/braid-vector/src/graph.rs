@@ -99,6 +99,12 @@ impl Graph {
     }
 
     /// Bytes held in memory.
+    /// The link arrays' whole huge pages ([`crate::huge_pages`]): what a walk reads besides
+    /// the rows.
+    pub(crate) fn huge_page_regions(&self) -> Vec<crate::huge_pages::Region> {
+        [&self.links0[..], &self.upper[..]].into_iter().filter_map(crate::huge_pages::Region::of).collect()
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
         self.levels.capacity() + 4 * (self.links0.capacity() + self.upper_at.capacity() + self.upper.capacity())
     }

@@ -116,6 +116,7 @@ mod graph;
 #[cfg(not(feature = "hnsw"))]
 #[path = "no_graph.rs"]
 mod graph;
+mod huge_pages;
 mod journal;
 mod log;
 mod merge;

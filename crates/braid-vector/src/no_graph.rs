@@ -24,6 +24,10 @@ impl Graph {
         match *self {}
     }
 
+    pub(crate) fn huge_page_regions(&self) -> Vec<crate::huge_pages::Region> {
+        match *self {}
+    }
+
     pub(crate) fn parts(&self) -> GraphParts {
         match *self {}
     }

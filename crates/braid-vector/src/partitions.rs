@@ -244,7 +244,14 @@ impl PartitionedStore {
             store.remove(ord);
         }
         store.parts.extend(opened);
+        // Huge pages for the arenas, made on a thread of its own: the open does not wait.
+        crate::huge_pages::collapse_in_background(store.huge_page_regions());
         Ok(store)
+    }
+
+    /// Every partition's arenas as [`crate::huge_pages`] collapses them.
+    fn huge_page_regions(&self) -> Vec<crate::huge_pages::Region> {
+        self.parts.values().flat_map(|p| p.store.huge_page_regions()).collect()
     }
 
     /// Places every record where its tenants say (`tenants`: each tenant token with the
@@ -939,6 +946,47 @@ mod tests {
         std::fs::remove_dir_all(Partition::Tenant("tenant:acme".into()).dir(dir.path())).unwrap();
         let err = PartitionedStore::open(dir.path(), shared.as_ref(), &marks).unwrap_err();
         assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+    }
+
+    /// Collapsing the arenas into huge pages changes no answer: a store large enough to have
+    /// regions (int8 and f32 partitions of several MiB), saved and opened (the open starts the
+    /// background collapse), answers as the store it was saved from while the collapse runs
+    /// and after it is done again here.
+    #[test]
+    fn huge_pages_change_no_answer() {
+        let dim = 384;
+        let params = |quantization| HnswParams { quantization, ..HnswParams::default() };
+        for quantization in [Quantization::Int8, Quantization::F32] {
+            let mut store = PartitionedStore::new(dim, params(quantization));
+            store.set_promote_at(100);
+            let n = 48_000u64;
+            let items: Vec<(Ordinal, Vec<Vec<f32>>)> =
+                (1..=n).map(|i| (i, vec![crate::sketch::tests::unit(i, dim)])).collect();
+            let tenants = |ord: Ordinal| if ord.is_multiple_of(2) { vec!["tenant:acme".to_string()] } else { vec![] };
+            let placed = store.check_passages(&items, tenants).unwrap();
+            store.insert_checked(&placed).unwrap();
+            let regions = store.huge_page_regions();
+            assert!(!regions.is_empty(), "{quantization:?}: no arena of 8 MiB");
+            let dir = tempfile::tempdir().unwrap();
+            store.save(dir.path()).unwrap();
+            let (shared, marks) = store.disk_marks();
+            let opened = PartitionedStore::open(dir.path(), shared.as_ref(), &marks).unwrap();
+            let principal = ["tenant:acme"];
+            let queries: Vec<Vec<f32>> = (0..6).map(|q| crate::sketch::tests::unit(q + 900_000, dim)).collect();
+            let answers = |s: &PartitionedStore| -> Vec<Vec<(Ordinal, u32)>> {
+                queries
+                    .iter()
+                    .flat_map(|q| {
+                        [allowed(&principal, 1..=n), allowed(&principal, (1..=n).filter(|o| o % 7 == 0))]
+                            .map(|a| s.search(q, 10, &a).unwrap().hits.iter().map(|h| (h.0, h.1.to_bits())).collect())
+                    })
+                    .collect()
+            };
+            let expected = answers(&store);
+            assert_eq!(answers(&opened), expected, "{quantization:?}, while the collapse may run");
+            crate::huge_pages::collapse(&opened.huge_page_regions());
+            assert_eq!(answers(&opened), expected, "{quantization:?}, collapsed");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 use braid_core::Ordinal;
 
 use crate::distance::{code_score, dot, dot_i8, dot_q16, quantize_into, quantize_query, query_rounding};
+use crate::huge_pages::Region;
 use crate::params::Quantization;
 use crate::scan::{ahead, prefetch, scan_codes_into, scan_into, Coded, Spread};
 use crate::search::TopK;
@@ -228,6 +229,14 @@ impl Rows {
             out.push_stored(self.stored(slot));
         }
         out
+    }
+
+    /// The arenas' whole huge pages ([`crate::huge_pages`]): what a scan reads.
+    pub(crate) fn huge_page_regions(&self) -> Vec<Region> {
+        match self {
+            Rows::F32 { data, sketch, .. } => Region::of(data).into_iter().chain(sketch.huge_page_regions()).collect(),
+            Rows::Int8 { codes, .. } => Region::of(codes).into_iter().collect(),
+        }
     }
 
     /// Bytes held in memory.

@@ -83,6 +83,11 @@ impl Sketch {
         self.slack.push(slack32);
     }
 
+    /// The codes' whole huge pages ([`crate::huge_pages`]).
+    pub(crate) fn huge_page_regions(&self) -> Option<crate::huge_pages::Region> {
+        crate::huge_pages::Region::of(&self.codes)
+    }
+
     /// Bytes held in memory.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.codes.capacity() + (self.scales.capacity() + self.slack.capacity()) * 4

@@ -293,6 +293,14 @@ impl VectorStore {
             + self.graph.as_ref().map_or(0, Graph::heap_bytes)
     }
 
+    /// The address ranges of the store's large arenas (rows and graph links) that
+    /// [`crate::huge_pages`] backs with huge pages after an open.
+    pub(crate) fn huge_page_regions(&self) -> Vec<crate::huge_pages::Region> {
+        let mut regions = self.rows.huge_page_regions();
+        regions.extend(self.graph.iter().flat_map(Graph::huge_page_regions));
+        regions
+    }
+
     /// Stores `vector` for `ord`, replacing any vector `ord` had.
     ///
     /// # Errors
