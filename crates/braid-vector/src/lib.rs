@@ -46,6 +46,19 @@
 //! bytes), and the f32 rows only of the candidates those bounds cannot rule out. Its hits are
 //! those of a plain f32 scan, bit for bit (`sketch.rs` has the argument and the tests).
 //!
+//! **Large int8 searches are screened by sign bits** (`signs.rs`): an int8 store opened with at
+//! least 20,000 vectors keeps one bit a dimension of each (whether its code is positive) and a
+//! factor, 52 bytes a 384-d vector, computed from the codes at open (no format change). A
+//! search whose request allows at least 60,000 records, in a store where 20,000 to 1,000,000
+//! of them are, estimates every allowed row from its bits (popcounts against the query's
+//! four-bit planes), then scores the best ten per hit asked (at least 400) with their int8
+//! codes: [`SearchPath::Screened`], approximate like the graph, in place of the exact scan or
+//! the graph walk. Only allowed rows are read. On the 1M scale corpus, recall@10 against the
+//! exact scan is 0.998–1.0 for callers of 10 %, 50 % and 100 % (the graph it replaced for the
+//! last: 0.9855). `BRAID_VECTOR_PATHS=exact` (every search exact) and `unscreened` (no screen)
+//! select the paths for measurements. Once open, the arenas are collapsed into huge pages on a
+//! background thread (`huge_pages.rs`; `BRAID_NO_HUGE_PAGES=1` turns it off).
+//!
 //! **Memory** ([`VectorStore::memory_bytes`]): per 384-d vector, 1,928 bytes as f32 (1,536 of
 //! components, 392 of sketch; the file holds the components only) or 388 as int8, plus about
 //! 140 for the graph at `m` = 16 and 17 for the slot tables.
@@ -127,6 +140,7 @@ mod persist;
 mod rows;
 mod scan;
 mod search;
+mod signs;
 mod sketch;
 mod slots;
 mod store;

@@ -539,8 +539,12 @@ impl PartitionedStore {
     pub fn search(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Result<VectorSearch> {
         // The query is checked once, whether or not a partition has anything to search.
         let mut hits = self.parts[&Partition::Shared].store.search_exact(query, 0, allowed)?;
-        let found = self.in_each_visited(allowed, |part, here| part.store.search(query, k, here))?;
-        let path = if found.iter().any(|f| f.path == SearchPath::Hnsw) { SearchPath::Hnsw } else { SearchPath::Exact };
+        let requested = allowed.len();
+        let found = self.in_each_visited(allowed, |part, here| part.store.search_in(query, k, here, requested))?;
+        let path = [SearchPath::Hnsw, SearchPath::Screened]
+            .into_iter()
+            .find(|p| found.iter().any(|f| f.path == *p))
+            .unwrap_or(SearchPath::Exact);
         hits.extend(found.into_iter().flat_map(|f| f.hits));
         Ok(VectorSearch { hits: merged(hits, k), path })
     }

@@ -15,6 +15,7 @@ use crate::huge_pages::Region;
 use crate::params::Quantization;
 use crate::scan::{ahead, prefetch, scan_codes_into, scan_into, Coded, Spread};
 use crate::search::TopK;
+use crate::signs::{Shortlist, Signs};
 use crate::sketch::{Sketch, SCREEN_RATIO};
 
 /// A unit query made ready, once per search, for scoring against one arena's rows: its f32
@@ -41,8 +42,9 @@ impl Query {
 pub(crate) enum Rows {
     /// Slot-major f32 components, and their sketch.
     F32 { dim: usize, data: Vec<f32>, sketch: Sketch },
-    /// Slot-major int8 codes and one scale per slot.
-    Int8 { dim: usize, codes: Vec<i8>, scales: Vec<f32> },
+    /// Slot-major int8 codes and one scale per slot, and their sign bits once kept
+    /// ([`Rows::keep_signs`]).
+    Int8 { dim: usize, codes: Vec<i8>, scales: Vec<f32>, signs: Signs },
 }
 
 impl Rows {
@@ -50,7 +52,7 @@ impl Rows {
     pub(crate) fn new(dim: usize, quantization: Quantization) -> Self {
         match quantization {
             Quantization::F32 => Rows::F32 { dim, data: Vec::new(), sketch: Sketch::default() },
-            Quantization::Int8 => Rows::Int8 { dim, codes: Vec::new(), scales: Vec::new() },
+            Quantization::Int8 => Rows::Int8 { dim, codes: Vec::new(), scales: Vec::new(), signs: Signs::default() },
         }
     }
 
@@ -61,9 +63,10 @@ impl Rows {
                 data.reserve_exact(slots * *dim);
                 sketch.reserve(slots, *dim);
             }
-            Rows::Int8 { dim, codes, scales } => {
+            Rows::Int8 { dim, codes, scales, signs } => {
                 codes.reserve_exact(slots * *dim);
                 scales.reserve_exact(slots);
+                signs.reserve(slots);
             }
         }
     }
@@ -98,9 +101,11 @@ impl Rows {
                 data.extend_from_slice(unit);
                 sketch.push(unit);
             }
-            Rows::Int8 { codes, scales, .. } => {
+            Rows::Int8 { codes, scales, signs, .. } => {
+                let start = codes.len();
                 let scale = quantize_into(unit, codes);
                 scales.push(scale);
+                signs.push(&codes[start..], scale);
             }
         }
     }
@@ -112,9 +117,10 @@ impl Rows {
                 data.extend_from_slice(row);
                 sketch.push(row);
             }
-            (Rows::Int8 { codes, scales, .. }, StoredRow::Int8(scale, row)) => {
+            (Rows::Int8 { codes, scales, signs, .. }, StoredRow::Int8(scale, row)) => {
                 codes.extend_from_slice(row);
                 scales.push(scale);
+                signs.push(row, scale);
             }
             (rows, _) => unreachable!("a {} arena given another kind of row", rows.quantization().name()),
         }
@@ -124,7 +130,9 @@ impl Rows {
     pub(crate) fn stored(&self, slot: usize) -> StoredRow<'_> {
         match self {
             Rows::F32 { dim, data, .. } => StoredRow::F32(&data[slot * dim..(slot + 1) * dim]),
-            Rows::Int8 { dim, codes, scales } => StoredRow::Int8(scales[slot], &codes[slot * dim..(slot + 1) * dim]),
+            Rows::Int8 { dim, codes, scales, .. } => {
+                StoredRow::Int8(scales[slot], &codes[slot * dim..(slot + 1) * dim])
+            }
         }
     }
 
@@ -160,7 +168,7 @@ impl Rows {
     pub(crate) fn prefetch(&self, slot: usize) {
         match self {
             Rows::F32 { dim, data, .. } => prefetch(&data[slot * dim..(slot + 1) * dim]),
-            Rows::Int8 { dim, codes, scales } => {
+            Rows::Int8 { dim, codes, scales, .. } => {
                 prefetch(&codes[slot * dim..(slot + 1) * dim]);
                 prefetch(&scales[slot..slot + 1]);
             }
@@ -172,7 +180,7 @@ impl Rows {
     pub(crate) fn similarity(&self, a: usize, b: usize) -> f32 {
         match self {
             Rows::F32 { dim, data, .. } => dot(&data[a * dim..(a + 1) * dim], &data[b * dim..(b + 1) * dim]),
-            Rows::Int8 { dim, codes, scales } => {
+            Rows::Int8 { dim, codes, scales, .. } => {
                 let (x, y) = (&codes[a * dim..(a + 1) * dim], &codes[b * dim..(b + 1) * dim]);
                 scales[a] * scales[b] * dot_i8(x, y) as f32
             }
@@ -221,10 +229,53 @@ impl Rows {
         }
     }
 
+    /// Starts keeping the int8 rows' sign bits ([`crate::signs`]), computed now for every row
+    /// and kept in step from then on; nothing for f32 rows (their sketch screens exactly).
+    pub(crate) fn keep_signs(&mut self) {
+        if let Rows::Int8 { dim, codes, scales, signs } = self {
+            if !signs.kept() {
+                signs.keep(*dim, codes, scales);
+            }
+        }
+    }
+
+    /// Whether the rows keep sign bits that screen a scan ([`Rows::screen`]).
+    pub(crate) fn keeps_signs(&self) -> bool {
+        matches!(self, Rows::Int8 { signs, .. } if signs.kept())
+    }
+
+    /// The first pass of a screened scan ([`crate::signs`]): the best [`crate::signs::shortlist`]
+    /// `(k)` of `candidates` by their sign bits' estimate; `None` when
+    /// the rows keep no signs. `sparse`: rows far apart, each prefetched a few ahead.
+    pub(crate) fn shortlist(
+        &self,
+        query: &Query,
+        candidates: impl Iterator<Item = (Ordinal, usize)>,
+        sparse: bool,
+        k: usize,
+    ) -> Option<Shortlist> {
+        let Rows::Int8 { signs, .. } = self else { return None };
+        if !signs.kept() {
+            return None;
+        }
+        let mut top = Shortlist::new(crate::signs::shortlist(k));
+        signs.screen(&signs.query(&query.unit), candidates, sparse, &mut top);
+        Some(top)
+    }
+
+    /// Offers each `(ord, slot)` candidate's score to `top`, every one scored (the second pass
+    /// of a screened scan), its row prefetched a few candidates ahead.
+    pub(crate) fn rescore(&self, query: &Query, candidates: impl Iterator<Item = (Ordinal, usize)>, top: &mut TopK) {
+        self.scan_rows(query, ahead(candidates, |slot| self.prefetch(slot)), top);
+    }
+
     /// The arena with only the slots where `keep` is true, in order.
     pub(crate) fn compacted(&self, keep: &[bool]) -> Rows {
         let mut out = Rows::new(self.dim(), self.quantization());
         out.reserve(keep.iter().filter(|&&k| k).count());
+        if self.keeps_signs() {
+            out.keep_signs();
+        }
         for slot in (0..keep.len()).filter(|&slot| keep[slot]) {
             out.push_stored(self.stored(slot));
         }
@@ -235,7 +286,7 @@ impl Rows {
     pub(crate) fn huge_page_regions(&self) -> Vec<Region> {
         match self {
             Rows::F32 { data, sketch, .. } => Region::of(data).into_iter().chain(sketch.huge_page_regions()).collect(),
-            Rows::Int8 { codes, .. } => Region::of(codes).into_iter().collect(),
+            Rows::Int8 { codes, signs, .. } => Region::of(codes).into_iter().chain(signs.huge_page_regions()).collect(),
         }
     }
 
@@ -243,7 +294,7 @@ impl Rows {
     pub(crate) fn heap_bytes(&self) -> usize {
         match self {
             Rows::F32 { data, sketch, .. } => data.capacity() * 4 + sketch.heap_bytes(),
-            Rows::Int8 { codes, scales, .. } => codes.capacity() + scales.capacity() * 4,
+            Rows::Int8 { codes, scales, signs, .. } => codes.capacity() + scales.capacity() * 4 + signs.heap_bytes(),
         }
     }
 }

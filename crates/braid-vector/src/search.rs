@@ -12,14 +12,18 @@ pub enum SearchPath {
     Hnsw,
     /// A brute-force scan over the allowed live vectors (exact).
     Exact,
+    /// A scan screened by the vectors' sign bits: every allowed vector's estimate, then the
+    /// int8 score of the best few hundred (approximate; see the crate docs).
+    Screened,
 }
 
 impl SearchPath {
-    /// A stable lowercase name for stats and logs: `"hnsw"` or `"exact"`.
+    /// A stable lowercase name for stats and logs: `"hnsw"`, `"exact"` or `"screened"`.
     pub fn name(self) -> &'static str {
         match self {
             SearchPath::Hnsw => "hnsw",
             SearchPath::Exact => "exact",
+            SearchPath::Screened => "screened",
         }
     }
 }

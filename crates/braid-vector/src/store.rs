@@ -20,6 +20,7 @@ use crate::persist;
 use crate::rows::{Query, Rows};
 use crate::scan::Spread;
 use crate::search::{better, SearchPath, TopK, VectorSearch};
+use crate::signs;
 use crate::slots::{first_slots, SlotMap};
 
 /// Unit vectors keyed by record ordinal, searchable by dot product within an [`AllowedSet`].
@@ -457,6 +458,12 @@ impl VectorStore {
     /// admits only allowed, live slots. Should the graph return fewer than `k` hits, the exact
     /// scan answers instead, so a result is short only when fewer than `k` vectors qualify.
     ///
+    /// An int8 store opened with at least 20,000 vectors keeps their sign bits
+    /// ([`crate::signs`]): a search of 20,000 to 1,000,000 allowed records there is a scan
+    /// screened by them ([`SearchPath::Screened`]: every allowed row's one-bit estimate, then
+    /// the int8 score of the best ten per hit asked, at least 400), in place of the exact scan
+    /// or the graph: approximate, as the graph is.
+    ///
     /// # Errors
     ///
     /// [`Error::DimensionMismatch`] for a query of the wrong length;
@@ -464,21 +471,40 @@ impl VectorStore {
     #[tracing::instrument(level = "debug", skip_all, target = "braid::recall::semantic",
         fields(k, allowed = allowed.len(), path, hits))]
     pub fn search(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Result<VectorSearch> {
+        self.search_in(query, k, allowed, allowed.len())
+    }
+
+    /// [`VectorStore::search`] as one part of a search whose allowed set holds `requested`
+    /// records in all (a partition's, [`crate::PartitionedStore::search`]): whether to screen
+    /// depends on both.
+    pub(crate) fn search_in(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: &AllowedSet,
+        requested: usize,
+    ) -> Result<VectorSearch> {
         let query = self.rows.query(self.check_query(query)?);
         let span = tracing::Span::current();
         if k == 0 {
             return Ok(VectorSearch { hits: Vec::new(), path: SearchPath::Exact });
         }
-        let graph = self.graph.as_ref().filter(|g| g.points() > 0 && allowed.len() >= self.params.exact_threshold);
+        let screens = self.screens(allowed, requested);
+        let scanned = if screens { SearchPath::Screened } else { SearchPath::Exact };
+        let graph = self
+            .graph
+            .as_ref()
+            .filter(|g| g.points() > 0 && allowed.len() >= self.params.exact_threshold)
+            .filter(|_| paths() != Paths::Exact && !screens);
         let found = if let Some(graph) = graph {
             let hits = self.graph_search(graph, &query, k, allowed);
             if hits.len() < k {
-                VectorSearch { hits: self.scan(&query, k, allowed), path: SearchPath::Exact }
+                VectorSearch { hits: self.scan(&query, k, allowed, screens), path: scanned }
             } else {
                 VectorSearch { hits, path: SearchPath::Hnsw }
             }
         } else {
-            VectorSearch { hits: self.scan(&query, k, allowed), path: SearchPath::Exact }
+            VectorSearch { hits: self.scan(&query, k, allowed, screens), path: scanned }
         };
         span.record("path", found.path.name());
         span.record("hits", found.hits.len());
@@ -493,7 +519,7 @@ impl VectorStore {
     /// As [`VectorStore::search`].
     pub fn search_exact(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Result<Vec<(Ordinal, f32)>> {
         let query = self.rows.query(self.check_query(query)?);
-        Ok(self.scan(&query, k, allowed))
+        Ok(self.scan(&query, k, allowed, false))
     }
 
     /// Makes the store durable in `dir` (created if needed), writing only what changed since
@@ -795,6 +821,9 @@ impl VectorStore {
             .ok_or_else(|| Error::Corrupt { path: file, reason: "an ordinal is live in two places".into() })?;
         store.dead = store.live.iter().filter(|&&live| !live).count();
         store.extend_graph();
+        if store.slot_ord.len() >= signs::KEEP_FROM && keeps_signs() {
+            store.rows.keep_signs();
+        }
         // Formats 1 and 2 are rewritten whole, as is a graph this build does not keep.
         if version >= 3 && had_graph == store.graph.is_some() {
             let graph_points = store.graph.as_ref().map(Graph::points);
@@ -975,29 +1004,79 @@ impl VectorStore {
     /// The exact top `k` of the allowed live records. The candidates are the same on either
     /// walk (the live slots of each allowed ordinal, a record's adjacent, so [`TopK`] keeps its
     /// best), and [`TopK`] orders them totally, so which walk runs changes the time only.
-    fn scan(&self, query: &Query, k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
+    ///
+    /// With `screen` (what [`VectorStore::screens`] said), the scan is screened by the rows'
+    /// sign bits instead ([`VectorStore::screened`]): not exact.
+    fn scan(&self, query: &Query, k: usize, allowed: &AllowedSet, screen: bool) -> Vec<(Ordinal, f32)> {
         if k == 0 || self.dim == 0 {
             return Vec::new();
+        }
+        if screen && self.rows.keeps_signs() {
+            return self.screened(query, k, allowed);
         }
         // The allowed set alone decides whether to screen (the work, like the hits, is a function
         // of what the caller may see).
         let records = allowed.len();
         if self.looks_up(allowed) {
             let mut top = TopK::new(k);
-            // Few allowed: look their slots up rather than test every slot, then read them in
-            // memory order.
-            let mut found: Vec<(Ordinal, usize)> = allowed
-                .ords()
-                .iter()
-                .filter_map(|ord| self.slots.get(&ord).map(|&first| (ord, first)))
-                .flat_map(|(ord, first)| self.run(first).map(move |slot| (ord, slot)))
-                .collect();
-            found.sort_unstable_by_key(|&(_, slot)| slot);
-            self.rows.scan(query, found.into_iter(), records, Spread::Sparse, &mut top);
+            self.rows.scan(query, self.looked_up(allowed).into_iter(), records, Spread::Sparse, &mut top);
             top.into_sorted()
         } else {
             self.walk_top(query, k, allowed, CHUNK_SLOTS)
         }
+    }
+
+    /// Few allowed: their slots looked up rather than every slot tested, in memory order.
+    fn looked_up(&self, allowed: &AllowedSet) -> Vec<(Ordinal, usize)> {
+        let mut found: Vec<(Ordinal, usize)> = allowed
+            .ords()
+            .iter()
+            .filter_map(|ord| self.slots.get(&ord).map(|&first| (ord, first)))
+            .flat_map(|(ord, first)| self.run(first).map(move |slot| (ord, slot)))
+            .collect();
+        found.sort_unstable_by_key(|&(_, slot)| slot);
+        found
+    }
+
+    /// Whether a search of `allowed` (of a request allowed `requested` records in all) is a
+    /// scan screened by the rows' sign bits, the graph or not: the rows keep them, the
+    /// request allows at least [`signs::SCREEN_REQUEST_FROM`] records, and this store from
+    /// [`signs::SCREEN_FROM`] up to [`signs::SCREEN_UP_TO`] of them (the allowed sets alone
+    /// decide, as everywhere in the scan).
+    fn screens(&self, allowed: &AllowedSet, requested: usize) -> bool {
+        requested >= signs::SCREEN_REQUEST_FROM
+            && (signs::SCREEN_FROM..signs::SCREEN_UP_TO).contains(&allowed.len())
+            && self.rows.keeps_signs()
+            && !matches!(paths(), Paths::Exact | Paths::Unscreened)
+    }
+
+    /// The screened scan ([`crate::signs`]): the allowed rows' sign-bit estimates into a
+    /// shortlist (by lookup or by the walk, in parallel chunks as [`VectorStore::walk_top`]
+    /// cuts them, the chunks' shortlists merged in the estimates' total order), then the
+    /// shortlist's rows scored with their int8 codes, in slot order, into the top `k`.
+    fn screened(&self, query: &Query, k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
+        let slots = self.slot_ord.len();
+        let empty = || signs::Shortlist::new(signs::shortlist(k));
+        let shortlist = if self.looks_up(allowed) {
+            self.rows.shortlist(query, self.looked_up(allowed).into_iter(), true, k)
+        } else {
+            let sparse = self.spread(allowed) == Spread::Sparse;
+            let list_of = |range: Range<usize>| self.rows.shortlist(query, self.walk(allowed, range), sparse, k);
+            if slots / CHUNK_SLOTS < 2 || rayon::current_num_threads() < 2 {
+                list_of(0..slots)
+            } else {
+                self.chunks(CHUNK_SLOTS)
+                    .into_par_iter()
+                    .map(|range| list_of(range).unwrap_or_else(empty))
+                    .reduce(empty, signs::Shortlist::merge)
+                    .into()
+            }
+        };
+        let mut shortlist = shortlist.map(signs::Shortlist::into_sorted).unwrap_or_default();
+        shortlist.sort_unstable_by_key(|&(_, slot)| slot);
+        let mut top = TopK::new(k);
+        self.rows.rescore(query, shortlist.into_iter().map(|(_, slot)| (self.slot_ord[slot], slot)), &mut top);
+        top.into_sorted()
     }
 
     /// The top `k` of a walk over every slot. From two chunks of `chunk` slots on, and where
@@ -1134,6 +1213,32 @@ const LOOKUP_RATIO: usize = 256;
 /// faster with prefetching and 85 % without (measured in [`Spread`]'s docs).
 const DENSE_PERCENT: usize = 80;
 
+/// How searches choose their path, for paired measurements and recall (`BRAID_VECTOR_PATHS`,
+/// read once): by default as [`VectorStore::search`] says; `exact` scans every search exactly
+/// (no graph, no screen: the ground truth), `unscreened` never screens (the paths before the
+/// sign-bit screen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Paths {
+    Default,
+    Exact,
+    Unscreened,
+}
+
+/// Whether stores keep sign bits to screen with (not where `BRAID_VECTOR_PATHS` turns the
+/// screen off, so a measurement of the paths before it pays neither its memory nor its open).
+pub(crate) fn keeps_signs() -> bool {
+    paths() == Paths::Default
+}
+
+fn paths() -> Paths {
+    static PATHS: std::sync::OnceLock<Paths> = std::sync::OnceLock::new();
+    *PATHS.get_or_init(|| match std::env::var("BRAID_VECTOR_PATHS").as_deref() {
+        Ok("exact") => Paths::Exact,
+        Ok("unscreened") => Paths::Unscreened,
+        _ => Paths::Default,
+    })
+}
+
 /// Slots a chunk of the exact scan's walk covers when the walk runs in parallel
 /// ([`VectorStore::walk_top`]): 16 chunks at 1,000,000 slots, each some hundreds of
 /// microseconds of work at 10 % allowed, small enough for an idle thread to take the last
@@ -1223,7 +1328,7 @@ mod tests {
                 let query = store.rows.query(unit(900 + i as u64, dim));
                 let bits =
                     |hits: Vec<(Ordinal, f32)>| hits.into_iter().map(|(o, s)| (o, s.to_bits())).collect::<Vec<_>>();
-                let by_lookup = bits(store.scan(&query, 10, &set));
+                let by_lookup = bits(store.scan(&query, 10, &set, false));
                 for spread in [Spread::Dense, Spread::Sparse] {
                     let mut top = TopK::new(10);
                     store.rows.scan(&query, store.walk(&set, 0..store.slot_ord.len()), set.len(), spread, &mut top);
@@ -1263,6 +1368,52 @@ mod tests {
             assert!(store.chunks(7).windows(2).all(|w| store.slot_ord[w[0].end - 1] != store.slot_ord[w[1].start]));
         }
     }
+    /// A large int8 store keeps sign bits once opened, and a search of many allowed records is
+    /// then screened by them: every hit is an allowed, live record with its exact int8 score
+    /// (bit for bit), most of the exact top 10 are found, `search_exact` stays exact, and a
+    /// request of few records scans exactly.
+    #[test]
+    fn a_screened_search_returns_allowed_records_with_their_exact_scores() {
+        let (dim, n) = (64, signs::SCREEN_REQUEST_FROM as u64 + 2_000);
+        let params =
+            HnswParams { quantization: Quantization::Int8, exact_threshold: usize::MAX, ..HnswParams::default() };
+        let mut store = VectorStore::new(dim, params);
+        store.insert_batch(&(0..n).map(|o| (o, unit(o, dim))).collect::<Vec<_>>()).unwrap();
+        for ord in (0..n).step_by(11) {
+            store.delete(ord);
+        }
+        assert!(!store.rows.keeps_signs(), "signs are kept from an open on");
+        let dir = tempfile::tempdir().unwrap();
+        store.save(dir.path()).unwrap();
+        let store = VectorStore::open(dir.path()).unwrap();
+        assert!(store.rows.keeps_signs());
+        let everyone = allowed(0..n);
+        let mut found_of_ten = 0;
+        for q in 0..10 {
+            let query = unit(1_000_000 + q, dim);
+            let exact = store.search_exact(&query, 10, &everyone).unwrap();
+            let all: std::collections::HashMap<Ordinal, u32> = store
+                .search_exact(&query, n as usize, &everyone)
+                .unwrap()
+                .into_iter()
+                .map(|(o, s)| (o, s.to_bits()))
+                .collect();
+            let found = store.search(&query, 10, &everyone).unwrap();
+            assert_eq!(found.path, SearchPath::Screened);
+            assert_eq!(found.hits.len(), 10);
+            for (ord, score) in &found.hits {
+                assert_eq!(all.get(ord), Some(&score.to_bits()), "ord {ord}: not live, or another score");
+            }
+            found_of_ten += exact.iter().filter(|h| found.hits.contains(h)).count();
+            // Few allowed: the exact scan.
+            let few = allowed((0..n).step_by(5));
+            let found = store.search(&query, 10, &few).unwrap();
+            assert_eq!(found.path, SearchPath::Exact);
+            assert_eq!(found.hits, store.search_exact(&query, 10, &few).unwrap());
+        }
+        assert!(found_of_ten >= 80, "{found_of_ten} of the exact top 10s' 100 hits found");
+    }
+
     /// A record's vectors come back whole and in the order inserted — its passages, the
     /// first the one `vector` returns — past replacements and deletes (tombstones between
     /// runs), a save and reopen, and a compaction; a deleted or unknown record has none.

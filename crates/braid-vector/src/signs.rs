@@ -1,0 +1,476 @@
+//! The sign bits of an int8 arena, which screen a large exact scan: a shortlist by a one-bit
+//! estimate, then the int8 score of the shortlist only.
+//!
+//! An int8 row is 384 bytes at 384 dimensions, and a scan of many rows is bound by reading
+//! them (a caller who sees ten tenant partitions of 50,000 vectors reads 190 MB a query).
+//! [`Signs`] keeps each row also as one bit a dimension — whether its code is positive — 48
+//! bytes at 384 dimensions, with one factor per row. A screened scan
+//! ([`crate::store::VectorStore`]'s: a request of at least [`SCREEN_REQUEST_FROM`] allowed
+//! records, a store of [`SCREEN_FROM`] to [`SCREEN_UP_TO`] of them) runs in two passes:
+//!
+//! 1. every candidate row's estimate from its bits and the query's four-bit codes, in integers
+//!    (popcounts), into a shortlist of the best [`shortlist`]`(k)` rows;
+//! 2. the shortlist's rows scored as the unscreened scan scores them (the int8 codes, the same
+//!    bits), into the caller's top `k`.
+//!
+//! Unlike the f32 arena's [`crate::sketch::Sketch`] the screen is **not exact**: a row whose
+//! estimate misses the shortlist is never scored, so a hit can be lost (recall is measured in
+//! `crates/braid-cli/examples/semantic_hits.rs`). Every score returned is still the row's int8 score, and every
+//! row read is an allowed one: the work is a function of the allowed rows alone.
+//!
+//! **The estimate** (RaBitQ's, without its rotation): with `b` the row's signs as ±1 and `x`
+//! the row, `q·x ≈ (q·b) / (b·x)`. The bits give `q·b`; `1 / (b·x)` is the row's factor,
+//! computed from its codes and scale (`b·x = s · Σ|c_i|`). The query is held as unsigned
+//! four-bit codes `u_i` on a grid symmetric about zero, `q_i ≈ Δ · (u_i − 7.5)`, so with `β`
+//! the row's bits as 0/1, `P = Σ β_i` and `S = Σ β_i u_i` (four popcounts of the bits against
+//! the query's bit planes),
+//! `q·b ≈ Δ · (2S − 15P + 7.5·dim − Σu)`: two popcount sums a row, exact in integers, so every
+//! build ranks alike. Nothing of it depends on another row (no corpus statistics).
+
+use braid_core::Ordinal;
+
+use crate::scan::{ahead, prefetch};
+
+/// Allowed records in a request from which its search is screened: below, the exact scan
+/// costs about a millisecond or less (a caller of one tenant of 50,000 int8 vectors: 1.0–1.4
+/// ms), and keeps its exact answer.
+pub(crate) const SCREEN_REQUEST_FROM: usize = 60_000;
+
+/// Allowed records in a store from which a search is screened (below, the int8 scan alone is
+/// cheap: about a millisecond at 20,000 rows).
+pub(crate) const SCREEN_FROM: usize = 20_000;
+
+/// Allowed records in a store up to which a screened scan answers rather than the graph: at
+/// 500,000 allowed int8 vectors the screen took about 10 ns a row (5 ms) where the graph
+/// walked at `ef_search` 1,600 in 8–9 ms, and found more of the exact top 10 (1.0 against
+/// 0.9855 on the 1M scale corpus, research/scale-log.md); past a million rows the walk,
+/// whose cost grows with the logarithm of the rows, is the cheaper.
+pub(crate) const SCREEN_UP_TO: usize = 1_000_000;
+
+/// Stores (slots) from which an int8 arena keeps its signs, at open.
+pub(crate) const KEEP_FROM: usize = SCREEN_FROM;
+
+/// Bits of the query's codes.
+const QUERY_BITS: usize = 4;
+
+/// The shortlist's length for `k` hits: rows rescored with their int8 codes.
+pub(crate) fn shortlist(k: usize) -> usize {
+    k.saturating_mul(SHORTLIST_PER_HIT).max(SHORTLIST_MIN)
+}
+
+/// Rows rescored per hit asked for, and at least. On the 1M scale corpus's partitions of
+/// 50,000 and 500,000 int8 vectors (k = 100, 200 queries), recall@10 against the exact scan was
+/// 0.986–1.0 at 4 a hit, 0.9945–1.0 at 10 and 0.997–1.0 at 20, and recall@100 for a caller of
+/// one tenant 0.73, 0.87 and 0.94 (research/scale-log.md); rescoring a row costs about as
+/// much as estimating 10.
+const SHORTLIST_PER_HIT: usize = 10;
+const SHORTLIST_MIN: usize = 400;
+
+/// Sign bits and factor per slot of an int8 arena (empty until [`Signs::keep`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Signs {
+    /// Whether the signs are kept (then every slot has them).
+    kept: bool,
+    /// `u64` words a row: `dim` bits rounded up.
+    words: usize,
+    /// Slot-major bits: bit `i % 64` of word `i / 64` is set when code `i` is positive.
+    bits: Vec<u64>,
+    /// `1 / (b·x)` per slot (0 for a row of no positive or negative code, never the case for
+    /// a unit vector).
+    factors: Vec<f32>,
+}
+
+/// A query made ready for the screen: its bit planes, and the constant of its estimate.
+#[derive(Debug, Clone)]
+pub(crate) struct SignQuery {
+    /// `QUERY_BITS` planes of `words` words: plane `j` holds bit `j` of every `u_i`.
+    planes: Vec<u64>,
+    /// `7.5·dim − Σu`, the estimate's constant (in units of `Δ`).
+    constant: f32,
+}
+
+impl Signs {
+    /// Whether the signs are kept.
+    pub(crate) fn kept(&self) -> bool {
+        self.kept
+    }
+
+    /// Starts keeping signs for an arena of `dim`-code rows, computing them for every row in
+    /// `codes` and `scales`.
+    pub(crate) fn keep(&mut self, dim: usize, codes: &[i8], scales: &[f32]) {
+        self.kept = true;
+        self.words = dim.div_ceil(64);
+        self.bits = Vec::new();
+        self.factors = Vec::new();
+        self.reserve(scales.len());
+        if dim == 0 {
+            return;
+        }
+        for (row, &scale) in codes.chunks_exact(dim).zip(scales) {
+            self.push(row, scale);
+        }
+    }
+
+    /// Room for `slots` more rows (when kept).
+    pub(crate) fn reserve(&mut self, slots: usize) {
+        if self.kept {
+            self.bits.reserve_exact(slots * self.words);
+            self.factors.reserve_exact(slots);
+        }
+    }
+
+    /// Appends a row's signs (when kept).
+    pub(crate) fn push(&mut self, codes: &[i8], scale: f32) {
+        if !self.kept {
+            return;
+        }
+        let mut magnitude = 0u32;
+        for chunk in codes.chunks(64) {
+            let (word, sum) = sign_word(chunk);
+            self.bits.push(word);
+            magnitude += sum;
+        }
+        let dot = scale * magnitude as f32;
+        self.factors.push(if dot > 0.0 { 1.0 / dot } else { 0.0 });
+    }
+
+    /// The bits' whole huge pages ([`crate::huge_pages`]).
+    pub(crate) fn huge_page_regions(&self) -> Option<crate::huge_pages::Region> {
+        crate::huge_pages::Region::of(&self.bits)
+    }
+
+    /// Bytes held in memory.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.bits.capacity() * 8 + self.factors.capacity() * 4
+    }
+
+    /// `unit` made ready for [`Signs::screen`].
+    pub(crate) fn query(&self, unit: &[f32]) -> SignQuery {
+        let largest = unit.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        let top = ((1 << QUERY_BITS) - 1) as f32; // 15
+        let step = if largest > 0.0 { 2.0 * largest / top } else { 1.0 };
+        let mut planes = vec![0u64; QUERY_BITS * self.words];
+        let mut sum = 0u32;
+        for (i, &x) in unit.iter().enumerate() {
+            // q ≈ step · (u − 7.5), u in 0..=15.
+            let u = (x / step + top / 2.0).round().clamp(0.0, top) as u32;
+            sum += u;
+            for (j, plane) in planes.chunks_exact_mut(self.words).enumerate() {
+                if u >> j & 1 == 1 {
+                    plane[i / 64] |= 1 << (i % 64);
+                }
+            }
+        }
+        SignQuery { planes, constant: top / 2.0 * unit.len() as f32 - sum as f32 }
+    }
+
+    /// Offers every candidate `(ord, slot)`'s estimate to `shortlist`; prefetching each row's
+    /// bits a few candidates ahead when `sparse`.
+    pub(crate) fn screen(
+        &self,
+        query: &SignQuery,
+        candidates: impl Iterator<Item = (Ordinal, usize)>,
+        sparse: bool,
+        shortlist: &mut Shortlist,
+    ) {
+        if sparse {
+            let fetch = |slot: usize| prefetch(&self.bits[slot * self.words..(slot + 1) * self.words]);
+            self.screen_rows(query, ahead(candidates, fetch), shortlist);
+        } else {
+            self.screen_rows(query, candidates, shortlist);
+        }
+    }
+
+    /// Estimates the candidates a block at a time (the kernel's loop calls nothing, so its
+    /// registers stay put), each block then offered to the shortlist.
+    fn screen_rows(&self, query: &SignQuery, candidates: impl Iterator<Item = (Ordinal, usize)>, top: &mut Shortlist) {
+        let mut slots = [0usize; BLOCK];
+        let mut estimates = [0f32; BLOCK];
+        let mut n = 0;
+        for (_, slot) in candidates {
+            slots[n] = slot;
+            n += 1;
+            if n == BLOCK {
+                self.estimate(query, &slots, &mut estimates);
+                top.offer(&slots, &estimates);
+                n = 0;
+            }
+        }
+        self.estimate(query, &slots[..n], &mut estimates[..n]);
+        top.offer(&slots[..n], &estimates[..n]);
+    }
+
+    /// The estimate of each of `slots` into `out`.
+    fn estimate(&self, query: &SignQuery, slots: &[usize], out: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.words <= 8 && has_avx512_popcnt() {
+            // SAFETY: the kernel's features were just detected, and rows fit one register.
+            return unsafe { self.estimate_avx512(query, slots, out) };
+        }
+        let words = self.words;
+        let planes: Vec<&[u64]> = query.planes.chunks_exact(words).collect();
+        for (&slot, out) in slots.iter().zip(out) {
+            let row = &self.bits[slot * words..(slot + 1) * words];
+            let (mut s, mut p) = (0i64, 0i64);
+            for (w, &x) in row.iter().enumerate() {
+                p += i64::from(x.count_ones());
+                for (j, plane) in planes.iter().enumerate() {
+                    s += i64::from((x & plane[w]).count_ones()) << j;
+                }
+            }
+            *out = self.scaled(slot, 2 * s - 15 * p, query);
+        }
+    }
+
+    /// The estimate of `slot` from its integer sum `2S − 15P`.
+    #[inline(always)]
+    fn scaled(&self, slot: usize, sum: i64, query: &SignQuery) -> f32 {
+        self.factors[slot] * (sum as f32 + query.constant)
+    }
+
+    /// [`Signs::estimate`] with AVX-512's 64-bit popcount: a row of up to eight words in one
+    /// register.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the features [`has_avx512_popcnt`] checks, and `self.words <= 8`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vpopcntdq")]
+    unsafe fn estimate_avx512(&self, query: &SignQuery, slots: &[usize], out: &mut [f32]) {
+        use std::arch::x86_64::{
+            _mm512_add_epi64, _mm512_and_si512, _mm512_maskz_loadu_epi64, _mm512_popcnt_epi64, _mm512_reduce_add_epi64,
+            _mm512_slli_epi64, _mm512_sub_epi64,
+        };
+        let words = self.words;
+        let mask: u8 = if words >= 8 { u8::MAX } else { (1u8 << words) - 1 };
+        let planes = query.planes.as_ptr();
+        // SAFETY: each of the four planes holds `words` words; the masked loads read only those.
+        let (u0, u1, u2, u3) = unsafe {
+            (
+                _mm512_maskz_loadu_epi64(mask, planes.cast()),
+                _mm512_maskz_loadu_epi64(mask, planes.add(words).cast()),
+                _mm512_maskz_loadu_epi64(mask, planes.add(2 * words).cast()),
+                _mm512_maskz_loadu_epi64(mask, planes.add(3 * words).cast()),
+            )
+        };
+        assert!(slots.iter().all(|&slot| (slot + 1) * words <= self.bits.len()));
+        for (&slot, out) in slots.iter().zip(out) {
+            // SAFETY: the row's `words` words lie inside `bits` (asserted above); the masked
+            // load reads only those.
+            let x = unsafe { _mm512_maskz_loadu_epi64(mask, self.bits.as_ptr().add(slot * words).cast()) };
+            let p = _mm512_popcnt_epi64(x);
+            let s = _mm512_add_epi64(
+                _mm512_add_epi64(
+                    _mm512_popcnt_epi64(_mm512_and_si512(x, u0)),
+                    _mm512_slli_epi64::<1>(_mm512_popcnt_epi64(_mm512_and_si512(x, u1))),
+                ),
+                _mm512_add_epi64(
+                    _mm512_slli_epi64::<2>(_mm512_popcnt_epi64(_mm512_and_si512(x, u2))),
+                    _mm512_slli_epi64::<3>(_mm512_popcnt_epi64(_mm512_and_si512(x, u3))),
+                ),
+            );
+            // 2S − 15P = 2S − 16P + P, lane by lane, then one sum.
+            let lanes = _mm512_add_epi64(_mm512_sub_epi64(_mm512_slli_epi64::<1>(s), _mm512_slli_epi64::<4>(p)), p);
+            *out = self.scaled(slot, _mm512_reduce_add_epi64(lanes), query);
+        }
+    }
+}
+
+/// Candidates estimated per call of the kernel.
+const BLOCK: usize = 64;
+
+/// The best `length` rows by estimate, in the total order of a better estimate, then the lower
+/// slot: rows are kept while they reach the floor, and once twice `length` are kept the best
+/// `length` are selected and the floor rises to the last of them. Which rows it ends with
+/// depends on the rows offered, not on their order.
+#[derive(Debug)]
+pub(crate) struct Shortlist {
+    length: usize,
+    kept: Vec<(f32, usize)>,
+    floor: f32,
+}
+
+impl Shortlist {
+    pub(crate) fn new(length: usize) -> Self {
+        Shortlist { length, kept: Vec::with_capacity(2 * length + BLOCK), floor: f32::NEG_INFINITY }
+    }
+
+    /// Offers each of `slots` with its estimate.
+    fn offer(&mut self, slots: &[usize], estimates: &[f32]) {
+        for (&slot, &estimate) in slots.iter().zip(estimates) {
+            if estimate >= self.floor {
+                self.kept.push((estimate, slot));
+            }
+        }
+        if self.kept.len() >= 2 * self.length.max(1) {
+            self.select();
+            if let Some(last) = self.kept.last() {
+                self.floor = last.0;
+            }
+        }
+    }
+
+    /// Cuts `kept` to the best `length` (unordered but for the last, the worst of them).
+    fn select(&mut self) {
+        if self.length == 0 {
+            self.kept.clear();
+        } else if self.kept.len() > self.length {
+            self.kept.select_nth_unstable_by(self.length - 1, order);
+            self.kept.truncate(self.length);
+            let worst = (0..self.kept.len()).max_by(|&a, &b| order(&self.kept[a], &self.kept[b])).unwrap_or(0);
+            let last = self.kept.len() - 1;
+            self.kept.swap(worst, last);
+        }
+    }
+
+    /// Merges another shortlist's rows (of a disjoint set of slots) into this one.
+    pub(crate) fn merge(mut self, other: Shortlist) -> Shortlist {
+        self.kept.extend(other.kept);
+        self.select();
+        self
+    }
+
+    /// The rows kept, best first.
+    pub(crate) fn into_sorted(mut self) -> Vec<(f32, usize)> {
+        self.select();
+        self.kept.sort_unstable_by(order);
+        self.kept
+    }
+}
+
+/// Better estimate first, then the lower slot.
+fn order(a: &(f32, usize), b: &(f32, usize)) -> std::cmp::Ordering {
+    b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+}
+
+/// Up to 64 codes' sign bits (bit `i` set when code `i` is positive) and the sum of their
+/// magnitudes; 64 codes at once with AVX-512 (checked at run time; the same integers).
+#[inline]
+fn sign_word(chunk: &[i8]) -> (u64, u32) {
+    #[cfg(target_arch = "x86_64")]
+    if chunk.len() == 64 && std::arch::is_x86_feature_detected!("avx512bw") {
+        // SAFETY: AVX-512BW was just detected and the chunk holds 64 codes.
+        return unsafe { sign_word_avx512(chunk) };
+    }
+    let mut word = 0u64;
+    let mut sum = 0u32;
+    for (i, &c) in chunk.iter().enumerate() {
+        word |= u64::from(c > 0) << i;
+        // b·c with b = +1 where c > 0, else −1: |c| (a zero code adds nothing).
+        sum += u32::from(c.unsigned_abs());
+    }
+    (word, sum)
+}
+
+/// [`sign_word`] of 64 codes with AVX-512BW.
+///
+/// # Safety
+///
+/// The CPU must support AVX-512F and AVX-512BW, and `chunk` must hold 64 codes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn sign_word_avx512(chunk: &[i8]) -> (u64, u32) {
+    use std::arch::x86_64::{
+        _mm512_abs_epi8, _mm512_cmpgt_epi8_mask, _mm512_loadu_si512, _mm512_reduce_add_epi64, _mm512_sad_epu8,
+        _mm512_setzero_si512,
+    };
+    // SAFETY: the chunk holds 64 bytes, read unaligned.
+    let v = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+    let zero = _mm512_setzero_si512();
+    let word = _mm512_cmpgt_epi8_mask(v, zero);
+    // |−128| is 128 as an unsigned byte, as `unsigned_abs` gives.
+    let sum = _mm512_reduce_add_epi64(_mm512_sad_epu8(_mm512_abs_epi8(v), zero));
+    (word, sum as u32)
+}
+
+/// Whether the CPU runs [`Signs::estimate_avx512`].
+#[cfg(target_arch = "x86_64")]
+fn has_avx512_popcnt() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distance::{normalised, quantize_into};
+
+    fn unit(seed: u64, dim: usize) -> Vec<f32> {
+        normalised(&crate::sketch::tests::unit(seed, dim)).unwrap()
+    }
+
+    /// Both builds of a row's sign word agree, extremes included.
+    #[test]
+    fn sign_words_agree() {
+        let chunk: Vec<i8> = (0..64).map(|i: i32| ((i * 37) % 256 - 128) as i8).collect();
+        let mut word = 0u64;
+        let mut sum = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            word |= u64::from(c > 0) << i;
+            sum += u32::from(c.unsigned_abs());
+        }
+        assert_eq!(sign_word(&chunk), (word, sum));
+        assert_eq!(sign_word(&chunk[..10]).1, chunk[..10].iter().map(|c| u32::from(c.unsigned_abs())).sum::<u32>());
+    }
+
+    /// The estimates of every build are the portable loop's, bit for bit, at dimensions below,
+    /// at and past a word boundary; the shortlist is the best rows by them whatever the order
+    /// they come in; and the estimate tracks the exact score.
+    #[test]
+    fn every_build_estimates_alike_and_the_shortlist_is_the_best() {
+        for dim in [3, 64, 65, 130, 384, 512] {
+            let n = 300usize;
+            let (mut codes, mut scales) = (Vec::new(), Vec::new());
+            let rows: Vec<Vec<f32>> = (0..n as u64).map(|i| unit(i, dim)).collect();
+            for row in &rows {
+                scales.push(quantize_into(row, &mut codes));
+            }
+            let mut signs = Signs::default();
+            signs.keep(dim, &codes, &scales);
+            assert_eq!(signs.factors.len(), n);
+            let q = unit(10_000 + dim as u64, dim);
+            let query = signs.query(&q);
+            let words = signs.words;
+            let planes: Vec<&[u64]> = query.planes.chunks_exact(words).collect();
+            let mut portable: Vec<(f32, usize)> = (0..n)
+                .map(|slot| {
+                    let row = &signs.bits[slot * words..(slot + 1) * words];
+                    let (mut s, mut p) = (0i64, 0i64);
+                    for (w, &x) in row.iter().enumerate() {
+                        p += i64::from(x.count_ones());
+                        for (j, plane) in planes.iter().enumerate() {
+                            s += i64::from((x & plane[w]).count_ones()) << j;
+                        }
+                    }
+                    (signs.scaled(slot, 2 * s - 15 * p, &query), slot)
+                })
+                .collect();
+            portable.sort_unstable_by(order);
+            let bits = |v: Vec<(f32, usize)>| v.into_iter().map(|(e, s)| (e.to_bits(), s)).collect::<Vec<_>>();
+            for length in [1, 7, 40, n] {
+                let want = bits(portable[..length].to_vec());
+                for sparse in [false, true] {
+                    let mut top = Shortlist::new(length);
+                    signs.screen(&query, (0..n).map(|s| (s as Ordinal, s)), sparse, &mut top);
+                    assert_eq!(bits(top.into_sorted()), want, "dim {dim}, length {length}, sparse {sparse}");
+                }
+                // Reversed, and in two halves merged: the same rows.
+                let mut top = Shortlist::new(length);
+                signs.screen(&query, (0..n).rev().map(|s| (s as Ordinal, s)), false, &mut top);
+                assert_eq!(bits(top.into_sorted()), want, "dim {dim}, length {length}, reversed");
+                let (mut a, mut b) = (Shortlist::new(length), Shortlist::new(length));
+                signs.screen(&query, (0..n / 3).map(|s| (s as Ordinal, s)), false, &mut a);
+                signs.screen(&query, (n / 3..n).map(|s| (s as Ordinal, s)), false, &mut b);
+                assert_eq!(bits(a.merge(b).into_sorted()), want, "dim {dim}, length {length}, merged");
+            }
+            if dim >= 64 {
+                // The estimate orders rows roughly as the score does: the best row by score is
+                // in the estimate's better half.
+                let best = (0..n)
+                    .max_by(|&a, &b| crate::distance::dot(&q, &rows[a]).total_cmp(&crate::distance::dot(&q, &rows[b])))
+                    .unwrap();
+                let rank = portable.iter().position(|&(_, s)| s == best).unwrap();
+                assert!(rank < n / 2, "dim {dim}: the best row ranks {rank} of {n}");
+            }
+        }
+    }
+}
