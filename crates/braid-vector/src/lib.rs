@@ -46,9 +46,9 @@
 //! bytes), and the f32 rows only of the candidates those bounds cannot rule out. Its hits are
 //! those of a plain f32 scan, bit for bit (`sketch.rs` has the argument and the tests).
 //!
-//! **Large int8 searches are screened by sign bits** (`signs.rs`): an int8 store opened with at
-//! least 20,000 vectors keeps one bit a dimension of each (whether its code is positive) and a
-//! factor, 52 bytes a 384-d vector, computed from the codes at open (no format change). A
+//! **Large int8 searches are screened by sign bits** (`signs.rs`): every int8 store keeps one
+//! bit a dimension of each vector (whether its code is positive) and a factor, 52 bytes a 384-d
+//! vector, computed from the codes as they are read or inserted (no format change). A
 //! search whose request allows at least 60,000 records, in a store where 20,000 to 1,000,000
 //! of them are, estimates every allowed row from its bits (popcounts against the query's
 //! four-bit planes), then scores the best ten per hit asked (at least 400) with their int8

@@ -440,10 +440,6 @@ fn read_body<R: Read>(r: &mut CrcReader<R>) -> Result<Saved> {
     let row_len = 9 + rows.row_bytes() as u64;
     r.check_left(slots.saturating_mul(row_len))?;
     let slots = slots as usize;
-    if slots >= crate::signs::KEEP_FROM && crate::store::keeps_signs() {
-        // Computed as each row is read, while its codes are in cache (see `crate::signs`).
-        rows.keep_signs();
-    }
     rows.reserve(slots);
     let mut slot_ord = Vec::with_capacity(slots);
     let mut live = Vec::with_capacity(slots);

@@ -42,8 +42,8 @@ impl Query {
 pub(crate) enum Rows {
     /// Slot-major f32 components, and their sketch.
     F32 { dim: usize, data: Vec<f32>, sketch: Sketch },
-    /// Slot-major int8 codes and one scale per slot, and their sign bits once kept
-    /// ([`Rows::keep_signs`]).
+    /// Slot-major int8 codes and one scale per slot, and their sign bits ([`crate::signs`];
+    /// none where `BRAID_VECTOR_PATHS` turns the screen off).
     Int8 { dim: usize, codes: Vec<i8>, scales: Vec<f32>, signs: Signs },
 }
 
@@ -52,7 +52,12 @@ impl Rows {
     pub(crate) fn new(dim: usize, quantization: Quantization) -> Self {
         match quantization {
             Quantization::F32 => Rows::F32 { dim, data: Vec::new(), sketch: Sketch::default() },
-            Quantization::Int8 => Rows::Int8 { dim, codes: Vec::new(), scales: Vec::new(), signs: Signs::default() },
+            Quantization::Int8 => {
+                // Kept from the start, so whether a store can screen never depends on when it
+                // was opened or on how many vectors it held then.
+                let signs = if crate::store::keeps_signs() { Signs::new(dim) } else { Signs::default() };
+                Rows::Int8 { dim, codes: Vec::new(), scales: Vec::new(), signs }
+            }
         }
     }
 
@@ -229,16 +234,6 @@ impl Rows {
         }
     }
 
-    /// Starts keeping the int8 rows' sign bits ([`crate::signs`]), computed now for every row
-    /// and kept in step from then on; nothing for f32 rows (their sketch screens exactly).
-    pub(crate) fn keep_signs(&mut self) {
-        if let Rows::Int8 { dim, codes, scales, signs } = self {
-            if !signs.kept() {
-                signs.keep(*dim, codes, scales);
-            }
-        }
-    }
-
     /// Whether the rows keep sign bits that screen a scan ([`Rows::screen`]).
     pub(crate) fn keeps_signs(&self) -> bool {
         matches!(self, Rows::Int8 { signs, .. } if signs.kept())
@@ -273,9 +268,6 @@ impl Rows {
     pub(crate) fn compacted(&self, keep: &[bool]) -> Rows {
         let mut out = Rows::new(self.dim(), self.quantization());
         out.reserve(keep.iter().filter(|&&k| k).count());
-        if self.keeps_signs() {
-            out.keep_signs();
-        }
         for slot in (0..keep.len()).filter(|&slot| keep[slot]) {
             out.push_stored(self.stored(slot));
         }

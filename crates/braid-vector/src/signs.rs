@@ -3,8 +3,8 @@
 //!
 //! An int8 row is 384 bytes at 384 dimensions, and a scan of many rows is bound by reading
 //! them (a caller who sees ten tenant partitions of 50,000 vectors reads 190 MB a query).
-//! [`Signs`] keeps each row also as one bit a dimension — whether its code is positive — 48
-//! bytes at 384 dimensions, with one factor per row. A screened scan
+//! [`Signs`] keeps each row of every int8 arena also as one bit a dimension — whether its
+//! code is positive — 48 bytes at 384 dimensions, with one factor per row. A screened scan
 //! ([`crate::store::VectorStore`]'s: a request of at least [`SCREEN_REQUEST_FROM`] allowed
 //! records, a store of [`SCREEN_FROM`] to [`SCREEN_UP_TO`] of them) runs in two passes:
 //!
@@ -47,9 +47,6 @@ pub(crate) const SCREEN_FROM: usize = 20_000;
 /// whose cost grows with the logarithm of the rows, is the cheaper.
 pub(crate) const SCREEN_UP_TO: usize = 1_000_000;
 
-/// Stores (slots) from which an int8 arena keeps its signs, at open.
-pub(crate) const KEEP_FROM: usize = SCREEN_FROM;
-
 /// Bits of the query's codes.
 const QUERY_BITS: usize = 4;
 
@@ -90,6 +87,11 @@ pub(crate) struct SignQuery {
 }
 
 impl Signs {
+    /// Signs kept for rows of `dim` codes, none yet.
+    pub(crate) fn new(dim: usize) -> Self {
+        Signs { kept: true, words: dim.div_ceil(64), bits: Vec::new(), factors: Vec::new() }
+    }
+
     /// Whether the signs are kept.
     pub(crate) fn kept(&self) -> bool {
         self.kept
@@ -97,6 +99,7 @@ impl Signs {
 
     /// Starts keeping signs for an arena of `dim`-code rows, computing them for every row in
     /// `codes` and `scales`.
+    #[cfg(test)]
     pub(crate) fn keep(&mut self, dim: usize, codes: &[i8], scales: &[f32]) {
         self.kept = true;
         self.words = dim.div_ceil(64);

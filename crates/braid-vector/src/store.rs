@@ -458,8 +458,7 @@ impl VectorStore {
     /// admits only allowed, live slots. Should the graph return fewer than `k` hits, the exact
     /// scan answers instead, so a result is short only when fewer than `k` vectors qualify.
     ///
-    /// An int8 store opened with at least 20,000 vectors keeps their sign bits
-    /// ([`crate::signs`]): a search of 20,000 to 1,000,000 allowed records there is a scan
+    /// An int8 store keeps its vectors' sign bits ([`crate::signs`]): a search of 20,000 to 1,000,000 allowed records there is a scan
     /// screened by them ([`SearchPath::Screened`]: every allowed row's one-bit estimate, then
     /// the int8 score of the best ten per hit asked, at least 400), in place of the exact scan
     /// or the graph: approximate, as the graph is.
@@ -821,9 +820,6 @@ impl VectorStore {
             .ok_or_else(|| Error::Corrupt { path: file, reason: "an ordinal is live in two places".into() })?;
         store.dead = store.live.iter().filter(|&&live| !live).count();
         store.extend_graph();
-        if store.slot_ord.len() >= signs::KEEP_FROM && keeps_signs() {
-            store.rows.keep_signs();
-        }
         // Formats 1 and 2 are rewritten whole, as is a graph this build does not keep.
         if version >= 3 && had_graph == store.graph.is_some() {
             let graph_points = store.graph.as_ref().map(Graph::points);
@@ -1368,8 +1364,8 @@ mod tests {
             assert!(store.chunks(7).windows(2).all(|w| store.slot_ord[w[0].end - 1] != store.slot_ord[w[1].start]));
         }
     }
-    /// A large int8 store keeps sign bits once opened, and a search of many allowed records is
-    /// then screened by them: every hit is an allowed, live record with its exact int8 score
+    /// An int8 store keeps sign bits, through a save and an open, and a search of many allowed
+    /// records is screened by them: every hit is an allowed, live record with its exact int8 score
     /// (bit for bit), most of the exact top 10 are found, `search_exact` stays exact, and a
     /// request of few records scans exactly.
     #[test]
@@ -1382,7 +1378,7 @@ mod tests {
         for ord in (0..n).step_by(11) {
             store.delete(ord);
         }
-        assert!(!store.rows.keeps_signs(), "signs are kept from an open on");
+        assert!(store.rows.keeps_signs());
         let dir = tempfile::tempdir().unwrap();
         store.save(dir.path()).unwrap();
         let store = VectorStore::open(dir.path()).unwrap();
