@@ -450,24 +450,7 @@ impl PartitionedStore {
     ///
     /// As [`VectorStore::insert_checked`].
     pub fn insert_checked(&mut self, records: &[PlacedRecord]) -> Result<()> {
-        let mut by_home: BTreeMap<Partition, Vec<CheckedRecord>> = BTreeMap::new();
-        for placed in records {
-            let ord = placed.record.ord();
-            self.remove(ord);
-            let home = self.home(&placed.tenants);
-            if home == Partition::Pool {
-                self.note_pooled(ord, &placed.tenants);
-            }
-            by_home.entry(home).or_default().push(placed.record.clone());
-        }
-        for (partition, records) in by_home {
-            let part = self.part_mut(&partition);
-            part.store.insert_checked(&records)?;
-            for record in &records {
-                part.members.insert(record.ord());
-            }
-        }
-        self.promote_due()
+        self.insert_with(records, VectorStore::insert_checked)
     }
 
     /// [`PartitionedStore::insert_checked`], but the records of partitions with a graph are
@@ -479,6 +462,17 @@ impl PartitionedStore {
     ///
     /// As [`VectorStore::insert_checked`].
     pub fn insert_unlinked(&mut self, records: &[PlacedRecord]) -> Result<()> {
+        self.insert_with(records, VectorStore::insert_unlinked)
+    }
+
+    /// Places each record in its tenants' partition (replacing any vectors its ordinal had),
+    /// stores each partition's records with `insert`, then promotes every pooled tenant past
+    /// the threshold.
+    fn insert_with(
+        &mut self,
+        records: &[PlacedRecord],
+        insert: fn(&mut VectorStore, &[CheckedRecord]) -> Result<()>,
+    ) -> Result<()> {
         let mut by_home: BTreeMap<Partition, Vec<CheckedRecord>> = BTreeMap::new();
         for placed in records {
             let ord = placed.record.ord();
@@ -491,7 +485,7 @@ impl PartitionedStore {
         }
         for (partition, records) in by_home {
             let part = self.part_mut(&partition);
-            part.store.insert_unlinked(&records)?;
+            insert(&mut part.store, &records)?;
             for record in &records {
                 part.members.insert(record.ord());
             }
