@@ -19,7 +19,8 @@
 //! runs only the named modes (the facet rows run with `lexical`). Each row also has the
 //! process's CPU time per measured request (`cpu_ms`: user and system time of every thread,
 //! from `/proc/self/stat`, so rayon's helpers count), and the output the load average before
-//! and after.
+//! and after, and each stage's median time (`stage_p50_ms`, from the responses' `stats.micros`;
+//! the legs run in parallel, so their times overlap).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -91,6 +92,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let allowed = index.search(&SearchRequest::new("", principal.clone()).k(0))?.stats.allowed;
         for run in &runs {
             let mut micros = Vec::with_capacity(queries.len());
+            let mut stages = std::collections::BTreeMap::<&str, Vec<u64>>::new();
             let mut paths = std::collections::BTreeMap::<String, usize>::new();
             let mut matched = 0u64;
             let mut cpu_ticks = 0u64;
@@ -103,6 +105,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let response = index.search(&request)?;
                     if pass == 1 {
                         micros.push(t.elapsed().as_secs_f64() * 1e6);
+                        for (stage, us) in &response.stats.micros {
+                            stages.entry(stage.name()).or_default().push(*us);
+                        }
                         if let Some(p) = response.stats.semantic_path {
                             *paths.entry(p.to_string()).or_default() += 1;
                         }
@@ -120,6 +125,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "p50_ms": round(pct(0.5)), "p95_ms": round(pct(0.95)), "queries": micros.len(),
                 "cpu_ms": round(cpu_ticks as f64 * 1e3 / TICKS_PER_SECOND / micros.len().max(1) as f64),
                 "semantic_paths": paths,
+                "stage_p50_ms": stages.into_iter().map(|(stage, mut us)| {
+                    us.sort_unstable();
+                    (stage.to_string(), serde_json::json!(round(us[us.len() / 2] as f64 / 1e3)))
+                }).collect::<serde_json::Map<_, _>>(),
             });
             if run.facets {
                 row["facets"] = "category values + 4 updated ranges".into();
