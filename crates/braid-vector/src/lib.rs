@@ -39,7 +39,9 @@
 //! dropped, new parameters — make the next save write a whole base. Files of format 2, whose
 //! graph was an `hnsw_rs` dump beside them (Braid's graph before this one), still open: the
 //! graph is rebuilt and the next save removes the dump. A store below
-//! [`HnswParams::exact_threshold`] vectors keeps no graph at all (every search scans).
+//! [`HnswParams::exact_threshold`] vectors keeps no graph at all (every search scans), nor
+//! does an int8 store below 1,000,000 (its searches are screened, below; an index saved with
+//! such a graph drops it on open and its next save writes a base without it).
 //!
 //! **Exact scans read a sketch first:** an f32 store also keeps each vector as int8 codes with
 //! a bound on their error, so a scan over many candidates scores the codes (a quarter of the

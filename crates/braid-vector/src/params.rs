@@ -20,7 +20,8 @@ pub struct HnswParams {
     /// width its builder gives, else at the current default). By default, 1,600: the
     /// narrowest measured width whose graph finds 0.95 of the exact *f32* top 10 at 1M
     /// (0.955 with everything allowed, 0.9595 with half; 0.9455 and 0.954 at 1,200). A graph is
-    /// kept only from [`HnswParams::exact_threshold`] vectors on, so this is a setting for
+    /// kept only from [`HnswParams::exact_threshold`] vectors on (an int8 store, whose large
+    /// searches are screened by sign bits, from 1,000,000), so this is a setting for
     /// large stores: on the 1,000,000 scale-corpus vectors (int8, `crates/braid-vector/examples/ann_recall.rs`,
     /// research/scale-log.md) recall@10 against the exact scan with everything allowed is 0.9355 at
     /// 400, 0.944 at 800, 0.9515 at 1,200 and 0.961 at 1,600 (2.1, 4.9, 6.9 and 9.4 ms a

@@ -77,8 +77,8 @@ pub struct VectorStore {
     /// Number of tombstoned slots.
     dead: usize,
     /// Indexes the live slots that existed when it was (re)built or since inserted; kept
-    /// only while the store holds at least [`HnswParams::exact_threshold`] vectors (below
-    /// that every search scans, so building it on open would be wasted time).
+    /// only while the store holds at least [`VectorStore::graph_from`] records (below that no
+    /// search walks it, so building it would be wasted time).
     graph: Option<Graph>,
     /// Whether `graph` came from a dump on open (rather than being built here).
     loaded: bool,
@@ -237,7 +237,7 @@ impl VectorStore {
     }
 
     /// Whether the store keeps an HNSW graph (it does from [`HnswParams::exact_threshold`]
-    /// vectors on; never without the `hnsw` feature).
+    /// records on, an int8 store from 1,000,000; never without the `hnsw` feature).
     pub fn has_graph(&self) -> bool {
         self.graph.is_some()
     }
@@ -819,6 +819,9 @@ impl VectorStore {
         store.slots = first_slots(&store.slot_ord, &store.live)
             .ok_or_else(|| Error::Corrupt { path: file, reason: "an ordinal is live in two places".into() })?;
         store.dead = store.live.iter().filter(|&&live| !live).count();
+        // A graph the store no longer wants (an int8 store below a million records, whose
+        // searches screen) is dropped before it is extended; one it wants and lacks is built.
+        store.fit_graph();
         store.extend_graph();
         // Formats 1 and 2 are rewritten whole, as is a graph this build does not keep.
         if version >= 3 && had_graph == store.graph.is_some() {
@@ -836,7 +839,6 @@ impl VectorStore {
             *journal::lock(&store.journal.disk) = Some(on_disk);
             *store.journal.saved_slots.get_mut() = store.slot_ord.len();
         }
-        store.fit_graph();
         Ok(store)
     }
 
@@ -1153,10 +1155,27 @@ impl VectorStore {
         }
     }
 
-    /// Builds the graph when the store has reached the exact threshold and has none; drops it
-    /// when the store is below the threshold.
+    /// Live records from which a search can walk the graph, so from which the store keeps one.
+    ///
+    /// A search walks it for an allowed set of [`HnswParams::exact_threshold`] records or more
+    /// that it does not screen. An int8 store keeps sign bits and screens every such set of
+    /// fewer than [`signs::SCREEN_UP_TO`] records (from [`signs::SCREEN_REQUEST_FROM`] a
+    /// request, which the threshold, 150,000 by default, is past), so below that many records
+    /// no search walks its graph: building it would cost every bulk load, commit and open
+    /// (linking each new record at `ef_construction`) for nothing.
+    fn graph_from(&self) -> usize {
+        let threshold = self.params.exact_threshold.max(1);
+        if self.rows.keeps_signs() && threshold >= signs::SCREEN_REQUEST_FROM {
+            threshold.max(signs::SCREEN_UP_TO)
+        } else {
+            threshold
+        }
+    }
+
+    /// Builds the graph when the store has reached [`VectorStore::graph_from`] records and has
+    /// none; drops it when the store is below.
     fn fit_graph(&mut self) {
-        let wanted = cfg!(feature = "hnsw") && self.slots.len() >= self.params.exact_threshold.max(1);
+        let wanted = cfg!(feature = "hnsw") && self.slots.len() >= self.graph_from();
         match (wanted, self.graph.is_some()) {
             (true, false) => self.build_graph(),
             (false, true) => {
@@ -1272,6 +1291,39 @@ mod tests {
             store.delete(ord);
         }
         store
+    }
+
+    /// An int8 store screens every search a graph could answer below a million records, so it
+    /// keeps no graph there; an f32 store of as many records does, and a lower threshold than
+    /// the screen's (a request below [`signs::SCREEN_REQUEST_FROM`] is never screened) keeps
+    /// one in an int8 store too.
+    #[test]
+    #[cfg(feature = "hnsw")]
+    fn an_int8_store_keeps_no_graph_its_searches_would_not_walk() {
+        let (dim, n) = (4, signs::SCREEN_REQUEST_FROM as u64);
+        let records: Vec<(Ordinal, Vec<f32>)> = (0..n).map(|o| (o, unit(o, dim))).collect();
+        let params = |quantization, exact_threshold| HnswParams {
+            m: 4,
+            ef_construction: 8,
+            exact_threshold,
+            quantization,
+            ..HnswParams::default()
+        };
+        let mut int8 = VectorStore::new(dim, params(Quantization::Int8, n as usize));
+        int8.insert_batch(&records).unwrap();
+        assert!(!int8.has_graph());
+        let found = int8.search(&unit(n + 1, dim), 10, &allowed(0..n)).unwrap();
+        assert_eq!(found.path, SearchPath::Screened);
+        assert_eq!(found.hits.len(), 10);
+
+        let mut f32 = VectorStore::new(dim, params(Quantization::F32, n as usize));
+        f32.insert_batch(&records).unwrap();
+        assert!(f32.has_graph());
+
+        int8.set_exact_threshold(n as usize - 1);
+        assert!(int8.has_graph(), "below the screen's request size the graph answers");
+        let found = int8.search(&unit(n + 1, dim), 10, &allowed(0..n - 1)).unwrap();
+        assert_eq!(found.path, SearchPath::Hnsw);
     }
 
     /// Records inserted unlinked, their links searched apart and linked one at a time, land in
