@@ -379,6 +379,22 @@ fn offer_segment(
         }
     };
     match allowed {
+        // Most of the segment allowed: its scores are scanned in blocks, as below, masked by
+        // the allowed documents' bits. A branch per allowed document took 3 ms of the lexical
+        // leg (with feedback) of a caller who sees the 1M scale corpus's ten tenants.
+        Some(allowed) if allowed.docs.len().saturating_mul(SPARSE) >= scores.len() => {
+            for (block, chunk) in scores.chunks(64).enumerate() {
+                let mut admitted = top.admitted(chunk) & allowed.block(block);
+                while admitted != 0 {
+                    let i = admitted.trailing_zeros() as usize;
+                    admitted &= admitted - 1;
+                    let (doc, score) = (block * 64 + i, chunk[i]);
+                    if top.admits(score) {
+                        offer(top, doc, score);
+                    }
+                }
+            }
+        }
         Some(allowed) => {
             for &doc in allowed.docs.iter() {
                 if let Some(&score) = scores.get(doc as usize) {

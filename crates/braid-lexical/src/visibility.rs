@@ -197,6 +197,13 @@ impl AllowedSegment {
     pub fn contains(&self, doc: DocId) -> bool {
         self.bits.get(doc as usize / 64).is_some_and(|w| w & (1 << (doc % 64)) != 0)
     }
+
+    /// Which of documents `64 · block` to `64 · block + 63` are allowed: bit `i` for the
+    /// `i`-th (0 past the segment's end).
+    #[inline]
+    pub fn block(&self, block: usize) -> u64 {
+        self.bits.get(block).copied().unwrap_or(0)
+    }
 }
 
 impl AllowedDocs {
