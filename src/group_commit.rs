@@ -72,6 +72,12 @@ pub struct GroupCommitOptions {
     /// merge threads, started on it, inherit that. By default [`DEFAULT_WRITER_NICE`]; 0 commits
     /// on the leader's thread, at its priority.
     pub writer_nice: i32,
+    /// Whether that thread also leaves the normal scheduling class for Linux's idle one
+    /// (`SCHED_IDLE`; elsewhere ignored): a search thread that wakes then takes a core from
+    /// the commit at once, where a niced commit keeps it until its time slice ends; the
+    /// commit still gets a small share of cores searches keep busy. Only with a positive
+    /// [`GroupCommitOptions::writer_nice`] (a thread of its own). By default false.
+    pub writer_idle: bool,
 }
 
 /// The default [`GroupCommitOptions::writer_nice`]: a commit's threads weigh about a tenth of a
@@ -85,6 +91,7 @@ impl Default for GroupCommitOptions {
             commit_delay: Duration::ZERO,
             writer: WriterOptions::default(),
             writer_nice: DEFAULT_WRITER_NICE,
+            writer_idle: false,
         }
     }
 }
@@ -319,7 +326,7 @@ impl GroupCommit {
     /// steps lower (on the caller's when that is 0, or off Linux). A panic in `work` goes on
     /// unwinding on the caller's thread.
     fn at_writer_priority<T: Send>(&self, work: impl FnOnce() -> T + Send) -> T {
-        let nice = self.options.writer_nice;
+        let (nice, idle) = (self.options.writer_nice, self.options.writer_idle);
         if nice <= 0 || !cfg!(target_os = "linux") {
             return work();
         }
@@ -327,7 +334,7 @@ impl GroupCommit {
         let take = || work.lock().unwrap_or_else(|p| p.into_inner()).take();
         let spawned = std::thread::scope(|scope| {
             let committing = std::thread::Builder::new().name("braid-commit".into()).spawn_scoped(scope, || {
-                lower_priority(nice);
+                lower_priority(nice, idle);
                 take().map(|work| work())
             });
             committing.ok().map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
@@ -476,13 +483,17 @@ impl GroupCommit {
 }
 
 /// Lowers the calling thread's scheduling priority by `nice` steps (its nice value raised, at
-/// most to 19); threads it starts inherit it. Never fails: where the kernel refuses, the thread
-/// keeps its priority.
+/// most to 19), and with `idle` moves it to the idle scheduling class; threads it starts
+/// inherit both. Never fails: where the kernel refuses, the thread keeps its priority.
 #[cfg(target_os = "linux")]
-fn lower_priority(nice: i32) {
-    // SAFETY: plain system calls on this thread's own id, with no pointers.
+fn lower_priority(nice: i32, idle: bool) {
+    // SAFETY: plain system calls on this thread's own id; the one pointer is to a local.
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        if idle {
+            let param = libc::sched_param { sched_priority: 0 };
+            libc::sched_setscheduler(tid as libc::pid_t, libc::SCHED_IDLE, &param);
+        }
         *libc::__errno_location() = 0;
         let current = libc::getpriority(libc::PRIO_PROCESS, tid);
         if current == -1 && *libc::__errno_location() != 0 {
@@ -493,7 +504,7 @@ fn lower_priority(nice: i32) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn lower_priority(_nice: i32) {}
+fn lower_priority(_nice: i32, _idle: bool) {}
 
 /// Checks `batch` whole, then writes it.
 fn apply(writer: &mut Writer, batch: &Batch) -> std::result::Result<(), Failed> {

@@ -238,24 +238,49 @@ fn run_shares_the_writer_and_the_idle_writer_closes() {
     drop(index.writer().unwrap());
 }
 
+/// Field `n` (from 3, after the command's name) of the calling thread's `stat` (Linux).
+#[cfg(target_os = "linux")]
+fn own_field(n: usize) -> String {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    after_name.split_whitespace().nth(n - 3).unwrap().to_string()
+}
+
 /// The nice value of the calling thread (Linux: field 19 of its `stat`).
 #[cfg(target_os = "linux")]
 fn own_nice() -> i64 {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
-    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
-    after_name.split_whitespace().nth(16).unwrap().parse().unwrap()
+    own_field(19).parse().unwrap()
+}
+
+/// Whether any thread of this process runs in Linux's idle scheduling class (`SCHED_IDLE`, 5:
+/// field 41 of its `stat`).
+#[cfg(target_os = "linux")]
+fn any_thread_idle() -> bool {
+    std::fs::read_dir("/proc/self/task").unwrap().flatten().any(|task| {
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        let Some(at) = stat.rfind(')') else { return false };
+        stat[at + 2..].split_whitespace().nth(38) == Some("5")
+    })
 }
 
 #[test]
 fn a_group_commits_at_lower_priority_and_its_caller_keeps_its_own() {
-    for writer_nice in [0, braid::DEFAULT_WRITER_NICE] {
+    for (writer_nice, writer_idle) in
+        [(0, false), (braid::DEFAULT_WRITER_NICE, false), (braid::DEFAULT_WRITER_NICE, true)]
+    {
         let dir = tempfile::tempdir().unwrap();
         let index = Index::create(dir.path(), IndexConfig::default()).unwrap();
-        let front = GroupCommit::with_options(index.clone(), GroupCommitOptions { writer_nice, ..Default::default() });
+        let options = GroupCommitOptions { writer_nice, writer_idle, ..Default::default() };
+        let front = GroupCommit::with_options(index.clone(), options);
         #[cfg(target_os = "linux")]
         let before = own_nice();
         let ack = front.write(Batch::new().upsert(record("a", "zqalphax"))).unwrap();
         assert_eq!((ack.batches, hits(&index, "zqalphax")), (1, 1));
+        // The writer's threads, started on the commit's thread, are in its scheduling class.
+        #[cfg(target_os = "linux")]
+        if writer_idle {
+            assert!(any_thread_idle(), "the writer's threads run in the idle class");
+        }
         // The writer's own threads started on the commit's thread: a later group, and `run`,
         // work as before.
         front.write(Batch::new().upsert(record("b", "zqbetax")).delete("a")).unwrap();
@@ -263,6 +288,8 @@ fn a_group_commits_at_lower_priority_and_its_caller_keeps_its_own() {
         assert_eq!((hits(&index, "zqalphax"), hits(&index, "zqbetax"), hits(&index, "zqgammax")), (0, 1, 1));
         #[cfg(target_os = "linux")]
         assert_eq!(own_nice(), before, "the caller's priority is its own");
+        #[cfg(target_os = "linux")]
+        assert_eq!(own_field(41), "0", "the caller stays in the normal scheduling class");
         front.close().unwrap();
     }
 }

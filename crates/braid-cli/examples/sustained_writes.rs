@@ -2,7 +2,7 @@
 //! a writer commits a steady stream of small batches.
 //!
 //! ```text
-//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--trace FILE]
+//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--writer-idle] [--trace FILE]
 //! ```
 //!
 //! Opens an index of `scripts/scale.sh` (`INDEX_DIR`, with its supplied vectors where it has
@@ -31,7 +31,8 @@
 //! bytes; grouped: each batch's acknowledgement latency (from its call, and from when it was
 //! due); per principal, each search stage's p99 idle and while writing (with taking the
 //! searcher and dropping it, outside the stages). `--writer-nice N` sets
-//! [`braid::GroupCommitOptions::writer_nice`] (default 10). `--trace FILE` writes
+//! [`braid::GroupCommitOptions::writer_nice`] (default 10), `--writer-idle`
+//! [`braid::GroupCommitOptions::writer_idle`] (the idle scheduling class). `--trace FILE` writes
 //! every search (start time, latency, stages) as JSON lines; `BRAID_TRACE=braid::commit=debug`
 //! logs each commit's phases, the vector store's lock holds and the searches that waited for
 //! it, to stderr.
@@ -64,7 +65,7 @@ struct Written {
 #[derive(Clone, Copy)]
 enum Writing {
     CommitPerBatch,
-    Grouped { clients: usize, delay: Duration, nice: i32 },
+    Grouped { clients: usize, delay: Duration, nice: i32, idle: bool },
 }
 
 /// Takes `--name VALUE` out of `args`, parsed.
@@ -79,12 +80,14 @@ where
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: sustained_writes INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--trace FILE]";
+    let usage = "usage: sustained_writes INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--writer-idle] [--trace FILE]";
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let clients: usize = flag(&mut args, "--clients")?.unwrap_or(0);
     let delay_ms: u64 = flag(&mut args, "--commit-delay-ms")?.unwrap_or(0);
     let trace: Option<PathBuf> = flag(&mut args, "--trace")?;
     let nice: i32 = flag(&mut args, "--writer-nice")?.unwrap_or(braid::DEFAULT_WRITER_NICE);
+    let idle = args.iter().any(|a| a == "--writer-idle");
+    args.retain(|a| a != "--writer-idle");
     if let Ok(filter) = std::env::var("BRAID_TRACE") {
         tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
@@ -94,7 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let how = match clients {
         0 => Writing::CommitPerBatch,
-        clients => Writing::Grouped { clients, delay: Duration::from_millis(delay_ms), nice },
+        clients => Writing::Grouped { clients, delay: Duration::from_millis(delay_ms), nice, idle },
     };
     let mut args = args.into_iter();
     let dir = PathBuf::from(args.next().ok_or(usage)?);
@@ -157,9 +160,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let writer = scope.spawn(|| {
             let result = match how {
                 Writing::CommitPerBatch => write(&index, dim, rate, seconds, batch),
-                Writing::Grouped { clients, delay, nice } => {
-                    let options =
-                        GroupCommitOptions { commit_delay: delay, writer_nice: nice, ..GroupCommitOptions::default() };
+                Writing::Grouped { clients, delay, nice, idle } => {
+                    let options = GroupCommitOptions {
+                        commit_delay: delay,
+                        writer_nice: nice,
+                        writer_idle: idle,
+                        ..GroupCommitOptions::default()
+                    };
                     write_grouped(&index, dim, rate, seconds, batch, clients, options)
                 }
             };
@@ -236,10 +243,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "commit_ms": summary(written.commits_ms),
             "commit_bytes_written": summary(written.bytes),
         }),
-        Writing::Grouped { clients, delay, nice } => serde_json::json!({
+        Writing::Grouped { clients, delay, nice, idle } => serde_json::json!({
             "writing": "group commit",
             "clients": clients,
             "writer_nice": nice,
+            "writer_idle": idle,
             "commit_delay_ms": delay.as_millis() as u64,
             "ack_ms": summary(written.acks_ms),
             "ack_from_due_ms": summary(written.from_due_ms),
