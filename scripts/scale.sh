@@ -15,7 +15,9 @@
 # and visibility at k = 10, and `crates/braid-vector/examples/ann_recall.rs` measures the vector
 # store alone: open time, memory, and recall@10 of the filtered graph against the exact scan
 # (and, through the .npy sidecar, against the exact f32 top 10) at 1 %, 10 %, 50 % and 100 % of
-# records allowed. Results: results/scale-N[-d$dim][-$quantize].json.
+# records allowed — for f32 vectors only: an int8 store keeps no graph below a million records
+# (its large searches are screened; their recall: crates/braid-cli/examples/semantic_hits.rs).
+# Results: results/scale-N[-d$dim][-$quantize].json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -69,7 +71,9 @@ for n in "${sizes[@]}"; do
   raw=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['raw_text_bytes'])" "$corpus/stats.json")
   "$bench" "$index" "$corpus/queries.jsonl" > "$work/bench-$name.json"
   echo '{}' > "$work/ann-$name.json"
-  [ "$dim" = 0 ] || "$ann" "$index/vectors" "$corpus/queries.jsonl" "$corpus/vectors.npy" > "$work/ann-$name.json"
+  if [ "$dim" != 0 ] && [ "$quantize" = f32 ]; then
+    "$ann" "$index/vectors" "$corpus/queries.jsonl" "$corpus/vectors.npy" > "$work/ann-$name.json"
+  fi
   python3 - "$n" "$build_s" "$build_rss" "$index_bytes" "$lexical_bytes" "$vector_bytes" "$raw" "$work/bench-$name.json" "$dim" "$quantize" "$work/ann-$name.json" > "results/scale-$name.json" <<'PY'
 import json, sys
 n, build_s, build_rss, index_b, lex_b, vec_b, raw = sys.argv[1:8]
