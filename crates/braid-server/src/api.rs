@@ -3,7 +3,7 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use braid::{Boosts, Facet, Filter, Index, Mode, Principal, QuerySyntax, SearchRequest, SearchResponse, StoredRecord};
 use serde::Deserialize;
@@ -198,14 +198,14 @@ pub struct Engine {
 impl Engine {
     /// Serves `index`, accepting `k` up to `max_k`.
     pub fn new(index: Index, max_k: usize) -> Self {
-        let writes = WriteLock::new(index.clone(), Duration::ZERO);
+        let writes = WriteLock::new(index.clone(), braid::GroupCommitOptions::default());
         Engine { index, failures: AtomicU64::new(0), max_k, writes, tools: None }
     }
 
-    /// The engine with record writes grouped after a leader waited `commit_delay` for more
-    /// (see [`WriteLock`]; by default zero).
-    pub fn with_commit_delay(mut self, commit_delay: Duration) -> Self {
-        self.writes = WriteLock::new(self.index.clone(), commit_delay);
+    /// The engine with record writes committed as `options` say (see [`WriteLock`]; by
+    /// default, the library's).
+    pub fn with_commit_options(mut self, options: braid::GroupCommitOptions) -> Self {
+        self.writes = WriteLock::new(self.index.clone(), options);
         self
     }
 

@@ -9,6 +9,7 @@
 //! reload_seconds = 5.0               # how often to look for a new commit (0: never; else 0.1–86400)
 //! ef_search = 1600                   # the vector graph's search width (1–100000; research/scale-log.md)
 //! commit_delay_ms = 0                # how long a record write waits for others to share its commit (0–1000)
+//! commit_idle = false                # true: commits run in Linux's idle scheduling class, searches first
 //!
 //! [limits]
 //! max_body_bytes = 65536             # larger request bodies get 413
@@ -69,6 +70,12 @@ pub struct Config {
     /// write's latency for fewer commits. By default, 0.
     #[serde(default)]
     pub commit_delay_ms: u64,
+    /// Whether commits run in Linux's idle scheduling class
+    /// ([`braid::GroupCommitOptions::writer_idle`]): a search that wakes takes a core from a
+    /// commit at once, and a commit gets little of cores that searches keep busy. By default,
+    /// false (commits at nice +10).
+    #[serde(default)]
+    pub commit_idle: bool,
     /// Limits.
     #[serde(default)]
     pub limits: Limits,
@@ -277,10 +284,14 @@ impl Config {
         (self.reload_seconds > 0.0).then(|| Duration::try_from_secs_f64(self.reload_seconds).ok()).flatten()
     }
 
-    /// How long a record write leading a group commit waits for more (see
-    /// [`Config::commit_delay_ms`]).
-    pub fn commit_delay(&self) -> Duration {
-        Duration::from_millis(self.commit_delay_ms)
+    /// How record writes are committed: the delay of [`Config::commit_delay_ms`] and the
+    /// scheduling of [`Config::commit_idle`].
+    pub fn commit_options(&self) -> braid::GroupCommitOptions {
+        braid::GroupCommitOptions {
+            commit_delay: Duration::from_millis(self.commit_delay_ms),
+            writer_idle: self.commit_idle,
+            ..braid::GroupCommitOptions::default()
+        }
     }
 
     /// Reads and validates a configuration file.
@@ -398,7 +409,7 @@ mod tests {
         assert_eq!(principal.tenants().collect::<Vec<_>>(), ["tenant:acme"]);
         assert_eq!(c.tokens[0].rate(&c.limits), (20.0, 3));
         assert_eq!(c.reload_every(), Some(Duration::from_secs(5)));
-        assert_eq!(c.commit_delay(), Duration::ZERO);
+        assert_eq!(c.commit_options(), braid::GroupCommitOptions::default());
         // One address may hold an eighth of the connections by default, always fewer than all.
         assert_eq!(c.limits.per_address(), 32);
         assert!(!c.tokens[0].operator);
@@ -468,9 +479,13 @@ mod tests {
         let per_token = parse(&format!("{token}rate_per_second = 1e-300\n")).unwrap_err();
         assert_eq!(per_token.root_cause().downcast_ref::<OutOfRange>().map(|r| r.key), Some("token.rate_per_second"));
         // The extremes that are allowed work, and a valid reload interval converts.
-        let c = parse(&format!("reload_seconds = 86400\nef_search = 100000\ncommit_delay_ms = 1000\n{token}")).unwrap();
+        let c = parse(&format!(
+            "reload_seconds = 86400\nef_search = 100000\ncommit_delay_ms = 1000\ncommit_idle = true\n{token}"
+        ))
+        .unwrap();
         assert_eq!(c.reload_every(), Some(Duration::from_secs(86_400)));
         assert_eq!(c.ef_search, Some(100_000));
-        assert_eq!(c.commit_delay(), Duration::from_secs(1));
+        assert_eq!(c.commit_options().commit_delay, Duration::from_secs(1));
+        assert!(c.commit_options().writer_idle);
     }
 }

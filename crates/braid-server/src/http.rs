@@ -972,7 +972,10 @@ mod tests {
         ))
         .unwrap();
         config.validate().unwrap();
-        let engine = Arc::new(Engine::new(index.clone(), 10).with_commit_delay(Duration::from_millis(50)));
+        let engine = Arc::new(Engine::new(index.clone(), 10).with_commit_options(braid::GroupCommitOptions {
+            commit_delay: Duration::from_millis(50),
+            ..braid::GroupCommitOptions::default()
+        }));
         let app = router(engine.clone(), &config).unwrap();
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();

@@ -46,17 +46,17 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use braid::Principal;
 
-/// The engine serving `index`: `k` up to `max_k`, record writes grouped after `commit_delay`,
+/// The engine serving `index`: `k` up to `max_k`, record writes committed as `writes` says,
 /// newer commits looked for every `reload`, and the tool catalogue in `tools` for
 /// `search_tools`.
 fn open(
     index: braid::Index,
     max_k: usize,
-    commit_delay: Duration,
+    writes: braid::GroupCommitOptions,
     reload: Option<Duration>,
     tools: Option<&Path>,
 ) -> Result<Arc<api::Engine>> {
-    let mut engine = api::Engine::new(index.clone(), max_k).with_commit_delay(commit_delay);
+    let mut engine = api::Engine::new(index.clone(), max_k).with_commit_options(writes);
     if let Some(file) = tools {
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         let catalogue = braid::ToolCatalogue::from_json(&text, index.embedder())
@@ -139,7 +139,7 @@ pub fn serve(
     let engine = open(
         open_index(config.ef_search)?,
         config.limits.max_k,
-        config.commit_delay(),
+        config.commit_options(),
         config.reload_every(),
         tools.as_deref(),
     )?;
@@ -281,7 +281,8 @@ pub fn mcp_stdio(
         None => None,
     };
     let reload = Duration::from_secs_f64(config::DEFAULT_RELOAD_SECONDS);
-    let engine = open(index, config::Limits::default().max_k, Duration::ZERO, Some(reload), tools)?;
+    let engine =
+        open(index, config::Limits::default().max_k, braid::GroupCommitOptions::default(), Some(reload), tools)?;
     // The operator's command line is a verified source of principal tokens.
     let principal = Principal::try_from_verified_tokens(principal.iter().map(String::as_str).chain(owner.as_deref()))
         .context("--principal")?;

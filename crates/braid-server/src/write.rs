@@ -210,10 +210,9 @@ impl std::fmt::Debug for WriteLock {
 }
 
 impl WriteLock {
-    /// The writes to `index`, a leader waiting `commit_delay` for more requests before it
-    /// commits (zero: at once).
-    pub fn new(index: Index, commit_delay: Duration) -> WriteLock {
-        let options = GroupCommitOptions { commit_delay, ..GroupCommitOptions::default() };
+    /// The writes to `index`, committed as `options` say (a leader waiting
+    /// [`GroupCommitOptions::commit_delay`] for more requests, zero: at once).
+    pub fn new(index: Index, options: GroupCommitOptions) -> WriteLock {
         WriteLock(GroupCommit::with_options(index, options))
     }
 
@@ -322,7 +321,7 @@ mod tests {
     #[test]
     fn a_write_is_searchable_when_it_returns_and_deletes_are_idempotent() {
         let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-        let lock = WriteLock::new(index.clone(), Duration::ZERO);
+        let lock = WriteLock::new(index.clone(), GroupCommitOptions::default());
         let record =
             admit(&index, &acme(), "tenant:acme", "r", json!({"_id": "n1", "text": "quokka sightings"})).unwrap();
         lock.write(vec![record], Vec::new()).unwrap();
@@ -339,7 +338,7 @@ mod tests {
     #[test]
     fn the_writer_stays_open_between_writes_until_it_is_idle() {
         let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-        let lock = WriteLock::new(index.clone(), Duration::ZERO);
+        let lock = WriteLock::new(index.clone(), GroupCommitOptions::default());
         for id in ["n1", "n2"] {
             let record = admit(&index, &acme(), "tenant:acme", "r", json!({"_id": id, "text": "quokka"})).unwrap();
             lock.write(vec![record], Vec::new()).unwrap();
@@ -358,7 +357,7 @@ mod tests {
     #[test]
     fn a_failed_write_leaves_nothing_for_the_next_commit() {
         let index = Index::create_in_ram(IndexConfig::default()).unwrap();
-        let lock = WriteLock::new(index.clone(), Duration::ZERO);
+        let lock = WriteLock::new(index.clone(), GroupCommitOptions::default());
         let doc = |id: &str, text: &str| admit(&index, &acme(), "tenant:acme", "r", json!({"_id": id, "text": text}));
         let (quokka, wombat) = (doc("n1", "quokka").unwrap(), doc("n2", "wombat").unwrap());
         let failed = lock.run(|w| {
