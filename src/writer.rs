@@ -61,6 +61,30 @@ const PART_PAUSE: std::time::Duration = std::time::Duration::from_micros(200);
 /// The pause after each record linked into a graph under the write lock.
 const LINK_PAUSE: std::time::Duration = std::time::Duration::from_micros(20);
 
+/// How often a commit asks again for the vector store's write lock while searches hold it, and
+/// how long it asks before it waits in line ([`write_between_searches`]).
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_micros(200);
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// `lock`'s write lock, taken in a gap between the searches that read it. A writer waiting in
+/// line makes every search that comes after it wait too (the lock lets no new reader past a
+/// waiting writer), for as long as the slowest search already in: at 1M records a whole
+/// semantic leg. So the commit asks without waiting, again every [`LOCK_RETRY`], and waits in
+/// line only after [`LOCK_PATIENCE`] (searches that always overlap cannot hold it off).
+fn write_between_searches<T>(lock: &std::sync::RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    let asked = std::time::Instant::now();
+    loop {
+        match lock.try_write() {
+            Ok(guard) => return guard,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) if asked.elapsed() < LOCK_PATIENCE => {
+                std::thread::sleep(LOCK_RETRY)
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return lock.write().unwrap_or_else(|p| p.into_inner()),
+        }
+    }
+}
+
 /// The memory a [`Writer`] may hold while ingesting (see [`Index::writer_with`]).
 ///
 /// A writer holds at most `heap_bytes` of inverted-index buffers (tantivy writes a segment to
@@ -368,7 +392,7 @@ impl Writer {
             profile.mark("vector_check");
             let write = |profile: &mut CommitProfile| {
                 let asked = std::time::Instant::now();
-                let store = semantic.store.write().unwrap_or_else(|p| p.into_inner());
+                let store = write_between_searches(&semantic.store);
                 profile.lock_taken(asked.elapsed());
                 store
             };
@@ -394,7 +418,9 @@ impl Writer {
                 profile.lock_released();
                 let mut prepared = semantic.store.read().unwrap_or_else(|p| p.into_inner()).prepare_links();
                 profile.mark("vector_rows_and_links");
-                loop {
+                // Without a graph to link into (int8 stores below a million records), no
+                // second lock.
+                while !prepared.is_empty() {
                     let more = write(&mut profile).link_next(&mut prepared);
                     profile.lock_released();
                     if !more {
@@ -429,7 +455,7 @@ impl Writer {
         profile.mark("after_commit");
         if let Some(semantic) = parts.semantic.get() {
             if !self.superseded.is_empty() {
-                let mut store = semantic.store.write().unwrap_or_else(|p| p.into_inner());
+                let mut store = write_between_searches(&semantic.store);
                 for ord in &self.superseded {
                     store.delete(*ord);
                 }
