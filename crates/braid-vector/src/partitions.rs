@@ -534,7 +534,11 @@ impl PartitionedStore {
         // The query is checked once, whether or not a partition has anything to search.
         let mut hits = self.parts[&Partition::Shared].store.search_exact(query, 0, allowed)?;
         let requested = allowed.len();
-        let found = self.in_each_visited(allowed, |part, here| part.store.search_in(query, k, here, requested))?;
+        let found = self.in_each_visited(allowed, |part, here| {
+            // The partition's members are its store's live records.
+            let whole = here.len() == part.members.len();
+            part.store.search_in(query, k, here, requested, whole)
+        })?;
         let path = [SearchPath::Hnsw, SearchPath::Screened]
             .into_iter()
             .find(|p| found.iter().any(|f| f.path == *p))

@@ -258,6 +258,30 @@ impl Rows {
         Some(top)
     }
 
+    /// [`Rows::shortlist`] of the slots of `range` that `allowed_bits` admits, 64 at a time
+    /// ([`Signs::screen_blocks`]); `None` where the rows keep no signs or the CPU scans no
+    /// column blocks.
+    pub(crate) fn shortlist_blocks(
+        &self,
+        query: &Query,
+        range: std::ops::Range<usize>,
+        allowed_bits: impl Fn(usize) -> u64,
+        k: usize,
+    ) -> Option<Shortlist> {
+        let Rows::Int8 { signs, .. } = self else { return None };
+        if !signs.kept() || !signs.has_columns() {
+            return None;
+        }
+        let mut top = Shortlist::new(crate::signs::shortlist(k));
+        signs.screen_blocks(&signs.query(&query.unit), range, allowed_bits, &mut top);
+        Some(top)
+    }
+
+    /// Whether [`Rows::shortlist_blocks`] runs.
+    pub(crate) fn screens_blocks(&self) -> bool {
+        matches!(self, Rows::Int8 { signs, .. } if signs.kept() && signs.has_columns())
+    }
+
     /// Offers each `(ord, slot)` candidate's score to `top`, every one scored (the second pass
     /// of a screened scan), its row prefetched a few candidates ahead.
     pub(crate) fn rescore(&self, query: &Query, candidates: impl Iterator<Item = (Ordinal, usize)>, top: &mut TopK) {

@@ -9,7 +9,10 @@
 //! records, a store of [`SCREEN_FROM`] to [`SCREEN_UP_TO`] of them) runs in two passes:
 //!
 //! 1. every candidate row's estimate from its bits and the query's four-bit codes, in integers
-//!    (popcounts), into a shortlist of the best [`shortlist`]`(k)` rows;
+//!    (popcounts), into a shortlist of the best [`shortlist`]`(k)` rows — where a walk's 64
+//!    slots in a row are all candidates and the CPU has AVX-512, from a second copy of the bits
+//!    in columns, 64 rows at once by table lookups ([`crate::sign_columns`]; the same
+//!    integers);
 //! 2. the shortlist's rows scored as the unscreened scan scores them (the int8 codes, the same
 //!    bits), into the caller's top `k`.
 //!
@@ -27,9 +30,12 @@
 //! `q·b ≈ Δ · (2S − 15P + 7.5·dim − Σu)`: two popcount sums a row, exact in integers, so every
 //! build ranks alike. Nothing of it depends on another row (no corpus statistics).
 
+use std::ops::Range;
+
 use braid_core::Ordinal;
 
 use crate::scan::{ahead, prefetch};
+use crate::sign_columns::{Columns, Tables, BLOCK_ROWS};
 
 /// Allowed records in a request from which its search is screened: below, the exact scan
 /// costs about a millisecond or less (a caller of one tenant of 50,000 int8 vectors: 1.0–1.4
@@ -75,6 +81,8 @@ pub(crate) struct Signs {
     /// `1 / (b·x)` per slot (0 for a row of no positive or negative code, never the case for
     /// a unit vector).
     factors: Vec<f32>,
+    /// The same bits in column blocks, for [`Signs::screen_blocks`] (where the CPU scans them).
+    columns: Option<Columns>,
 }
 
 /// A query made ready for the screen: its bit planes, and the constant of its estimate.
@@ -84,12 +92,15 @@ pub(crate) struct SignQuery {
     planes: Vec<u64>,
     /// `7.5·dim − Σu`, the estimate's constant (in units of `Δ`).
     constant: f32,
+    /// The codes' tables for the column kernel (where the signs have columns).
+    tables: Option<Tables>,
 }
 
 impl Signs {
     /// Signs kept for rows of `dim` codes, none yet.
     pub(crate) fn new(dim: usize) -> Self {
-        Signs { kept: true, words: dim.div_ceil(64), bits: Vec::new(), factors: Vec::new() }
+        let words = dim.div_ceil(64);
+        Signs { kept: true, words, bits: Vec::new(), factors: Vec::new(), columns: Columns::new(words) }
     }
 
     /// Whether the signs are kept.
@@ -105,6 +116,7 @@ impl Signs {
         self.words = dim.div_ceil(64);
         self.bits = Vec::new();
         self.factors = Vec::new();
+        self.columns = Columns::new(self.words);
         self.reserve(scales.len());
         if dim == 0 {
             return;
@@ -119,6 +131,9 @@ impl Signs {
         if self.kept {
             self.bits.reserve_exact(slots * self.words);
             self.factors.reserve_exact(slots);
+            if let Some(columns) = &mut self.columns {
+                columns.reserve(slots);
+            }
         }
     }
 
@@ -135,16 +150,26 @@ impl Signs {
         }
         let dot = scale * magnitude as f32;
         self.factors.push(if dot > 0.0 { 1.0 / dot } else { 0.0 });
+        if let Some(columns) = &mut self.columns {
+            let slot = self.factors.len() - 1;
+            columns.push(&self.bits[slot * self.words..(slot + 1) * self.words]);
+        }
     }
 
-    /// The bits' whole huge pages ([`crate::huge_pages`]).
-    pub(crate) fn huge_page_regions(&self) -> Option<crate::huge_pages::Region> {
-        crate::huge_pages::Region::of(&self.bits)
+    /// The bits' whole huge pages, in rows and in columns ([`crate::huge_pages`]).
+    pub(crate) fn huge_page_regions(&self) -> Vec<crate::huge_pages::Region> {
+        let columns = self.columns.as_ref().and_then(Columns::huge_page_region);
+        crate::huge_pages::Region::of(&self.bits).into_iter().chain(columns).collect()
     }
 
     /// Bytes held in memory.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.bits.capacity() * 8 + self.factors.capacity() * 4
+        self.bits.capacity() * 8 + self.factors.capacity() * 4 + self.columns.as_ref().map_or(0, Columns::heap_bytes)
+    }
+
+    /// Whether [`Signs::screen_blocks`] can run (the CPU scans column blocks).
+    pub(crate) fn has_columns(&self) -> bool {
+        self.columns.is_some()
     }
 
     /// `unit` made ready for [`Signs::screen`].
@@ -154,17 +179,20 @@ impl Signs {
         let step = if largest > 0.0 { 2.0 * largest / top } else { 1.0 };
         let mut planes = vec![0u64; QUERY_BITS * self.words];
         let mut sum = 0u32;
+        let mut codes = Vec::with_capacity(unit.len());
         for (i, &x) in unit.iter().enumerate() {
             // q ≈ step · (u − 7.5), u in 0..=15.
             let u = (x / step + top / 2.0).round().clamp(0.0, top) as u32;
             sum += u;
+            codes.push(u as u8);
             for (j, plane) in planes.chunks_exact_mut(self.words).enumerate() {
                 if u >> j & 1 == 1 {
                     plane[i / 64] |= 1 << (i % 64);
                 }
             }
         }
-        SignQuery { planes, constant: top / 2.0 * unit.len() as f32 - sum as f32 }
+        let tables = self.columns.as_ref().map(|_| Tables::new(&codes, self.words));
+        SignQuery { planes, constant: top / 2.0 * unit.len() as f32 - sum as f32, tables }
     }
 
     /// Offers every candidate `(ord, slot)`'s estimate to `shortlist`; prefetching each row's
@@ -181,6 +209,59 @@ impl Signs {
             self.screen_rows(query, ahead(candidates, fetch), shortlist);
         } else {
             self.screen_rows(query, candidates, shortlist);
+        }
+    }
+
+    /// Offers the estimate of every slot in `range` that `allowed_bits` admits to `shortlist`,
+    /// 64 slots at a time: `allowed_bits(first)` gives the admitted slots among `first..first +
+    /// 64` (bit `i` for slot `first + i`; only those in `range`). A block whose 64 slots are all
+    /// admitted is estimated from the columns at once; the others row by row, as
+    /// [`Signs::screen`] does, so only admitted rows' bits are read. The same rows and
+    /// estimates as [`Signs::screen`] over the admitted slots, so the same shortlist.
+    ///
+    /// # Panics
+    ///
+    /// Where the signs have no columns ([`Signs::has_columns`]).
+    pub(crate) fn screen_blocks(
+        &self,
+        query: &SignQuery,
+        range: Range<usize>,
+        allowed_bits: impl Fn(usize) -> u64,
+        shortlist: &mut Shortlist,
+    ) {
+        let (Some(columns), Some(tables)) = (&self.columns, &query.tables) else {
+            panic!("a column screen of signs without columns");
+        };
+        let mut slots = [0usize; BLOCK_ROWS];
+        let mut estimates = [0f32; BLOCK_ROWS];
+        let end = range.end.min(self.factors.len());
+        let mut block = range.start / BLOCK_ROWS;
+        while block * BLOCK_ROWS < end {
+            let first = block * BLOCK_ROWS;
+            let bits = allowed_bits(first);
+            let mut n = 0;
+            if bits == u64::MAX {
+                let factors = &self.factors[first..first + BLOCK_ROWS];
+                let mut all = [0f32; BLOCK_ROWS];
+                let mut rest = columns.estimates(tables, block, factors, query.constant, shortlist.floor, &mut all);
+                while rest != 0 {
+                    let i = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    slots[n] = first + i;
+                    estimates[n] = all[i];
+                    n += 1;
+                }
+            } else if bits != 0 {
+                let mut rest = bits;
+                while rest != 0 {
+                    slots[n] = first + rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    n += 1;
+                }
+                self.estimate(query, &slots[..n], &mut estimates[..n]);
+            }
+            shortlist.offer(&slots[..n], &estimates[..n]);
+            block += 1;
         }
     }
 
@@ -455,6 +536,23 @@ mod tests {
                     let mut top = Shortlist::new(length);
                     signs.screen(&query, (0..n).map(|s| (s as Ordinal, s)), sparse, &mut top);
                     assert_eq!(bits(top.into_sorted()), want, "dim {dim}, length {length}, sparse {sparse}");
+                }
+                // 64 at a time from the columns, with every slot admitted and with some left
+                // out (blocks then run row by row), over all slots and over a range cut inside
+                // blocks: the rows `screen` gives over the same slots.
+                if signs.has_columns() {
+                    for (range, skip) in [(0..n, 0), (0..n, 7), (37..n - 20, 0), (37..n - 20, 5)] {
+                        let admitted = |slot: usize| range.contains(&slot) && (skip == 0 || slot % skip != 3);
+                        let admitted_bits =
+                            |first: usize| (0..64).filter(|i| admitted(first + i)).fold(0u64, |bits, i| bits | 1 << i);
+                        let mut blocks = Shortlist::new(length);
+                        signs.screen_blocks(&query, range.clone(), admitted_bits, &mut blocks);
+                        let mut rows = Shortlist::new(length);
+                        let candidates = (0..n).filter(|&s| admitted(s)).map(|s| (s as Ordinal, s));
+                        signs.screen(&query, candidates, false, &mut rows);
+                        let what = format!("dim {dim}, length {length}, {range:?}, skip {skip}");
+                        assert_eq!(bits(blocks.into_sorted()), bits(rows.into_sorted()), "{what}");
+                    }
                 }
                 // Reversed, and in two halves merged: the same rows.
                 let mut top = Shortlist::new(length);

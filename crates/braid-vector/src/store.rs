@@ -470,18 +470,20 @@ impl VectorStore {
     #[tracing::instrument(level = "debug", skip_all, target = "braid::recall::semantic",
         fields(k, allowed = allowed.len(), path, hits))]
     pub fn search(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Result<VectorSearch> {
-        self.search_in(query, k, allowed, allowed.len())
+        self.search_in(query, k, allowed, allowed.len(), false)
     }
 
     /// [`VectorStore::search`] as one part of a search whose allowed set holds `requested`
     /// records in all (a partition's, [`crate::PartitionedStore::search`]): whether to screen
-    /// depends on both.
+    /// depends on both. `whole`: `allowed` is every live record of this store (so a walk
+    /// tests no record's bit, only whether its slot is live).
     pub(crate) fn search_in(
         &self,
         query: &[f32],
         k: usize,
         allowed: &AllowedSet,
         requested: usize,
+        whole: bool,
     ) -> Result<VectorSearch> {
         let query = self.rows.query(self.check_query(query)?);
         let span = tracing::Span::current();
@@ -498,12 +500,12 @@ impl VectorStore {
         let found = if let Some(graph) = graph {
             let hits = self.graph_search(graph, &query, k, allowed);
             if hits.len() < k {
-                VectorSearch { hits: self.scan(&query, k, allowed, screens), path: scanned }
+                VectorSearch { hits: self.scan(&query, k, allowed, screens, whole), path: scanned }
             } else {
                 VectorSearch { hits, path: SearchPath::Hnsw }
             }
         } else {
-            VectorSearch { hits: self.scan(&query, k, allowed, screens), path: scanned }
+            VectorSearch { hits: self.scan(&query, k, allowed, screens, whole), path: scanned }
         };
         span.record("path", found.path.name());
         span.record("hits", found.hits.len());
@@ -518,7 +520,7 @@ impl VectorStore {
     /// As [`VectorStore::search`].
     pub fn search_exact(&self, query: &[f32], k: usize, allowed: &AllowedSet) -> Result<Vec<(Ordinal, f32)>> {
         let query = self.rows.query(self.check_query(query)?);
-        Ok(self.scan(&query, k, allowed, false))
+        Ok(self.scan(&query, k, allowed, false, false))
     }
 
     /// Makes the store durable in `dir` (created if needed), writing only what changed since
@@ -1005,12 +1007,12 @@ impl VectorStore {
     ///
     /// With `screen` (what [`VectorStore::screens`] said), the scan is screened by the rows'
     /// sign bits instead ([`VectorStore::screened`]): not exact.
-    fn scan(&self, query: &Query, k: usize, allowed: &AllowedSet, screen: bool) -> Vec<(Ordinal, f32)> {
+    fn scan(&self, query: &Query, k: usize, allowed: &AllowedSet, screen: bool, whole: bool) -> Vec<(Ordinal, f32)> {
         if k == 0 || self.dim == 0 {
             return Vec::new();
         }
         if screen && self.rows.keeps_signs() {
-            return self.screened(query, k, allowed);
+            return self.screened(query, k, allowed, whole);
         }
         // The allowed set alone decides whether to screen (the work, like the hits, is a function
         // of what the caller may see).
@@ -1051,15 +1053,26 @@ impl VectorStore {
     /// The screened scan ([`crate::signs`]): the allowed rows' sign-bit estimates into a
     /// shortlist (by lookup or by the walk, in parallel chunks as [`VectorStore::walk_top`]
     /// cuts them, the chunks' shortlists merged in the estimates' total order), then the
-    /// shortlist's rows scored with their int8 codes, in slot order, into the top `k`.
-    fn screened(&self, query: &Query, k: usize, allowed: &AllowedSet) -> Vec<(Ordinal, f32)> {
+    /// shortlist's rows scored with their int8 codes, in slot order, into the top `k`. A walk
+    /// over mostly allowed slots is screened 64 slots at a time where the CPU can
+    /// ([`crate::signs::Signs::screen_blocks`]); `whole` (every live record allowed) spares it
+    /// the allowed set's bits.
+    fn screened(&self, query: &Query, k: usize, allowed: &AllowedSet, whole: bool) -> Vec<(Ordinal, f32)> {
         let slots = self.slot_ord.len();
         let empty = || signs::Shortlist::new(signs::shortlist(k));
         let shortlist = if self.looks_up(allowed) {
             self.rows.shortlist(query, self.looked_up(allowed).into_iter(), true, k)
         } else {
-            let sparse = self.spread(allowed) == Spread::Sparse;
-            let list_of = |range: Range<usize>| self.rows.shortlist(query, self.walk(allowed, range), sparse, k);
+            let spread = self.spread(allowed);
+            let blocks = spread == Spread::Dense && self.rows.screens_blocks();
+            let list_of = |range: Range<usize>| {
+                if blocks {
+                    let bits = |first| self.allowed_bits((!whole).then_some(allowed), &range, first);
+                    self.rows.shortlist_blocks(query, range.clone(), bits, k)
+                } else {
+                    self.rows.shortlist(query, self.walk(allowed, range), spread == Spread::Sparse, k)
+                }
+            };
             if slots / CHUNK_SLOTS < 2 || rayon::current_num_threads() < 2 {
                 list_of(0..slots)
             } else {
@@ -1127,6 +1140,28 @@ impl VectorStore {
             .zip(range)
             .filter(|((&ord, &live), _)| live && allowed.contains(ord))
             .map(|((&ord, _), slot)| (ord, slot))
+    }
+
+    /// The live slots of allowed records among `first..first + 64` within `range`, bit `i` for
+    /// slot `first + i` (what [`VectorStore::walk`] would yield there); every live slot's where
+    /// `allowed` is `None` (every live record allowed).
+    fn allowed_bits(&self, allowed: Option<&AllowedSet>, range: &Range<usize>, first: usize) -> u64 {
+        let (start, end) = (first.max(range.start), (first + 64).min(range.end).min(self.slot_ord.len()));
+        let mut bits = 0u64;
+        for (i, &live) in self.live[start..end].iter().enumerate() {
+            bits |= u64::from(live) << (start - first + i);
+        }
+        if let Some(allowed) = allowed {
+            let mut rest = bits;
+            while rest != 0 {
+                let i = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                if !allowed.contains(self.slot_ord[first + i]) {
+                    bits &= !(1 << i);
+                }
+            }
+        }
+        bits
     }
 
     /// How the walk's candidates lie: [`Spread::Dense`] when at least [`DENSE_PERCENT`] of the
@@ -1376,7 +1411,7 @@ mod tests {
                 let query = store.rows.query(unit(900 + i as u64, dim));
                 let bits =
                     |hits: Vec<(Ordinal, f32)>| hits.into_iter().map(|(o, s)| (o, s.to_bits())).collect::<Vec<_>>();
-                let by_lookup = bits(store.scan(&query, 10, &set, false));
+                let by_lookup = bits(store.scan(&query, 10, &set, false, false));
                 for spread in [Spread::Dense, Spread::Sparse] {
                     let mut top = TopK::new(10);
                     store.rows.scan(&query, store.walk(&set, 0..store.slot_ord.len()), set.len(), spread, &mut top);
@@ -1460,6 +1495,40 @@ mod tests {
             assert_eq!(found.hits, store.search_exact(&query, 10, &few).unwrap());
         }
         assert!(found_of_ten >= 80, "{found_of_ten} of the exact top 10s' 100 hits found");
+    }
+
+    /// A screened walk over mostly allowed slots, 64 at a time where the CPU can, finds what
+    /// the walk slot by slot finds, bit for bit: with every live record allowed (told so or
+    /// not), and with some left out; over several chunks, with dead slots between.
+    #[test]
+    fn a_screen_in_blocks_finds_what_the_walk_finds() {
+        let (dim, n) = (8, 2 * CHUNK_SLOTS as u64 + 5_000);
+        let params =
+            HnswParams { quantization: Quantization::Int8, exact_threshold: usize::MAX, ..HnswParams::default() };
+        let mut store = VectorStore::new(dim, params);
+        store.insert_batch(&(0..n).map(|o| (o, unit(o, dim))).collect::<Vec<_>>()).unwrap();
+        for ord in (0..n).step_by(97) {
+            store.delete(ord);
+        }
+        let live: Vec<Ordinal> = store.ords().collect();
+        let bits = |hits: Vec<(Ordinal, f32)>| hits.into_iter().map(|(o, s)| (o, s.to_bits())).collect::<Vec<_>>();
+        for q in 0..3 {
+            let query = store.rows.query(normalised(&unit(1_000_000 + q, dim)).unwrap());
+            for (set, whole) in [
+                (allowed(live.iter().copied()), true),
+                (allowed(live.iter().copied()), false),
+                (allowed(live.iter().copied().filter(|o| o % 31 != 0)), false),
+            ] {
+                let slots = store.slot_ord.len();
+                let walked = store.rows.shortlist(&query, store.walk(&set, 0..slots), false, 10).unwrap();
+                let mut top = TopK::new(10);
+                let mut listed = walked.into_sorted();
+                listed.sort_unstable_by_key(|&(_, slot)| slot);
+                store.rows.rescore(&query, listed.into_iter().map(|(_, slot)| (store.slot_ord[slot], slot)), &mut top);
+                let screened = store.screened(&query, 10, &set, whole);
+                assert_eq!(bits(screened), bits(top.into_sorted()), "query {q}, whole {whole}, {} allowed", set.len());
+            }
+        }
     }
 
     /// A record's vectors come back whole and in the order inserted — its passages, the
