@@ -216,12 +216,9 @@ impl Signs {
     /// 64 slots at a time: `allowed_bits(first)` gives the admitted slots among `first..first +
     /// 64` (bit `i` for slot `first + i`; only those in `range`). A block whose 64 slots are all
     /// admitted is estimated from the columns at once; the others row by row, as
-    /// [`Signs::screen`] does, so only admitted rows' bits are read. The same rows and
-    /// estimates as [`Signs::screen`] over the admitted slots, so the same shortlist.
-    ///
-    /// # Panics
-    ///
-    /// Where the signs have no columns ([`Signs::has_columns`]).
+    /// [`Signs::screen`] does, so only admitted rows' bits are read (every block, where the
+    /// signs have no columns). The same rows and estimates as [`Signs::screen`] over the
+    /// admitted slots, so the same shortlist.
     pub(crate) fn screen_blocks(
         &self,
         query: &SignQuery,
@@ -229,9 +226,7 @@ impl Signs {
         allowed_bits: impl Fn(usize) -> u64,
         shortlist: &mut Shortlist,
     ) {
-        let (Some(columns), Some(tables)) = (&self.columns, &query.tables) else {
-            panic!("a column screen of signs without columns");
-        };
+        let columns = self.columns.as_ref().zip(query.tables.as_ref());
         let mut slots = [0usize; BLOCK_ROWS];
         let mut estimates = [0f32; BLOCK_ROWS];
         let end = range.end.min(self.factors.len());
@@ -240,7 +235,7 @@ impl Signs {
             let first = block * BLOCK_ROWS;
             let bits = allowed_bits(first);
             let mut n = 0;
-            if bits == u64::MAX {
+            if let (u64::MAX, Some((columns, tables))) = (bits, columns) {
                 let factors = &self.factors[first..first + BLOCK_ROWS];
                 let mut all = [0f32; BLOCK_ROWS];
                 let mut rest = columns.estimates(tables, block, factors, query.constant, shortlist.floor, &mut all);
@@ -537,22 +532,20 @@ mod tests {
                     signs.screen(&query, (0..n).map(|s| (s as Ordinal, s)), sparse, &mut top);
                     assert_eq!(bits(top.into_sorted()), want, "dim {dim}, length {length}, sparse {sparse}");
                 }
-                // 64 at a time from the columns, with every slot admitted and with some left
-                // out (blocks then run row by row), over all slots and over a range cut inside
-                // blocks: the rows `screen` gives over the same slots.
-                if signs.has_columns() {
-                    for (range, skip) in [(0..n, 0), (0..n, 7), (37..n - 20, 0), (37..n - 20, 5)] {
-                        let admitted = |slot: usize| range.contains(&slot) && (skip == 0 || slot % skip != 3);
-                        let admitted_bits =
-                            |first: usize| (0..64).filter(|i| admitted(first + i)).fold(0u64, |bits, i| bits | 1 << i);
-                        let mut blocks = Shortlist::new(length);
-                        signs.screen_blocks(&query, range.clone(), admitted_bits, &mut blocks);
-                        let mut rows = Shortlist::new(length);
-                        let candidates = (0..n).filter(|&s| admitted(s)).map(|s| (s as Ordinal, s));
-                        signs.screen(&query, candidates, false, &mut rows);
-                        let what = format!("dim {dim}, length {length}, {range:?}, skip {skip}");
-                        assert_eq!(bits(blocks.into_sorted()), bits(rows.into_sorted()), "{what}");
-                    }
+                // 64 at a time (from the columns where the CPU keeps them), with every slot
+                // admitted and with some left out (blocks then run row by row), over all slots
+                // and over a range cut inside blocks: the rows `screen` gives over the same slots.
+                for (range, skip) in [(0..n, 0), (0..n, 7), (37..n - 20, 0), (37..n - 20, 5)] {
+                    let admitted = |slot: usize| range.contains(&slot) && (skip == 0 || slot % skip != 3);
+                    let admitted_bits =
+                        |first: usize| (0..64).filter(|i| admitted(first + i)).fold(0u64, |bits, i| bits | 1 << i);
+                    let mut blocks = Shortlist::new(length);
+                    signs.screen_blocks(&query, range.clone(), admitted_bits, &mut blocks);
+                    let mut rows = Shortlist::new(length);
+                    let candidates = (0..n).filter(|&s| admitted(s)).map(|s| (s as Ordinal, s));
+                    signs.screen(&query, candidates, false, &mut rows);
+                    let what = format!("dim {dim}, length {length}, {range:?}, skip {skip}");
+                    assert_eq!(bits(blocks.into_sorted()), bits(rows.into_sorted()), "{what}");
                 }
                 // Reversed, and in two halves merged: the same rows.
                 let mut top = Shortlist::new(length);
