@@ -1458,13 +1458,7 @@ mod tests {
     #[test]
     fn a_screened_search_returns_allowed_records_with_their_exact_scores() {
         let (dim, n) = (64, signs::SCREEN_REQUEST_FROM as u64 + 2_000);
-        let params =
-            HnswParams { quantization: Quantization::Int8, exact_threshold: usize::MAX, ..HnswParams::default() };
-        let mut store = VectorStore::new(dim, params);
-        store.insert_batch(&(0..n).map(|o| (o, unit(o, dim))).collect::<Vec<_>>()).unwrap();
-        for ord in (0..n).step_by(11) {
-            store.delete(ord);
-        }
+        let store = int8_store_with_gaps(dim, n, 11);
         assert!(store.rows.keeps_signs());
         let dir = tempfile::tempdir().unwrap();
         store.save(dir.path()).unwrap();
@@ -1497,19 +1491,26 @@ mod tests {
         assert!(found_of_ten >= 80, "{found_of_ten} of the exact top 10s' 100 hits found");
     }
 
+    /// An int8 store that never builds a graph, of records `0..n` of `dim` dimensions, every
+    /// `gap`-th from the first deleted (tombstones between live slots).
+    fn int8_store_with_gaps(dim: usize, n: u64, gap: usize) -> VectorStore {
+        let params =
+            HnswParams { quantization: Quantization::Int8, exact_threshold: usize::MAX, ..HnswParams::default() };
+        let mut store = VectorStore::new(dim, params);
+        store.insert_batch(&(0..n).map(|o| (o, unit(o, dim))).collect::<Vec<_>>()).unwrap();
+        for ord in (0..n).step_by(gap) {
+            store.delete(ord);
+        }
+        store
+    }
+
     /// A screened walk over mostly allowed slots, 64 at a time where the CPU can, finds what
     /// the walk slot by slot finds, bit for bit: with every live record allowed (told so or
     /// not), and with some left out; over several chunks, with dead slots between.
     #[test]
     fn a_screen_in_blocks_finds_what_the_walk_finds() {
         let (dim, n) = (8, 2 * CHUNK_SLOTS as u64 + 5_000);
-        let params =
-            HnswParams { quantization: Quantization::Int8, exact_threshold: usize::MAX, ..HnswParams::default() };
-        let mut store = VectorStore::new(dim, params);
-        store.insert_batch(&(0..n).map(|o| (o, unit(o, dim))).collect::<Vec<_>>()).unwrap();
-        for ord in (0..n).step_by(97) {
-            store.delete(ord);
-        }
+        let store = int8_store_with_gaps(dim, n, 97);
         let live: Vec<Ordinal> = store.ords().collect();
         let bits = |hits: Vec<(Ordinal, f32)>| hits.into_iter().map(|(o, s)| (o, s.to_bits())).collect::<Vec<_>>();
         for q in 0..3 {
