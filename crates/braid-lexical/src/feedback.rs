@@ -90,24 +90,47 @@ pub(crate) fn relevance_model<T: AsRef<str>>(
     ranked.into_iter().map(|(t, p)| (t.to_owned(), (p / total) as f32)).collect()
 }
 
-/// `query` with its own groups at `keep` (shared evenly among them, as the query's terms share
-/// its weight) and one group per expansion term at `1 − keep` times its probability, built by
-/// `term_group`. The constraints stay.
-pub(crate) fn expanded(
-    mut query: WeightedQuery,
+/// What feedback adds to a query: its own groups are kept at `own` times their weight, and
+/// `terms` (one group per expansion term) are added.
+#[derive(Debug, Clone)]
+pub(crate) struct Expansion {
+    /// The factor the query's own groups are weighed by: `keep`, shared evenly among them (as
+    /// the query's terms share its weight).
+    pub own: Score,
+    /// One group per expansion term at `1 − keep` times its probability, built by the caller's
+    /// `term_group`, with the query's constraints.
+    pub terms: WeightedQuery,
+}
+
+/// The expansion of `query` by `model` (see [`Expansion`]). The second search scores the
+/// query's groups at `own` plus `terms`; as the query's own scores are the first search's, it
+/// scales those ([`crate::scorer::Carried`]) rather than walking the query's postings again.
+pub(crate) fn expansion(
+    query: &WeightedQuery,
     model: &[(String, f32)],
     keep: f32,
     term_group: impl Fn(&str, f32) -> Alternative,
-) -> WeightedQuery {
+) -> Expansion {
     let keep = keep.clamp(0.0, 1.0);
     let own = keep / query.groups.len().max(1) as f32;
+    let groups =
+        model.iter().map(|(term, p)| Group { alternatives: vec![term_group(term, (1.0 - keep) * p)] }).collect();
+    Expansion { own, terms: WeightedQuery { groups, constraints: query.constraints.clone() } }
+}
+
+/// `query` and its [`Expansion`] as one query: its own groups at `own`, then the expansion's.
+/// The second search's scores are this query's (up to the rounding of the scaling).
+#[cfg(test)]
+pub(crate) fn expanded(mut query: WeightedQuery, expansion: Expansion) -> WeightedQuery {
     for alternative in query.groups.iter_mut().flat_map(|g| g.alternatives.iter_mut()) {
         match alternative {
-            Alternative::Terms(terms) | Alternative::All { terms, .. } => terms.iter_mut().for_each(|t| t.boost *= own),
-            Alternative::Grams { boost, .. } => *boost *= own,
+            Alternative::Terms(terms) | Alternative::All { terms, .. } => {
+                terms.iter_mut().for_each(|t| t.boost *= expansion.own)
+            }
+            Alternative::Grams { boost, .. } => *boost *= expansion.own,
         }
     }
-    query.groups.extend(model.iter().map(|(term, p)| Group { alternatives: vec![term_group(term, (1.0 - keep) * p)] }));
+    query.groups.extend(expansion.terms.groups);
     query
 }
 
@@ -161,7 +184,10 @@ mod tests {
             |t: &str, w: f32| Group { alternatives: vec![Alternative::Terms(vec![WeightedTerm::new(text, t, w)])] };
         let query = WeightedQuery { groups: vec![group("salt", 1.0), group("intake", 1.0)], constraints: None };
         let model = vec![("sodium".to_string(), 0.75), ("salt".to_string(), 0.25)];
-        let out = expanded(query, &model, 0.5, |t, w| Alternative::Terms(vec![WeightedTerm::new(text, t, w)]));
+        let expansion = expansion(&query, &model, 0.5, |t, w| Alternative::Terms(vec![WeightedTerm::new(text, t, w)]));
+        assert_eq!(expansion.own, 0.25);
+        assert_eq!(expansion.terms.groups.len(), 2);
+        let out = expanded(query, expansion);
         let boosts: Vec<(String, f32)> = out
             .groups
             .iter()

@@ -85,8 +85,44 @@ impl Weights {
     }
 }
 
+/// Each segment's dense scores from one search of a request, carried into the next: a search
+/// given them starts each document at its carried score (scaled by [`Carried::scale`])
+/// instead of zero, and leaves its own final scores in their place. The lexical leg's second search with
+/// feedback is the first's query at a smaller weight plus the expansion terms
+/// ([`crate::feedback`]), so it adds only the expansion terms' postings to the first search's
+/// scores and does not walk the query's own postings again.
+#[derive(Debug, Default)]
+pub(crate) struct Carried {
+    /// By segment ordinal within the view's scope.
+    scores: Vec<Option<Vec<Score>>>,
+}
+
+impl Carried {
+    /// Multiplies every carried score by `factor`.
+    pub fn scale(&mut self, factor: Score) {
+        for scores in self.scores.iter_mut().flatten() {
+            scores.iter_mut().for_each(|s| *s *= factor);
+        }
+    }
+
+    /// The start of segment `segment`'s scores: carried, or zeros.
+    fn start(&mut self, segment: usize, max_doc: usize) -> Vec<Score> {
+        match self.scores.get_mut(segment).and_then(Option::take) {
+            Some(scores) if scores.len() == max_doc => scores,
+            _ => vec![0.0; max_doc],
+        }
+    }
+
+    fn put(&mut self, segment: usize, scores: Vec<Score>) {
+        if self.scores.len() <= segment {
+            self.scores.resize_with(segment + 1, || None);
+        }
+        self.scores[segment] = Some(scores);
+    }
+}
+
 /// The `k` best `(ordinal, score)` of `query` over the allowed documents, best first, ties by
-/// ordinal.
+/// ordinal; each segment's scores start from (and are left in) `carried` when given.
 pub(crate) fn top_k(
     scope: &Scope<'_>,
     query: &WeightedQuery,
@@ -94,11 +130,12 @@ pub(crate) fn top_k(
     allowed: &AllowedDocs,
     k: usize,
     matches: Option<&Matches>,
+    mut carried: Option<&mut Carried>,
 ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
     // Weights first, in query order: one per term.
     let weights = Weights::of(stats, query)?;
     if let Some(constraints) = &query.constraints {
-        return constrained_top_k(scope, query, &weights, constraints, allowed, k);
+        return constrained_top_k(scope, query, &weights, constraints, allowed, k, carried);
     }
     let ord_columns = &scope.segments().ord_columns;
     let mut top = TopK::new(k);
@@ -109,11 +146,15 @@ pub(crate) fn top_k(
             continue;
         }
         let Some(ords) = ord_columns.get(segment_ord) else { continue };
-        let scores = score_segment(segment, query, &weights, allowed_docs)?;
+        let start = carried.as_deref_mut().map(|c| c.start(segment_ord, segment.max_doc() as usize));
+        let scores = score_segment(segment, query, &weights, allowed_docs, start)?;
         if let Some(matches) = matches {
             matches.add_scored(segment_ord, segment, &scores, allowed_docs);
         }
         offer_segment(&mut top, segment, ords, &scores, allowed_docs);
+        if let Some(carried) = carried.as_deref_mut() {
+            carried.put(segment_ord, scores);
+        }
     }
     Ok(top.into_sorted())
 }
@@ -128,6 +169,7 @@ fn constrained_top_k(
     constraints: &Constraints,
     allowed: &AllowedDocs,
     k: usize,
+    mut carried: Option<&mut Carried>,
 ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
     // (score, ordinal, segment, doc, whether the text must be read)
     let mut pending: Vec<(Score, Ordinal, usize, DocId, bool)> = Vec::new();
@@ -139,7 +181,8 @@ fn constrained_top_k(
         let allowed_docs = allowed.of_segment(segment);
         if let Some(ords) = ord_columns.get(segment_ord) {
             if !allowed_docs.is_some_and(|a| a.docs.is_empty()) {
-                let scores = score_segment(segment, query, weights, allowed_docs)?;
+                let start = carried.as_deref_mut().map(|c| c.start(segment_ord, segment.max_doc() as usize));
+                let scores = score_segment(segment, query, weights, allowed_docs, start)?;
                 let alive = segment.alive_bitset();
                 let mut consider = |doc: DocId| {
                     let Some(&score) = scores.get(doc as usize) else { return };
@@ -157,6 +200,9 @@ fn constrained_top_k(
                 match allowed_docs {
                     Some(a) => a.docs.iter().for_each(|&d| consider(d)),
                     None => (0..segment.max_doc()).filter(|&d| alive.is_none_or(|a| a.is_alive(d))).for_each(consider),
+                }
+                if let Some(carried) = carried.as_deref_mut() {
+                    carried.put(segment_ord, scores);
                 }
             }
         }
@@ -185,16 +231,18 @@ fn constrained_top_k(
     Ok(out)
 }
 
-/// Dense per-document scores of `query` on one segment: every allowed document's (a document
-/// outside `allowed` may be left at zero, see [`SPARSE`]).
+/// Dense per-document scores of `query` on one segment, added to `start` (zeros when not
+/// given): every allowed document's (a document outside `allowed` may be left at its start,
+/// see [`SPARSE`]).
 fn score_segment(
     segment: &SegmentReader,
     query: &WeightedQuery,
     weights: &Weights,
     allowed: Option<&AllowedSegment>,
+    start: Option<Vec<Score>>,
 ) -> tantivy::Result<Vec<Score>> {
     let max_doc = segment.max_doc() as usize;
-    let mut total = vec![0.0 as Score; max_doc];
+    let mut total = start.unwrap_or_else(|| vec![0.0 as Score; max_doc]);
     let mut scratch = Scratch::default();
     let mut postings = Postings::new(segment, allowed.filter(|a| a.docs.len() * SPARSE < max_doc));
     let mut w = 0;

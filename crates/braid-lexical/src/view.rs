@@ -202,17 +202,23 @@ impl<'a> View<'a> {
     }
 
     fn run(&self, built: BuiltQuery, depth: usize) -> Result<LegOutput> {
+        self.run_carried(built, depth, None)
+    }
+
+    /// [`View::run`], its dense scores carried in `carried` when given (see
+    /// [`scorer::Carried`]; then scored even at depth 0).
+    fn run_carried(&self, built: BuiltQuery, depth: usize, carried: Option<&mut scorer::Carried>) -> Result<LegOutput> {
         let empty = match &built.scoring {
             Scoring::Weighted(p) => p.is_empty(),
             Scoring::Tantivy(_) => false,
         };
-        if empty || (depth == 0 && self.matches.is_none()) || self.allowed.is_empty() {
+        if empty || (depth == 0 && self.matches.is_none() && carried.is_none()) || self.allowed.is_empty() {
             return Ok(LegOutput { candidates: Vec::new(), highlight: built.highlight, synonyms: built.synonyms });
         }
         let s = self.snapshot;
         let matches = self.matches.as_ref();
         let top = match built.scoring {
-            Scoring::Weighted(query) => self.top_of(query, depth, matches),
+            Scoring::Weighted(query) => self.top_of(query, depth, matches, carried),
             Scoring::Tantivy(query) => {
                 let query = restrict(&self.docs, query);
                 if let Some(matches) = matches {
@@ -229,12 +235,14 @@ impl<'a> View<'a> {
     }
 
     /// The `depth` best allowed records under `query`, with the request's field weights; the
-    /// matches counted into `matches` when given.
+    /// matches counted into `matches` when given; the scores start from and are left in
+    /// `carried` when given.
     fn top_of(
         &self,
         mut query: WeightedQuery,
         depth: usize,
         matches: Option<&Matches>,
+        carried: Option<&mut scorer::Carried>,
     ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
         let s = self.snapshot;
         if let Some(weights) = self.weights {
@@ -243,7 +251,7 @@ impl<'a> View<'a> {
         if self.lacks_statistics(&query)? {
             return Ok(Vec::new());
         }
-        scorer::top_k(&self.scope, &query, self, &self.docs, depth, matches)
+        scorer::top_k(&self.scope, &query, self, &self.docs, depth, matches, carried)
     }
 
     /// Across indexes: asks for every statistic `query` is weighed with, and whether the table

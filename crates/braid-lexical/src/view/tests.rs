@@ -270,3 +270,62 @@ fn feedback_with_nothing_to_add_ranks_the_whole_depth() {
     assert_eq!(fed.len(), 30);
     assert_eq!(fed, view.lexical("zebra", 50, QuerySyntax::Plain).unwrap().candidates);
 }
+
+/// The second search with feedback starts from the first search's scores, scaled, and adds
+/// the expansion terms: it ranks as the query and its expansion scored as one query would,
+/// over several segments, for a restricted principal, with a simple-syntax constraint too.
+#[test]
+fn feedback_from_the_first_scores_ranks_as_the_whole_expanded_query() {
+    let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+    let mut mix = Mix(11);
+    for batch in 0..3u64 {
+        let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+        for i in batch * 100..(batch + 1) * 100 {
+            let mut record = Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 4)).body(mix.words(&WORDS, 5, 60));
+            if i % 3 == 0 {
+                record = record.acl(["group:staff"]);
+            }
+            writer.upsert(i, &record, i).unwrap();
+        }
+        writer.commit().unwrap();
+    }
+    index.reload().unwrap();
+    let snapshot = index.snapshot();
+    let feedback = Feedback::DEFAULT;
+    let mut expanded = 0;
+    for principal in [Principal::public(), Principal::from_verified_tokens(["group:staff"])] {
+        let allowed = snapshot.allowed_set(Visibility::new(principal, AccessPolicy::Public, None)).unwrap();
+        let view = snapshot.view(&allowed).unwrap();
+        for q in 0..40 {
+            let mut text = mix.words(&WORDS, 1, 4);
+            let syntax = if q % 4 == 0 { QuerySyntax::Simple } else { QuerySyntax::Plain };
+            if syntax == QuerySyntax::Simple {
+                text.push_str(" -battery");
+            }
+            let fed = view.lexical_with_feedback(&text, 20, syntax, feedback).unwrap().candidates;
+            // The reference: the first search, its model, and the query with the expansion
+            // scored from zero as one weighted query.
+            let first = view.lexical(&text, crate::view::feedback_depth(20, feedback), syntax).unwrap().candidates;
+            let model = view.model_of_top(&first, feedback).unwrap();
+            let Scoring::Weighted(query) = view.lexical_built(&text, syntax).scoring else { panic!("weighted") };
+            if model.is_empty() {
+                continue;
+            }
+            expanded += 1;
+            let s = view.snapshot;
+            let expansion = crate::feedback::expansion(&query, &model, feedback.keep, |t, w| {
+                crate::query_builder::scored_term(&s.fields, &s.config, t, w)
+            });
+            let whole = view.top_of(crate::feedback::expanded(query, expansion), 40, None, None).unwrap();
+            assert!(fed.len() >= whole.len().min(20), "{text:?}");
+            for (at, (ord, score)) in fed.iter().enumerate() {
+                let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * a.abs().max(1.0);
+                let theirs = whole.iter().find(|(o, _)| o == ord).map(|(_, s)| *s);
+                assert!(theirs.is_some_and(|t| close(t, *score)), "{text:?}: {ord} {score} vs {theirs:?}");
+                // The same order, but for ties the rounding of the scaling may break otherwise.
+                assert!(whole[at].0 == *ord || close(whole[at].1, *score), "{text:?} at {at}");
+            }
+        }
+    }
+    assert!(expanded > 30, "only {expanded} queries were expanded");
+}

@@ -9,9 +9,11 @@ use tantivy::Score;
 
 use super::{LegOutput, View};
 use crate::error::lexical;
-use crate::feedback::{expanded, relevance_model, Feedback};
+use crate::feedback::{expansion, relevance_model, Feedback};
 use crate::gathered::FeedbackCandidate;
 use crate::query_builder::{scored_term, Scoring};
+use crate::scorer::Carried;
+use crate::weighted_query::WeightedQuery;
 
 /// Records the lexical leg's feedback reads, at most, for each document it wants (sections of
 /// documents already read are skipped).
@@ -47,17 +49,15 @@ impl View<'_> {
             if model.is_empty() {
                 return self.run(built, depth);
             }
-            let mut first = self.run(built, 0)?;
-            let s = self.snapshot;
-            let query =
-                expanded(query, &model, feedback.keep, |term, weight| scored_term(&s.fields, &s.config, term, weight));
-            first.candidates = self.top_of(query, depth, None).map_err(lexical)?;
-            first.candidates.retain(|(ord, _)| self.allowed.contains(*ord));
+            let mut carried = Carried::default();
+            let mut first = self.run_carried(built, 0, Some(&mut carried))?;
+            first.candidates = self.second_search(&query, &model, feedback.keep, depth, carried)?;
             return Ok(first);
         }
         // The first search ranks only what the model may read; its matches count for facets.
         let read = feedback_depth(depth, feedback);
-        let mut first = self.run(built, read)?;
+        let mut carried = Carried::default();
+        let mut first = self.run_carried(built, read, Some(&mut carried))?;
         if let Some(gathering) = &self.gathering {
             // This index's part of the model, for the gatherer; what the model adds is ranked
             // once the model is given.
@@ -67,28 +67,41 @@ impl View<'_> {
             return Ok(first);
         }
         let model = self.model_of_top(&first.candidates, feedback)?;
-        let query = if model.is_empty() {
-            if first.candidates.len() < read || depth <= read {
-                first.candidates.truncate(depth);
-                return Ok(first);
-            }
-            // Nothing to feed back: the query's own ranking, as deep as the leg goes.
-            query
-        } else {
-            let s = self.snapshot;
-            expanded(query, &model, feedback.keep, |term, weight| scored_term(&s.fields, &s.config, term, weight))
-        };
-        // The first search already counted its matches for facets; the expansion ranks, it
-        // does not widen what the query matches.
-        let top = self.top_of(query, depth, None).map_err(lexical)?;
-        first.candidates = top.into_iter().filter(|(ord, _)| self.allowed.contains(*ord)).collect();
+        if model.is_empty() && (first.candidates.len() < read || depth <= read) {
+            first.candidates.truncate(depth);
+            return Ok(first);
+        }
+        // With nothing to feed back, the query's own ranking as deep as the leg goes. The
+        // first search already counted its matches for facets; the expansion ranks, it does
+        // not widen what the query matches.
+        first.candidates = self.second_search(&query, &model, feedback.keep, depth, carried)?;
         Ok(first)
+    }
+
+    /// The second search: the `depth` best allowed records under `query` expanded by `model`
+    /// ([`expansion`]), from the first search's scores of `query` in `carried` (the query's own
+    /// ranking again, deeper, when `model` is empty).
+    fn second_search(
+        &self,
+        query: &WeightedQuery,
+        model: &[(String, f32)],
+        keep: f32,
+        depth: usize,
+        mut carried: Carried,
+    ) -> Result<Vec<(Ordinal, Score)>> {
+        let s = self.snapshot;
+        let expansion = expansion(query, model, keep, |term, weight| scored_term(&s.fields, &s.config, term, weight));
+        if !model.is_empty() {
+            carried.scale(expansion.own);
+        }
+        let top = self.top_of(expansion.terms, depth, None, Some(&mut carried)).map_err(lexical)?;
+        Ok(top.into_iter().filter(|(ord, _)| self.allowed.contains(*ord)).collect())
     }
 
     /// The relevance model of the first `feedback.docs` documents of `ranked` (allowed
     /// records, read back from the document store: the analysed terms of their first
     /// `feedback.words` words, as written with each record); see [`pick_documents`].
-    fn model_of_top(&self, ranked: &[(Ordinal, Score)], feedback: Feedback) -> Result<Vec<(String, f32)>> {
+    pub(super) fn model_of_top(&self, ranked: &[(Ordinal, Score)], feedback: Feedback) -> Result<Vec<(String, f32)>> {
         let s = self.snapshot;
         let read = pick_documents(ranked, feedback.docs, |ords| {
             Ok(s.feedback_reads(ords, feedback.words)?.into_iter().map(|r| (r.ord, r.document.clone(), r)).collect())
