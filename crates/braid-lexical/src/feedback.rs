@@ -44,14 +44,27 @@ pub struct Feedback {
     /// (the default), so feedback reads them without analysing; another number analyses the
     /// stored text on every search.
     pub words: usize,
+    /// The largest share of the allowed records an expansion term may be held by (1: any),
+    /// where that is more than `common_floor` records. A term most records hold is walked over
+    /// most records' postings, and its low idf leaves it little to add: such a term is left
+    /// out (its weight is not handed to the others), so the second search costs what the
+    /// informative terms cost.
+    pub common: f32,
+    /// Holders below which no term is too common: a term held by fewer records costs little to
+    /// walk (10,000 postings are about 50 µs), so a small index keeps every expansion term.
+    pub common_floor: u64,
 }
 
 impl Feedback {
     /// The setting hybrid runs with: the best of eight on the fitting splits
     /// (+0.0045 macro nDCG@10 over the same BM25 without feedback, p < 0.001; every other
     /// setting gained +0.0034 to +0.0043), with terms two documents agree on (+0.0047; one:
-    /// +0.0045, three: +0.0034; results/rm3-guards.txt).
-    pub const DEFAULT: Feedback = Feedback { docs: 5, terms: 10, keep: 0.5, agree: 2, words: 96 };
+    /// +0.0045, three: +0.0034; results/rm3-guards.txt); without terms more than a fifth of
+    /// the allowed records hold (and more than 10,000), the cheapest of three shares within
+    /// 0.001 of keeping every term on the fitting splits (research/ranking-log.md, fourteenth
+    /// round).
+    pub const DEFAULT: Feedback =
+        Feedback { docs: 5, terms: 10, keep: 0.5, agree: 2, words: 96, common: 0.2, common_floor: 10_000 };
 }
 
 /// The relevance model of `records` — each a first-search score and the record's analysed

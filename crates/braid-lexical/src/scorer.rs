@@ -87,37 +87,36 @@ impl Weights {
 
 /// Each segment's dense scores from one search of a request, carried into the next: a search
 /// given them starts each document at its carried score (scaled by [`Carried::scale`])
-/// instead of zero, and leaves its own final scores in their place. The lexical leg's second search with
-/// feedback is the first's query at a smaller weight plus the expansion terms
+/// instead of zero, and leaves its own final scores in their place. The lexical leg's second
+/// search with feedback is the first's query at a smaller weight plus the expansion terms
 /// ([`crate::feedback`]), so it adds only the expansion terms' postings to the first search's
 /// scores and does not walk the query's own postings again.
 #[derive(Debug, Default)]
 pub(crate) struct Carried {
-    /// By segment ordinal within the view's scope.
-    scores: Vec<Option<Vec<Score>>>,
+    /// By segment ordinal within the view's scope: the scores, and the factor they are yet to
+    /// be multiplied by (applied when the segment is next searched, to the documents it can
+    /// score: a sparse segment's allowed documents only, so its untouched pages stay so).
+    scores: Vec<Option<(Vec<Score>, Score)>>,
 }
 
 impl Carried {
     /// Multiplies every carried score by `factor`.
     pub fn scale(&mut self, factor: Score) {
-        for scores in self.scores.iter_mut().flatten() {
-            scores.iter_mut().for_each(|s| *s *= factor);
+        for (_, times) in self.scores.iter_mut().flatten() {
+            *times *= factor;
         }
     }
 
-    /// The start of segment `segment`'s scores: carried, or zeros.
-    fn start(&mut self, segment: usize, max_doc: usize) -> Vec<Score> {
-        match self.scores.get_mut(segment).and_then(Option::take) {
-            Some(scores) if scores.len() == max_doc => scores,
-            _ => vec![0.0; max_doc],
-        }
+    /// Segment `segment`'s carried scores and the factor they are yet to be multiplied by.
+    fn take(&mut self, segment: usize, max_doc: usize) -> Option<(Vec<Score>, Score)> {
+        self.scores.get_mut(segment).and_then(Option::take).filter(|(scores, _)| scores.len() == max_doc)
     }
 
     fn put(&mut self, segment: usize, scores: Vec<Score>) {
         if self.scores.len() <= segment {
             self.scores.resize_with(segment + 1, || None);
         }
-        self.scores[segment] = Some(scores);
+        self.scores[segment] = Some((scores, 1.0));
     }
 }
 
@@ -146,7 +145,7 @@ pub(crate) fn top_k(
             continue;
         }
         let Some(ords) = ord_columns.get(segment_ord) else { continue };
-        let start = carried.as_deref_mut().map(|c| c.start(segment_ord, segment.max_doc() as usize));
+        let start = carried.as_deref_mut().and_then(|c| c.take(segment_ord, segment.max_doc() as usize));
         let scores = score_segment(segment, query, &weights, allowed_docs, start)?;
         if let Some(matches) = matches {
             matches.add_scored(segment_ord, segment, &scores, allowed_docs);
@@ -181,7 +180,7 @@ fn constrained_top_k(
         let allowed_docs = allowed.of_segment(segment);
         if let Some(ords) = ord_columns.get(segment_ord) {
             if !allowed_docs.is_some_and(|a| a.docs.is_empty()) {
-                let start = carried.as_deref_mut().map(|c| c.start(segment_ord, segment.max_doc() as usize));
+                let start = carried.as_deref_mut().and_then(|c| c.take(segment_ord, segment.max_doc() as usize));
                 let scores = score_segment(segment, query, weights, allowed_docs, start)?;
                 let alive = segment.alive_bitset();
                 let mut consider = |doc: DocId| {
@@ -232,19 +231,31 @@ fn constrained_top_k(
 }
 
 /// Dense per-document scores of `query` on one segment, added to `start` (zeros when not
-/// given): every allowed document's (a document outside `allowed` may be left at its start,
-/// see [`SPARSE`]).
+/// given), a carried score times a factor: every allowed document's (a document outside
+/// `allowed` may be left at its start, see [`SPARSE`]).
 fn score_segment(
     segment: &SegmentReader,
     query: &WeightedQuery,
     weights: &Weights,
     allowed: Option<&AllowedSegment>,
-    start: Option<Vec<Score>>,
+    start: Option<(Vec<Score>, Score)>,
 ) -> tantivy::Result<Vec<Score>> {
     let max_doc = segment.max_doc() as usize;
-    let mut total = start.unwrap_or_else(|| vec![0.0 as Score; max_doc]);
+    let only = allowed.filter(|a| a.docs.len() * SPARSE < max_doc);
+    let mut total = match start {
+        Some((mut scores, times)) if times != 1.0 => {
+            match only {
+                // Only the allowed documents were scored: the rest are zero.
+                Some(only) => only.docs.iter().for_each(|&d| scores[d as usize] *= times),
+                None => scores.iter_mut().for_each(|s| *s *= times),
+            }
+            scores
+        }
+        Some((scores, _)) => scores,
+        None => vec![0.0 as Score; max_doc],
+    };
     let mut scratch = Scratch::default();
-    let mut postings = Postings::new(segment, allowed.filter(|a| a.docs.len() * SPARSE < max_doc));
+    let mut postings = Postings::new(segment, only);
     let mut w = 0;
     for group in &query.groups {
         let first = w;

@@ -273,7 +273,8 @@ fn feedback_with_nothing_to_add_ranks_the_whole_depth() {
 
 /// The second search with feedback starts from the first search's scores, scaled, and adds
 /// the expansion terms: it ranks as the query and its expansion scored as one query would,
-/// over several segments, for a restricted principal, with a simple-syntax constraint too.
+/// over several segments, for restricted principals (one who sees too few records for every
+/// posting to be scored), with a simple-syntax constraint too.
 #[test]
 fn feedback_from_the_first_scores_ranks_as_the_whole_expanded_query() {
     let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
@@ -281,10 +282,16 @@ fn feedback_from_the_first_scores_ranks_as_the_whole_expanded_query() {
     for batch in 0..3u64 {
         let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
         for i in batch * 100..(batch + 1) * 100 {
-            let mut record = Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 4)).body(mix.words(&WORDS, 5, 60));
-            if i % 3 == 0 {
-                record = record.acl(["group:staff"]);
-            }
+            // One record in ten for a caller who sees too few for every posting to be scored.
+            let group = if i % 10 == 1 {
+                "group:few"
+            } else if i % 3 == 0 {
+                "group:staff"
+            } else {
+                "group:all"
+            };
+            let record =
+                Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 4)).body(mix.words(&WORDS, 5, 60)).acl([group]);
             writer.upsert(i, &record, i).unwrap();
         }
         writer.commit().unwrap();
@@ -293,7 +300,9 @@ fn feedback_from_the_first_scores_ranks_as_the_whole_expanded_query() {
     let snapshot = index.snapshot();
     let feedback = Feedback::DEFAULT;
     let mut expanded = 0;
-    for principal in [Principal::public(), Principal::from_verified_tokens(["group:staff"])] {
+    let principals = [["group:all"].as_slice(), &["group:all", "group:staff"], &["group:few"]];
+    for tokens in principals {
+        let principal = Principal::from_verified_tokens(tokens.iter().copied());
         let allowed = snapshot.allowed_set(Visibility::new(principal, AccessPolicy::Public, None)).unwrap();
         let view = snapshot.view(&allowed).unwrap();
         for q in 0..40 {
@@ -306,7 +315,7 @@ fn feedback_from_the_first_scores_ranks_as_the_whole_expanded_query() {
             // The reference: the first search, its model, and the query with the expansion
             // scored from zero as one weighted query.
             let first = view.lexical(&text, crate::view::feedback_depth(20, feedback), syntax).unwrap().candidates;
-            let model = view.model_of_top(&first, feedback).unwrap();
+            let model = view.without_common(view.model_of_top(&first, feedback).unwrap(), feedback).unwrap();
             let Scoring::Weighted(query) = view.lexical_built(&text, syntax).scoring else { panic!("weighted") };
             if model.is_empty() {
                 continue;
@@ -328,4 +337,46 @@ fn feedback_from_the_first_scores_ranks_as_the_whole_expanded_query() {
         }
     }
     assert!(expanded > 30, "only {expanded} queries were expanded");
+}
+
+/// An expansion term more than `Feedback::common` of the allowed records hold is left out;
+/// the share is counted over the caller's allowed records, so a term common among records a
+/// caller cannot see stays in that caller's expansion.
+#[test]
+fn feedback_leaves_out_terms_most_allowed_records_hold() {
+    let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+    let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+    let mut records =
+        vec![Record::new("stripes-only").body("stripes savanna"), Record::new("order-only").body("order parcel")];
+    records.extend((0..4).map(|i| Record::new(format!("zebra{i}")).body("zebra stripes order")));
+    records.extend((0..10).map(|i| Record::new(format!("public{i}")).body("parcel tracking")));
+    records
+        .extend((0..40).map(|i| Record::new(format!("staff{i}")).body("order invoice billing").acl(["group:staff"])));
+    for (i, record) in records.iter().enumerate() {
+        writer.upsert(i as u64, record, i as u64).unwrap();
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    let snapshot = index.snapshot();
+    let ids = |principal: Principal, common: f32| {
+        let allowed = snapshot.allowed_set(Visibility::new(principal, AccessPolicy::Public, None)).unwrap();
+        let view = snapshot.view(&allowed).unwrap();
+        let feedback = Feedback { common, common_floor: 0, ..Feedback::DEFAULT };
+        let found = view.lexical_with_feedback("zebra", 50, QuerySyntax::Plain, feedback).unwrap().candidates;
+        let mut ids: Vec<&str> = found.iter().map(|(ord, _)| records[*ord as usize].id.as_str()).collect();
+        ids.sort_unstable();
+        ids
+    };
+    let staff = || Principal::from_verified_tokens(["group:staff"]);
+    // Everything: `order` is in 45 of 56 records, `stripes` in 5.
+    let all = ids(staff(), 1.0);
+    assert!(all.contains(&"order-only") && all.contains(&"staff0") && all.contains(&"stripes-only"), "{all:?}");
+    // A small index keeps every term (the default's floor of holders).
+    let allowed = snapshot.allowed_set(Visibility::new(staff(), AccessPolicy::Public, None)).unwrap();
+    let view = snapshot.view(&allowed).unwrap();
+    let fed = view.lexical_with_feedback("zebra", 50, QuerySyntax::Plain, Feedback::DEFAULT).unwrap().candidates;
+    assert_eq!(fed.len(), all.len());
+    assert_eq!(ids(staff(), 0.5), ["stripes-only", "zebra0", "zebra1", "zebra2", "zebra3"]);
+    // The public sees 16 records, 5 of them with `order`: it stays.
+    assert_eq!(ids(Principal::public(), 0.5), ["order-only", "stripes-only", "zebra0", "zebra1", "zebra2", "zebra3"]);
 }

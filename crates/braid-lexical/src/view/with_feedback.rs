@@ -5,14 +5,14 @@
 use std::borrow::Cow;
 
 use braid_core::{Ordinal, QuerySyntax, Result};
-use tantivy::Score;
+use tantivy::{Score, Term};
 
 use super::{LegOutput, View};
 use crate::error::lexical;
 use crate::feedback::{expansion, relevance_model, Feedback};
 use crate::gathered::FeedbackCandidate;
 use crate::query_builder::{scored_term, Scoring};
-use crate::scorer::Carried;
+use crate::scorer::{Carried, Statistics};
 use crate::weighted_query::WeightedQuery;
 
 /// Records the lexical leg's feedback reads, at most, for each document it wants (sections of
@@ -46,6 +46,7 @@ impl View<'_> {
         // (the same on every index), else this index's part of it is kept for the gatherer.
         let given = self.gathering.as_ref().and_then(|g| g.given.feedback.clone());
         if let Some(model) = given {
+            let model = self.without_common(model, feedback)?;
             if model.is_empty() {
                 return self.run(built, depth);
             }
@@ -67,6 +68,7 @@ impl View<'_> {
             return Ok(first);
         }
         let model = self.model_of_top(&first.candidates, feedback)?;
+        let model = self.without_common(model, feedback)?;
         if model.is_empty() && (first.candidates.len() < read || depth <= read) {
             first.candidates.truncate(depth);
             return Ok(first);
@@ -109,6 +111,30 @@ impl View<'_> {
         let read: Vec<(Score, Vec<Cow<str>>)> =
             read.iter().map(|(score, record)| (*score, s.head_terms(record, feedback.words))).collect();
         Ok(relevance_model(&read, feedback.terms, feedback.agree))
+    }
+
+    /// `model` without the terms more than `feedback.common` of the allowed records hold, and
+    /// more than `feedback.common_floor` (counted as the second search's BM25 counts them, in
+    /// the flat title+body field).
+    pub(super) fn without_common(
+        &self,
+        mut model: Vec<(String, f32)>,
+        feedback: Feedback,
+    ) -> Result<Vec<(String, f32)>> {
+        if feedback.common >= 1.0 || model.is_empty() {
+            return Ok(model);
+        }
+        let records = Statistics::num_docs(self) as f64;
+        let most = (f64::from(feedback.common) * records).max(feedback.common_floor as f64);
+        let text = self.snapshot.fields.text;
+        let mut kept = Vec::with_capacity(model.len());
+        for (term, p) in model.drain(..) {
+            let holders = Statistics::doc_freq(self, &Term::from_field_text(text, &term)).map_err(lexical)?;
+            if holders as f64 <= most {
+                kept.push((term, p));
+            }
+        }
+        Ok(kept)
     }
 
     /// What this index holds of the first search's best records, for a relevance model made
