@@ -379,4 +379,22 @@ fn feedback_leaves_out_terms_most_allowed_records_hold() {
     assert_eq!(ids(staff(), 0.5), ["stripes-only", "zebra0", "zebra1", "zebra2", "zebra3"]);
     // The public sees 16 records, 5 of them with `order`: it stays.
     assert_eq!(ids(Principal::public(), 0.5), ["order-only", "stripes-only", "zebra0", "zebra1", "zebra2", "zebra3"]);
+    // Non-interference: the public's ranking, scores included, is the one of an index that
+    // never held the staff's records.
+    let public_only = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+    let mut writer = public_only.writer(DEFAULT_WRITER_HEAP).unwrap();
+    for (i, record) in records.iter().enumerate().filter(|(_, r)| r.acl.is_empty()) {
+        writer.upsert(i as u64, record, i as u64).unwrap();
+    }
+    writer.commit().unwrap();
+    public_only.reload().unwrap();
+    let public_snapshot = public_only.snapshot();
+    let ranked = |snapshot: &crate::snapshot::Snapshot| {
+        let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None)).unwrap();
+        let view = snapshot.view(&allowed).unwrap();
+        let feedback = Feedback { common: 0.5, common_floor: 0, ..Feedback::DEFAULT };
+        let found = view.lexical_with_feedback("zebra", 50, QuerySyntax::Plain, feedback).unwrap().candidates;
+        found.into_iter().map(|(ord, score)| (ord, score.to_bits())).collect::<Vec<_>>()
+    };
+    assert_eq!(ranked(&snapshot), ranked(&public_snapshot));
 }
