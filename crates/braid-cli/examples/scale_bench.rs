@@ -2,7 +2,7 @@
 //! visibility on an index built by `braid index` from `scripts/scale_corpus.py`'s corpus.
 //!
 //! ```text
-//! cargo run --release -p braid-cli --example scale_bench -- INDEX_DIR QUERIES_JSONL [--no-feedback]
+//! cargo run --release -p braid-cli --example scale_bench -- INDEX_DIR QUERIES_JSONL [--no-feedback] [--modes M,..] [--principals P,..]
 //! ```
 //!
 //! Opens the index (lexical alone, then whole: with its supplied vectors), then runs
@@ -16,7 +16,8 @@
 //! over every matched record, and the same requests plain, on the same queries. Prints one
 //! JSON object. `--no-feedback` sends every request without lexical feedback (on by default
 //! where the lexical leg is fused: hybrid), to time what it costs. `--modes semantic,hybrid`
-//! runs only the named modes (the facet rows run with `lexical`). Each row also has the
+//! runs only the named modes (the facet rows run with `lexical`), `--principals 100%,1%` only
+//! the named principals (as the output labels them). Each row also has the
 //! process's CPU time per measured request (`cpu_ms`: user and system time of every thread,
 //! from `/proc/self/stat`, so rayon's helpers count), and the output the load average before
 //! and after, and each stage's median time (`stage_p50_ms`, from the responses' `stats.micros`;
@@ -72,17 +73,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let half: Vec<String> = (0..10).map(|t| format!("tenant:t{t}")).collect();
     let hundredth: Vec<String> = vec!["group:g0".into(), "group:g1".into()];
     let one_tenant: Vec<String> = vec!["tenant:t3".into()];
-    let principals = [("100%", everyone), ("50%", half), ("10%", tenth), ("one tenant", one_tenant), ("1%", hundredth)];
+    let mut principals =
+        vec![("100%", everyone), ("50%", half), ("10%", tenth), ("one tenant", one_tenant), ("1%", hundredth)];
+    if let Some(labels) = listed("--principals") {
+        principals.retain(|(label, _)| labels.iter().any(|l| l == label));
+    }
     let mut runs: Vec<Run> = [Mode::Lexical, Mode::Fuzzy].map(|mode| Run { mode, facets: false }).into();
     if has_vectors {
         runs.extend([Mode::Semantic, Mode::Hybrid].map(|mode| Run { mode, facets: false }));
     }
     runs.push(Run { mode: Mode::Lexical, facets: true });
-    let modes: Option<Vec<String>> = std::env::args()
-        .skip_while(|a| a != "--modes")
-        .nth(1)
-        .map(|list| list.split(',').map(|m| m.trim().to_string()).collect());
-    if let Some(modes) = &modes {
+    if let Some(modes) = listed("--modes") {
         runs.retain(|run| modes.iter().any(|m| m == run.mode.name()));
     }
     let load_before = loadavg();
@@ -157,6 +158,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
+}
+
+/// The comma-separated list after `flag` on the command line, if it is there.
+fn listed(flag: &str) -> Option<Vec<String>> {
+    std::env::args()
+        .skip_while(|a| a != flag)
+        .nth(1)
+        .map(|list| list.split(',').map(|m| m.trim().to_string()).collect())
 }
 
 /// Whether requests run with lexical feedback (the default; `--no-feedback` turns it off).
