@@ -138,6 +138,7 @@ pub(crate) fn top_k(
     }
     let ord_columns = &scope.segments().ord_columns;
     let mut top = TopK::new(k);
+    let mut scratch = Scratch::default();
     for (segment_ord, segment) in scope.iter() {
         let segment_ord = segment_ord as usize;
         let allowed_docs = allowed.of_segment(segment);
@@ -146,7 +147,7 @@ pub(crate) fn top_k(
         }
         let Some(ords) = ord_columns.get(segment_ord) else { continue };
         let start = carried.as_deref_mut().and_then(|c| c.take(segment_ord, segment.max_doc() as usize));
-        let scores = score_segment(segment, query, &weights, allowed_docs, start)?;
+        let scores = score_segment(segment, query, &weights, allowed_docs, start, &mut scratch)?;
         if let Some(matches) = matches {
             matches.add_scored(segment_ord, segment, &scores, allowed_docs);
         }
@@ -174,6 +175,7 @@ fn constrained_top_k(
     let mut pending: Vec<(Score, Ordinal, usize, DocId, bool)> = Vec::new();
     let ord_columns = &scope.segments().ord_columns;
     let mut masks = std::collections::HashMap::new();
+    let mut scratch = Scratch::default();
     for (segment_ord, segment) in scope.iter() {
         let segment_ord = segment_ord as usize;
         let segment_masks = constraints.masks(segment)?;
@@ -181,7 +183,7 @@ fn constrained_top_k(
         if let Some(ords) = ord_columns.get(segment_ord) {
             if !allowed_docs.is_some_and(|a| a.docs.is_empty()) {
                 let start = carried.as_deref_mut().and_then(|c| c.take(segment_ord, segment.max_doc() as usize));
-                let scores = score_segment(segment, query, weights, allowed_docs, start)?;
+                let scores = score_segment(segment, query, weights, allowed_docs, start, &mut scratch)?;
                 let alive = segment.alive_bitset();
                 let mut consider = |doc: DocId| {
                     let Some(&score) = scores.get(doc as usize) else { return };
@@ -232,13 +234,15 @@ fn constrained_top_k(
 
 /// Dense per-document scores of `query` on one segment, added to `start` (zeros when not
 /// given), a carried score times a factor: every allowed document's (a document outside
-/// `allowed` may be left at its start, see [`SPARSE`]).
+/// `allowed` may be left at its start, see [`SPARSE`]). Groups of several alternatives are
+/// summed in `scratch`, which the segments of one search share.
 fn score_segment(
     segment: &SegmentReader,
     query: &WeightedQuery,
     weights: &Weights,
     allowed: Option<&AllowedSegment>,
     start: Option<(Vec<Score>, Score)>,
+    scratch: &mut Scratch,
 ) -> tantivy::Result<Vec<Score>> {
     let max_doc = segment.max_doc() as usize;
     let only = allowed.filter(|a| a.docs.len() * SPARSE < max_doc);
@@ -254,7 +258,6 @@ fn score_segment(
         Some((scores, _)) => scores,
         None => vec![0.0 as Score; max_doc],
     };
-    let mut scratch = Scratch::default();
     let mut postings = Postings::new(segment, only);
     let mut w = 0;
     for group in &query.groups {
@@ -286,7 +289,10 @@ fn score_segment(
 }
 
 /// Buffers for groups of several alternatives: each alternative's scores, the group's best,
-/// and the documents each touched (so only those are reset).
+/// and the documents each touched (so only those are reset). Every score and count is back
+/// at zero after a group, so the buffers serve each segment of a search in turn (sized for
+/// the largest): a caller who sees a million records once zeroed 8 MB of them a fuzzy
+/// request, a segment at a time.
 #[derive(Default)]
 struct Scratch {
     alternative: Vec<Score>,
@@ -298,9 +304,9 @@ struct Scratch {
 
 impl Scratch {
     fn reset(&mut self, max_doc: usize) {
-        if self.group.len() != max_doc {
-            self.alternative = vec![0.0; max_doc];
-            self.group = vec![0.0; max_doc];
+        if self.group.len() < max_doc {
+            self.alternative.resize(max_doc, 0.0);
+            self.group.resize(max_doc, 0.0);
         }
         self.group_docs.clear();
     }
@@ -319,8 +325,8 @@ impl Scratch {
             Alternative::Grams { grams, needed, boost } => (grams, *needed, grams.len(), *boost),
             Alternative::All { terms, counted } => (terms, *counted, *counted, 1.0),
         };
-        if needed > 0 && self.grams.len() != self.alternative.len() {
-            self.grams = vec![0; self.alternative.len()];
+        if needed > 0 && self.grams.len() < self.alternative.len() {
+            self.grams.resize(self.alternative.len(), 0);
         }
         if matches!(alternative, Alternative::All { .. }) && (first..first + counted).any(|i| weights.get(i).is_none())
         {
