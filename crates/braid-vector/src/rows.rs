@@ -8,6 +8,8 @@
 //! vector's rounding, at most `s / 2` per component. An f32 arena also keeps such codes, as
 //! a [`Sketch`] that screens its exact scan without changing any score.
 
+use std::sync::Arc;
+
 use braid_core::Ordinal;
 
 use crate::distance::{code_score, dot, dot_i8, dot_q16, quantize_into, quantize_query, query_rounding};
@@ -15,7 +17,7 @@ use crate::huge_pages::Region;
 use crate::params::Quantization;
 use crate::scan::{ahead, prefetch, scan_codes_into, scan_into, Coded, Spread};
 use crate::search::TopK;
-use crate::signs::{Shortlist, Signs};
+use crate::signs::{Floor, Shortlist, Signs};
 use crate::sketch::{Sketch, SCREEN_RATIO};
 
 /// A unit query made ready, once per search, for scoring against one arena's rows: its f32
@@ -241,19 +243,21 @@ impl Rows {
 
     /// The first pass of a screened scan ([`crate::signs`]): the best [`crate::signs::shortlist`]
     /// `(k)` of `candidates` by their sign bits' estimate; `None` when
-    /// the rows keep no signs. `sparse`: rows far apart, each prefetched a few ahead.
+    /// the rows keep no signs. `sparse`: rows far apart, each prefetched a few ahead. `floor`
+    /// is shared by the shortlists of the scan's other chunks ([`Shortlist`]).
     pub(crate) fn shortlist(
         &self,
         query: &Query,
         candidates: impl Iterator<Item = (Ordinal, usize)>,
         sparse: bool,
         k: usize,
+        floor: &Arc<Floor>,
     ) -> Option<Shortlist> {
         let Rows::Int8 { signs, .. } = self else { return None };
         if !signs.kept() {
             return None;
         }
-        let mut top = Shortlist::new(crate::signs::shortlist(k));
+        let mut top = Shortlist::sharing(crate::signs::shortlist(k), floor);
         signs.screen(&signs.query(&query.unit), candidates, sparse, &mut top);
         Some(top)
     }
@@ -267,12 +271,13 @@ impl Rows {
         range: std::ops::Range<usize>,
         allowed_bits: impl Fn(usize) -> u64,
         k: usize,
+        floor: &Arc<Floor>,
     ) -> Option<Shortlist> {
         let Rows::Int8 { signs, .. } = self else { return None };
         if !signs.kept() || !signs.has_columns() {
             return None;
         }
-        let mut top = Shortlist::new(crate::signs::shortlist(k));
+        let mut top = Shortlist::sharing(crate::signs::shortlist(k), floor);
         signs.screen_blocks(&signs.query(&query.unit), range, allowed_bits, &mut top);
         Some(top)
     }

@@ -31,6 +31,8 @@
 //! build ranks alike. Nothing of it depends on another row (no corpus statistics).
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use braid_core::Ordinal;
 
@@ -238,7 +240,8 @@ impl Signs {
             if let (u64::MAX, Some((columns, tables))) = (bits, columns) {
                 let factors = &self.factors[first..first + BLOCK_ROWS];
                 let mut all = [0f32; BLOCK_ROWS];
-                let mut rest = columns.estimates(tables, block, factors, query.constant, shortlist.floor, &mut all);
+                let floor = shortlist.floor();
+                let mut rest = columns.estimates(tables, block, factors, query.constant, floor, &mut all);
                 while rest != 0 {
                     let i = rest.trailing_zeros() as usize;
                     rest &= rest - 1;
@@ -362,29 +365,84 @@ const BLOCK: usize = 64;
 /// slot: rows are kept while they reach the floor, and once twice `length` are kept the best
 /// `length` are selected and the floor rises to the last of them. Which rows it ends with
 /// depends on the rows offered, not on their order.
+///
+/// The shortlists of one scan's chunks (one store's, each chunk a disjoint share of its slots,
+/// merged at the end) share a [`Floor`]: each raises it to its own floor, and each keeps only
+/// rows that reach the highest. A chunk's floor is an estimate that `length` rows it saw reach,
+/// so no row below it is among the store's best `length`: the merged shortlist is the same rows
+/// whichever chunk ran first, and a chunk that starts late starts from a floor instead of from
+/// nothing (a store of 500,000 rows is eight chunks).
 #[derive(Debug)]
 pub(crate) struct Shortlist {
     length: usize,
     kept: Vec<(f32, usize)>,
     floor: f32,
+    shared: Option<Arc<Floor>>,
+}
+
+/// The highest floor the shortlists of one scan's chunks have reached (see [`Shortlist`]).
+#[derive(Debug)]
+pub(crate) struct Floor(AtomicU32);
+
+impl Floor {
+    /// No floor yet.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Floor(AtomicU32::new(Floor::key(f32::NEG_INFINITY))))
+    }
+
+    fn get(&self) -> f32 {
+        let key = self.0.load(Ordering::Relaxed);
+        f32::from_bits(if key >> 31 == 1 { key & !(1 << 31) } else { !key })
+    }
+
+    fn raise(&self, floor: f32) {
+        self.0.fetch_max(Floor::key(floor), Ordering::Relaxed);
+    }
+
+    /// `floor`'s bits turned so that unsigned order is the floats' total order.
+    fn key(floor: f32) -> u32 {
+        let bits = floor.to_bits();
+        if bits >> 31 == 1 {
+            !bits
+        } else {
+            bits | 1 << 31
+        }
+    }
 }
 
 impl Shortlist {
     pub(crate) fn new(length: usize) -> Self {
-        Shortlist { length, kept: Vec::with_capacity(2 * length + BLOCK), floor: f32::NEG_INFINITY }
+        Shortlist { length, kept: Vec::with_capacity(2 * length + BLOCK), floor: f32::NEG_INFINITY, shared: None }
+    }
+
+    /// A shortlist of one chunk of a scan whose chunks share `floor`.
+    pub(crate) fn sharing(length: usize, floor: &Arc<Floor>) -> Self {
+        Shortlist { shared: Some(Arc::clone(floor)), ..Shortlist::new(length) }
+    }
+
+    /// The least estimate still kept: this shortlist's floor, or the shared one where higher.
+    fn floor(&mut self) -> f32 {
+        if let Some(shared) = &self.shared {
+            self.floor = self.floor.max(shared.get());
+        }
+        self.floor
     }
 
     /// Offers each of `slots` with its estimate.
     fn offer(&mut self, slots: &[usize], estimates: &[f32]) {
+        let floor = self.floor();
         for (&slot, &estimate) in slots.iter().zip(estimates) {
-            if estimate >= self.floor {
+            if estimate >= floor {
                 self.kept.push((estimate, slot));
             }
         }
         if self.kept.len() >= 2 * self.length.max(1) {
             self.select();
             if let Some(last) = self.kept.last() {
-                self.floor = last.0;
+                self.floor = self.floor.max(last.0);
+                if let Some(shared) = &self.shared {
+                    shared.raise(self.floor);
+                }
             }
         }
     }
@@ -555,6 +613,30 @@ mod tests {
                 signs.screen(&query, (0..n / 3).map(|s| (s as Ordinal, s)), false, &mut a);
                 signs.screen(&query, (n / 3..n).map(|s| (s as Ordinal, s)), false, &mut b);
                 assert_eq!(bits(a.merge(b).into_sorted()), want, "dim {dim}, length {length}, merged");
+                // Three chunks sharing a floor, run one after another in either order or a block
+                // at a time in turn: the same rows.
+                let chunks = [0..n / 3, n / 3..n / 2, n / 2..n];
+                let run = |order: &[usize], interleaved: bool| {
+                    let floor = Floor::new();
+                    let mut lists: Vec<Shortlist> = (0..3).map(|_| Shortlist::sharing(length, &floor)).collect();
+                    if interleaved {
+                        for first in (0..n).step_by(BLOCK) {
+                            for &c in order {
+                                let slots = first.max(chunks[c].start)..(first + BLOCK).min(chunks[c].end);
+                                signs.screen(&query, slots.map(|s| (s as Ordinal, s)), false, &mut lists[c]);
+                            }
+                        }
+                    } else {
+                        for &c in order {
+                            signs.screen(&query, chunks[c].clone().map(|s| (s as Ordinal, s)), false, &mut lists[c]);
+                        }
+                    }
+                    let merged = lists.into_iter().reduce(Shortlist::merge).unwrap();
+                    bits(merged.into_sorted())
+                };
+                for (order, interleaved) in [([0, 1, 2], false), ([2, 1, 0], false), ([1, 2, 0], true)] {
+                    assert_eq!(run(&order, interleaved), want, "dim {dim}, length {length}, {order:?} sharing a floor");
+                }
             }
             if dim >= 64 {
                 // The estimate orders rows roughly as the score does: the best row by score is

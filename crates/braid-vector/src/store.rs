@@ -1052,7 +1052,7 @@ impl VectorStore {
 
     /// The screened scan ([`crate::signs`]): the allowed rows' sign-bit estimates into a
     /// shortlist (by lookup or by the walk, in parallel chunks as [`VectorStore::walk_top`]
-    /// cuts them, the chunks' shortlists merged in the estimates' total order), then the
+    /// cuts them, sharing a floor, the chunks' shortlists merged in the estimates' total order), then the
     /// shortlist's rows scored with their int8 codes, in slot order, into the top `k`. A walk
     /// over mostly allowed slots is screened 64 slots at a time where the CPU can
     /// ([`crate::signs::Signs::screen_blocks`]); `whole` (every live record allowed) spares it
@@ -1060,17 +1060,18 @@ impl VectorStore {
     fn screened(&self, query: &Query, k: usize, allowed: &AllowedSet, whole: bool) -> Vec<(Ordinal, f32)> {
         let slots = self.slot_ord.len();
         let empty = || signs::Shortlist::new(signs::shortlist(k));
+        let floor = signs::Floor::new();
         let shortlist = if self.looks_up(allowed) {
-            self.rows.shortlist(query, self.looked_up(allowed).into_iter(), true, k)
+            self.rows.shortlist(query, self.looked_up(allowed).into_iter(), true, k, &floor)
         } else {
             let spread = self.spread(allowed);
             let blocks = spread == Spread::Dense && self.rows.screens_blocks();
             let list_of = |range: Range<usize>| {
                 if blocks {
                     let bits = |first| self.allowed_bits((!whole).then_some(allowed), &range, first);
-                    self.rows.shortlist_blocks(query, range.clone(), bits, k)
+                    self.rows.shortlist_blocks(query, range.clone(), bits, k, &floor)
                 } else {
-                    self.rows.shortlist(query, self.walk(allowed, range), spread == Spread::Sparse, k)
+                    self.rows.shortlist(query, self.walk(allowed, range), spread == Spread::Sparse, k, &floor)
                 }
             };
             if slots / CHUNK_SLOTS < 2 || rayon::current_num_threads() < 2 {
@@ -1547,7 +1548,8 @@ mod tests {
                 (allowed(live.iter().copied().filter(|o| o % 31 != 0)), false),
             ] {
                 let slots = store.slot_ord.len();
-                let walked = store.rows.shortlist(&query, store.walk(&set, 0..slots), false, 10).unwrap();
+                let walked =
+                    store.rows.shortlist(&query, store.walk(&set, 0..slots), false, 10, &signs::Floor::new()).unwrap();
                 let mut top = TopK::new(10);
                 let mut listed = walked.into_sorted();
                 listed.sort_unstable_by_key(|&(_, slot)| slot);
