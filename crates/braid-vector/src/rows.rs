@@ -8,7 +8,7 @@
 //! vector's rounding, at most `s / 2` per component. An f32 arena also keeps such codes, as
 //! a [`Sketch`] that screens its exact scan without changing any score.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use braid_core::Ordinal;
 
@@ -17,7 +17,7 @@ use crate::huge_pages::Region;
 use crate::params::Quantization;
 use crate::scan::{ahead, prefetch, scan_codes_into, scan_into, Coded, Spread};
 use crate::search::TopK;
-use crate::signs::{Floor, Shortlist, Signs};
+use crate::signs::{Floor, Shortlist, SignQuery, Signs};
 use crate::sketch::{Sketch, SCREEN_RATIO};
 
 /// A unit query made ready, once per search, for scoring against one arena's rows: its f32
@@ -30,6 +30,9 @@ pub(crate) struct Query {
     scale: f32,
     /// At least `‖unit − scale · codes‖`.
     error: f32,
+    /// The query as the sign bits' screen reads it, made by the first of a scan's chunks to
+    /// need it.
+    signs: OnceLock<SignQuery>,
 }
 
 impl Query {
@@ -155,7 +158,7 @@ impl Rows {
     pub(crate) fn query(&self, unit: Vec<f32>) -> Query {
         let (codes, scale) = quantize_query(&unit);
         let error = query_rounding(&unit, &codes, scale);
-        Query { unit, codes, scale, error }
+        Query { unit, codes, scale, error, signs: OnceLock::new() }
     }
 
     /// The dot product of `query` with `slot`'s vector: exact for f32 rows; for int8 rows the
@@ -258,7 +261,7 @@ impl Rows {
             return None;
         }
         let mut top = Shortlist::sharing(crate::signs::shortlist(k), floor);
-        signs.screen(&signs.query(&query.unit), candidates, sparse, &mut top);
+        signs.screen(query.signs.get_or_init(|| signs.query(&query.unit)), candidates, sparse, &mut top);
         Some(top)
     }
 
@@ -278,7 +281,7 @@ impl Rows {
             return None;
         }
         let mut top = Shortlist::sharing(crate::signs::shortlist(k), floor);
-        signs.screen_blocks(&signs.query(&query.unit), range, allowed_bits, &mut top);
+        signs.screen_blocks(query.signs.get_or_init(|| signs.query(&query.unit)), range, allowed_bits, &mut top);
         Some(top)
     }
 

@@ -364,7 +364,8 @@ const BLOCK: usize = 64;
 /// The best `length` rows by estimate, in the total order of a better estimate, then the lower
 /// slot: rows are kept while they reach the floor, and once twice `length` are kept the best
 /// `length` are selected and the floor rises to the last of them. Which rows it ends with
-/// depends on the rows offered, not on their order.
+/// depends on the rows offered, not on their order. A row is kept as one integer, [`rank`], so
+/// that selecting compares integers.
 ///
 /// The shortlists of one scan's chunks (one store's, each chunk a disjoint share of its slots,
 /// merged at the end) share a [`Floor`]: each raises it to its own floor, and each keeps only
@@ -375,7 +376,8 @@ const BLOCK: usize = 64;
 #[derive(Debug)]
 pub(crate) struct Shortlist {
     length: usize,
-    kept: Vec<(f32, usize)>,
+    /// [`rank`]s of the rows kept.
+    kept: Vec<u128>,
     floor: f32,
     shared: Option<Arc<Floor>>,
 }
@@ -387,27 +389,42 @@ pub(crate) struct Floor(AtomicU32);
 impl Floor {
     /// No floor yet.
     pub(crate) fn new() -> Arc<Self> {
-        Arc::new(Floor(AtomicU32::new(Floor::key(f32::NEG_INFINITY))))
+        Arc::new(Floor(AtomicU32::new(key(f32::NEG_INFINITY))))
     }
 
     fn get(&self) -> f32 {
-        let key = self.0.load(Ordering::Relaxed);
-        f32::from_bits(if key >> 31 == 1 { key & !(1 << 31) } else { !key })
+        unkey(self.0.load(Ordering::Relaxed))
     }
 
     fn raise(&self, floor: f32) {
-        self.0.fetch_max(Floor::key(floor), Ordering::Relaxed);
+        self.0.fetch_max(key(floor), Ordering::Relaxed);
     }
+}
 
-    /// `floor`'s bits turned so that unsigned order is the floats' total order.
-    fn key(floor: f32) -> u32 {
-        let bits = floor.to_bits();
-        if bits >> 31 == 1 {
-            !bits
-        } else {
-            bits | 1 << 31
-        }
+/// `estimate`'s bits turned so that unsigned order is the floats' total order.
+fn key(estimate: f32) -> u32 {
+    let bits = estimate.to_bits();
+    if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 1 << 31
     }
+}
+
+/// The float whose [`key`] is `key`.
+fn unkey(key: u32) -> f32 {
+    f32::from_bits(if key >> 31 == 1 { key & !(1 << 31) } else { !key })
+}
+
+/// A row as one integer, greater for the better row: its estimate's [`key`] above its slot's
+/// complement (the lower slot the better).
+fn rank(estimate: f32, slot: usize) -> u128 {
+    u128::from(key(estimate)) << 64 | u128::from(!(slot as u64))
+}
+
+/// The estimate and slot of a [`rank`].
+fn unrank(rank: u128) -> (f32, usize) {
+    (unkey((rank >> 64) as u32), !(rank as u64) as usize)
 }
 
 impl Shortlist {
@@ -433,13 +450,13 @@ impl Shortlist {
         let floor = self.floor();
         for (&slot, &estimate) in slots.iter().zip(estimates) {
             if estimate >= floor {
-                self.kept.push((estimate, slot));
+                self.kept.push(rank(estimate, slot));
             }
         }
         if self.kept.len() >= 2 * self.length.max(1) {
             self.select();
-            if let Some(last) = self.kept.last() {
-                self.floor = self.floor.max(last.0);
+            if let Some(&last) = self.kept.last() {
+                self.floor = self.floor.max(unrank(last).0);
                 if let Some(shared) = &self.shared {
                     shared.raise(self.floor);
                 }
@@ -447,16 +464,14 @@ impl Shortlist {
         }
     }
 
-    /// Cuts `kept` to the best `length` (unordered but for the last, the worst of them).
+    /// Cuts `kept` to the best `length` (unordered but for the last, the worst of them: the
+    /// selection puts it in its sorted place).
     fn select(&mut self) {
         if self.length == 0 {
             self.kept.clear();
         } else if self.kept.len() > self.length {
-            self.kept.select_nth_unstable_by(self.length - 1, order);
+            self.kept.select_nth_unstable_by(self.length - 1, |a, b| b.cmp(a));
             self.kept.truncate(self.length);
-            let worst = (0..self.kept.len()).max_by(|&a, &b| order(&self.kept[a], &self.kept[b])).unwrap_or(0);
-            let last = self.kept.len() - 1;
-            self.kept.swap(worst, last);
         }
     }
 
@@ -468,14 +483,24 @@ impl Shortlist {
     }
 
     /// The rows kept, best first.
+    #[cfg(test)]
     pub(crate) fn into_sorted(mut self) -> Vec<(f32, usize)> {
         self.select();
-        self.kept.sort_unstable_by(order);
-        self.kept
+        self.kept.sort_unstable_by(|a, b| b.cmp(a));
+        self.kept.into_iter().map(unrank).collect()
+    }
+
+    /// The slots of the rows kept, in slot order.
+    pub(crate) fn into_slots(mut self) -> Vec<usize> {
+        self.select();
+        let mut slots: Vec<usize> = self.kept.into_iter().map(|rank| unrank(rank).1).collect();
+        slots.sort_unstable();
+        slots
     }
 }
 
 /// Better estimate first, then the lower slot.
+#[cfg(test)]
 fn order(a: &(f32, usize), b: &(f32, usize)) -> std::cmp::Ordering {
     b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
@@ -533,6 +558,22 @@ mod tests {
 
     fn unit(seed: u64, dim: usize) -> Vec<f32> {
         normalised(&crate::sketch::tests::unit(seed, dim)).unwrap()
+    }
+
+    /// A row's rank orders rows as the estimates' total order, then the lower slot, and gives
+    /// back its estimate and slot, bit for bit.
+    #[test]
+    fn ranks_order_rows_as_estimates_then_slots() {
+        let estimates = [f32::NEG_INFINITY, -3.5, -1e-30, -0.0, 0.0, 1e-30, 0.25, 7.0, f32::INFINITY];
+        let slots = [0usize, 1, 63, 64, 1 << 20, usize::MAX >> 1];
+        let rows: Vec<(f32, usize)> = estimates.iter().flat_map(|&e| slots.iter().map(move |&s| (e, s))).collect();
+        for a in &rows {
+            let (e, s) = unrank(rank(a.0, a.1));
+            assert_eq!((e.to_bits(), s), (a.0.to_bits(), a.1));
+            for b in &rows {
+                assert_eq!(rank(b.0, b.1).cmp(&rank(a.0, a.1)), order(a, b), "{a:?} against {b:?}");
+            }
+        }
     }
 
     /// Both builds of a row's sign word agree, extremes included.

@@ -1084,10 +1084,9 @@ impl VectorStore {
                     .into()
             }
         };
-        let mut shortlist = shortlist.map(signs::Shortlist::into_sorted).unwrap_or_default();
-        shortlist.sort_unstable_by_key(|&(_, slot)| slot);
+        let shortlist = shortlist.map(signs::Shortlist::into_slots).unwrap_or_default();
         let mut top = TopK::new(k);
-        self.rows.rescore(query, shortlist.into_iter().map(|(_, slot)| (self.slot_ord[slot], slot)), &mut top);
+        self.rows.rescore(query, shortlist.into_iter().map(|slot| (self.slot_ord[slot], slot)), &mut top);
         top.into_sorted()
     }
 
