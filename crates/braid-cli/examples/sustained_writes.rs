@@ -33,13 +33,14 @@
 //! searcher and dropping it, outside the stages). `--writer-nice N` sets
 //! [`braid::GroupCommitOptions::writer_nice`] (default 10), `--writer-idle`
 //! [`braid::GroupCommitOptions::writer_idle`] (the idle scheduling class). `--trace FILE` writes
-//! every search (start time, latency, stages) as JSON lines; `BRAID_TRACE=braid::commit=debug`
+//! every search (start time, latency, stages, and how long the search pool's threads ran and
+//! waited to run meanwhile, from Linux's `schedstat`) as JSON lines; `BRAID_TRACE=braid::commit=debug`
 //! logs each commit's phases, the vector store's lock holds and the searches that waited for
 //! it, to stderr.
 
 mod support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -119,12 +120,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("one tenant", Principal::from_verified_tokens(["tenant:t3"])),
         ("100%", Principal::from_verified_tokens(&everyone)),
     ];
+    // With a trace, each search also records how long the search pool's threads ran and waited
+    // to run (Linux's per-thread scheduler statistics): a slow search that waited is one the
+    // scheduler held back, one that ran long was slowed where it ran.
+    let pool: Vec<PathBuf> = match &trace {
+        Some(_) => rayon::broadcast(|_| {
+            std::fs::read_link("/proc/thread-self").map(|p| Path::new("/proc").join(p).join("schedstat"))
+        })
+        .into_iter()
+        .filter_map(Result::ok)
+        .collect(),
+        None => Vec::new(),
+    };
+    let scheduled = || -> [u64; 2] {
+        pool.iter().filter_map(|p| std::fs::read_to_string(p).ok()).fold([0, 0], |[ran, waited], line| {
+            let mut fields = line.split_whitespace().map(|f| f.parse::<u64>().unwrap_or(0));
+            [ran + fields.next().unwrap_or(0), waited + fields.next().unwrap_or(0)]
+        })
+    };
     let search = |principal: &Principal, (text, vector): &Query| -> braid::Result<Took> {
         let mut request = SearchRequest::new(text, principal.clone()).k(10).mode(mode).suggest(false);
         if dim.is_some() {
             request = request.vector(vector.clone());
         }
         let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let before = scheduled();
         let started = Instant::now();
         let searcher = index.searcher();
         let taken = started.elapsed();
@@ -134,9 +154,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         drop(response);
         drop(searcher);
         let took = started.elapsed();
+        let after = scheduled();
+        let pool = [after[0].saturating_sub(before[0]) / 1000, after[1].saturating_sub(before[1]) / 1000];
         // Outside the pipeline's stages: taking the searcher, and dropping it (its snapshot, when
         // it was the last to hold it) with the response.
-        Ok(Took { took, at, stages, outside: [taken, took - searched] })
+        Ok(Took { took, at, stages, outside: [taken, took - searched], pool })
     };
 
     let mut idle: Vec<Vec<Took>> = Vec::new();
@@ -198,7 +220,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let stages: serde_json::Map<String, serde_json::Value> =
                         t.micros().map(|(name, us)| (name.to_string(), us.into())).collect();
                     let line = serde_json::json!({ "phase": phase, "principal": label, "at": t.at,
-                        "ms": t.took.as_secs_f64() * 1e3, "stages_us": stages });
+                        "ms": t.took.as_secs_f64() * 1e3, "stages_us": stages,
+                        "pool_ran_us": t.pool[0], "pool_waited_us": t.pool[1] });
                     lines.push_str(&line.to_string());
                     lines.push('\n');
                 }
@@ -269,6 +292,8 @@ struct Took {
     stages: std::collections::BTreeMap<braid::Stage, u64>,
     /// Taking the searcher, and dropping it with the response.
     outside: [Duration; 2],
+    /// Microseconds the search pool's threads ran and waited to run meanwhile (with a trace).
+    pool: [u64; 2],
 }
 
 impl Took {
