@@ -2,7 +2,7 @@
 //! a writer commits a steady stream of small batches.
 //!
 //! ```text
-//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--writer-idle] [--trace FILE]
+//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--writer-idle] [--writer-heap BYTES] [--trace FILE]
 //! ```
 //!
 //! Opens an index of `scripts/scale.sh` (`INDEX_DIR`, with its supplied vectors where it has
@@ -32,7 +32,8 @@
 //! due); per principal, each search stage's p99 idle and while writing (with taking the
 //! searcher and dropping it, outside the stages). `--writer-nice N` sets
 //! [`braid::GroupCommitOptions::writer_nice`] (default 10), `--writer-idle`
-//! [`braid::GroupCommitOptions::writer_idle`] (the idle scheduling class). `--trace FILE` writes
+//! [`braid::GroupCommitOptions::writer_idle`] (the idle scheduling class), `--writer-heap BYTES`
+//! the group commit's writer's [`braid::WriterOptions::heap_bytes`]. `--trace FILE` writes
 //! every search (start time, latency, stages, and how long the search pool's threads ran and
 //! waited to run meanwhile, from Linux's `schedstat`) as JSON lines; `BRAID_TRACE=braid::commit=debug`
 //! logs each commit's phases, the vector store's lock holds and the searches that waited for
@@ -66,7 +67,7 @@ struct Written {
 #[derive(Clone, Copy)]
 enum Writing {
     CommitPerBatch,
-    Grouped { clients: usize, delay: Duration, nice: i32, idle: bool },
+    Grouped { clients: usize, delay: Duration, nice: i32, idle: bool, heap: usize },
 }
 
 /// Takes `--name VALUE` out of `args`, parsed.
@@ -81,12 +82,13 @@ where
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: sustained_writes INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--writer-idle] [--trace FILE]";
+    let usage = "usage: sustained_writes INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--writer-idle] [--writer-heap BYTES] [--trace FILE]";
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let clients: usize = flag(&mut args, "--clients")?.unwrap_or(0);
     let delay_ms: u64 = flag(&mut args, "--commit-delay-ms")?.unwrap_or(0);
     let trace: Option<PathBuf> = flag(&mut args, "--trace")?;
     let nice: i32 = flag(&mut args, "--writer-nice")?.unwrap_or(braid::DEFAULT_WRITER_NICE);
+    let heap: usize = flag(&mut args, "--writer-heap")?.unwrap_or(GroupCommitOptions::default().writer.heap_bytes);
     let idle = args.iter().any(|a| a == "--writer-idle");
     args.retain(|a| a != "--writer-idle");
     if let Ok(filter) = std::env::var("BRAID_TRACE") {
@@ -98,7 +100,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let how = match clients {
         0 => Writing::CommitPerBatch,
-        clients => Writing::Grouped { clients, delay: Duration::from_millis(delay_ms), nice, idle },
+        clients => Writing::Grouped { clients, delay: Duration::from_millis(delay_ms), nice, idle, heap },
     };
     let mut args = args.into_iter();
     let dir = PathBuf::from(args.next().ok_or(usage)?);
@@ -182,12 +184,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let writer = scope.spawn(|| {
             let result = match how {
                 Writing::CommitPerBatch => write(&index, dim, rate, seconds, batch),
-                Writing::Grouped { clients, delay, nice, idle } => {
+                Writing::Grouped { clients, delay, nice, idle, heap } => {
                     let options = GroupCommitOptions {
                         commit_delay: delay,
                         writer_nice: nice,
                         writer_idle: idle,
-                        ..GroupCommitOptions::default()
+                        writer: braid::WriterOptions { heap_bytes: heap, ..GroupCommitOptions::default().writer },
                     };
                     write_grouped(&index, dim, rate, seconds, batch, clients, options)
                 }
@@ -266,7 +268,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "commit_ms": summary(written.commits_ms),
             "commit_bytes_written": summary(written.bytes),
         }),
-        Writing::Grouped { clients, delay, nice, idle } => serde_json::json!({
+        Writing::Grouped { clients, delay, nice, idle, heap } => serde_json::json!({
+            "writer_heap_bytes": heap,
             "writing": "group commit",
             "clients": clients,
             "writer_nice": nice,
