@@ -67,8 +67,8 @@ pub use braid_lexical::{
 };
 pub use braid_vector::{MergePolicy, Partition, Quantization, PROMOTE_AT};
 pub use group_commit::{
-    Acknowledgement, Batch, GroupCommit, GroupCommitOptions, GroupCommitStats, DEFAULT_WRITER_NICE,
-    GROUP_COMMIT_WRITER_HEAP,
+    Acknowledgement, Batch, GroupCommit, GroupCommitOptions, GroupCommitStats, DEFAULT_COMMIT_INTERVAL,
+    DEFAULT_WRITER_NICE, GROUP_COMMIT_WRITER_HEAP,
 };
 pub use index::{CheckReport, Index, IndexBuilder, IndexConfig};
 pub use outline::{Outline, OutlineEntry, OutlineSection, MAX_OUTLINE_ENTRIES};

@@ -135,6 +135,38 @@ fn with_a_commit_delay_concurrent_writers_make_fewer_commits_than_batches() {
 }
 
 #[test]
+fn a_stream_of_writes_is_committed_at_most_once_an_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::create(dir.path(), IndexConfig::default()).unwrap();
+    let interval = Duration::from_millis(100);
+    let options = GroupCommitOptions { commit_interval: interval, ..GroupCommitOptions::default() };
+    let front = GroupCommit::with_options(index.clone(), options);
+    let (threads, batches) = (8, 5);
+    let start = Barrier::new(threads);
+    let began = Instant::now();
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let (front, start) = (&front, &start);
+            scope.spawn(move || {
+                start.wait();
+                for b in 0..batches {
+                    front.write(Batch::new().upsert(record(&format!("t{t}-b{b}"), &word(t, b)))).unwrap();
+                }
+            });
+        }
+    });
+    let took = began.elapsed();
+    let stats = front.stats();
+    assert_eq!(stats.batches, (threads * batches) as u64);
+    // Eight callers writing at once keep batches queued behind the commits, which then wait.
+    assert!(stats.paced >= 1, "{stats:?}");
+    // Each paced group began at least an interval after the group before it.
+    assert!(took >= interval * stats.paced as u32, "{took:?} for {stats:?}");
+    assert!(stats.commits < stats.batches, "{stats:?}");
+    assert_eq!(index.num_records(), (threads * batches) as u64);
+}
+
+#[test]
 fn a_bad_record_fails_only_its_batch_and_nothing_of_it_is_committed() {
     let dir = tempfile::tempdir().unwrap();
     let index = Index::create(dir.path(), IndexConfig::default()).unwrap();

@@ -2,7 +2,7 @@
 //! a writer commits a steady stream of small batches.
 //!
 //! ```text
-//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--writer-idle] [--writer-heap BYTES] [--trace FILE]
+//! cargo run --release -p braid-cli --example sustained_writes -- INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--commit-interval-ms I] [--writer-nice N] [--writer-idle] [--writer-heap BYTES] [--trace FILE]
 //! ```
 //!
 //! Opens an index of `scripts/scale.sh` (`INDEX_DIR`, with its supplied vectors where it has
@@ -21,7 +21,8 @@
 //!   (a commit per batch); a writer that falls behind the rate commits its next batch at once;
 //! - with `--clients N`, batch `i` is due at `i × BATCH / RATE` s and the first of `N` client
 //!   threads free takes it, waits until it is due and hands it to one [`braid::GroupCommit`]
-//!   (with `--commit-delay-ms D`, default 0), waiting for its acknowledgement as a service's
+//!   (with `--commit-delay-ms D`, default 0, and `--commit-interval-ms I`, default
+//!   [`braid::DEFAULT_COMMIT_INTERVAL`]), waiting for its acknowledgement as a service's
 //!   callers do; batches that meet share commits.
 //!
 //! Either stops at `SECONDS`; the report says the rate reached.
@@ -67,7 +68,7 @@ struct Written {
 #[derive(Clone, Copy)]
 enum Writing {
     CommitPerBatch,
-    Grouped { clients: usize, delay: Duration, nice: i32, idle: bool, heap: usize },
+    Grouped { clients: usize, delay: Duration, interval: Duration, nice: i32, idle: bool, heap: usize },
 }
 
 /// Takes `--name VALUE` out of `args`, parsed.
@@ -82,10 +83,12 @@ where
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: sustained_writes INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--writer-nice N] [--writer-idle] [--writer-heap BYTES] [--trace FILE]";
+    let usage = "usage: sustained_writes INDEX_DIR QUERIES_JSONL [RATE] [SECONDS] [BATCH] [QPS] [--clients N] [--commit-delay-ms D] [--commit-interval-ms I] [--writer-nice N] [--writer-idle] [--writer-heap BYTES] [--trace FILE]";
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let clients: usize = flag(&mut args, "--clients")?.unwrap_or(0);
     let delay_ms: u64 = flag(&mut args, "--commit-delay-ms")?.unwrap_or(0);
+    let interval: Option<u64> = flag(&mut args, "--commit-interval-ms")?;
+    let interval = interval.map_or(GroupCommitOptions::default().commit_interval, Duration::from_millis);
     let trace: Option<PathBuf> = flag(&mut args, "--trace")?;
     let nice: i32 = flag(&mut args, "--writer-nice")?.unwrap_or(braid::DEFAULT_WRITER_NICE);
     let heap: usize = flag(&mut args, "--writer-heap")?.unwrap_or(GroupCommitOptions::default().writer.heap_bytes);
@@ -100,7 +103,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let how = match clients {
         0 => Writing::CommitPerBatch,
-        clients => Writing::Grouped { clients, delay: Duration::from_millis(delay_ms), nice, idle, heap },
+        clients => Writing::Grouped { clients, delay: Duration::from_millis(delay_ms), interval, nice, idle, heap },
     };
     let mut args = args.into_iter();
     let dir = PathBuf::from(args.next().ok_or(usage)?);
@@ -184,9 +187,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let writer = scope.spawn(|| {
             let result = match how {
                 Writing::CommitPerBatch => write(&index, dim, rate, seconds, batch),
-                Writing::Grouped { clients, delay, nice, idle, heap } => {
+                Writing::Grouped { clients, delay, interval, nice, idle, heap } => {
                     let options = GroupCommitOptions {
                         commit_delay: delay,
+                        commit_interval: interval,
                         writer_nice: nice,
                         writer_idle: idle,
                         writer: braid::WriterOptions { heap_bytes: heap, ..GroupCommitOptions::default().writer },
@@ -268,13 +272,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "commit_ms": summary(written.commits_ms),
             "commit_bytes_written": summary(written.bytes),
         }),
-        Writing::Grouped { clients, delay, nice, idle, heap } => serde_json::json!({
+        Writing::Grouped { clients, delay, interval, nice, idle, heap } => serde_json::json!({
             "writer_heap_bytes": heap,
             "writing": "group commit",
             "clients": clients,
             "writer_nice": nice,
             "writer_idle": idle,
             "commit_delay_ms": delay.as_millis() as u64,
+            "commit_interval_ms": interval.as_millis() as u64,
             "ack_ms": summary(written.acks_ms),
             "ack_from_due_ms": summary(written.from_due_ms),
         }),

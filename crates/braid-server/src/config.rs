@@ -9,6 +9,7 @@
 //! reload_seconds = 5.0               # how often to look for a new commit (0: never; else 0.1–86400)
 //! ef_search = 1600                   # the vector graph's search width (1–100000; research/scale-log.md)
 //! commit_delay_ms = 0                # how long a record write waits for others to share its commit (0–1000)
+//! commit_interval_ms = 500           # under a backlog of writes, the least time between commits (0–10000)
 //! commit_idle = false                # true: commits run in Linux's idle scheduling class, searches first
 //!
 //! [limits]
@@ -70,6 +71,12 @@ pub struct Config {
     /// write's latency for fewer commits. By default, 0.
     #[serde(default)]
     pub commit_delay_ms: u64,
+    /// The least time, in milliseconds, from one group commit's start to the next while record
+    /// writes queue up behind commits ([`braid::GroupCommitOptions::commit_interval`]): fewer,
+    /// larger commits under a stream of writes, none delayed when writes come one at a time.
+    /// By default, the library's ([`braid::DEFAULT_COMMIT_INTERVAL`]).
+    #[serde(default)]
+    pub commit_interval_ms: Option<u64>,
     /// Whether commits run in Linux's idle scheduling class
     /// ([`braid::GroupCommitOptions::writer_idle`]): a search that wakes takes a core from a
     /// commit at once, and a commit gets little of cores that searches keep busy. By default,
@@ -223,6 +230,7 @@ pub const RANGES: &[(&str, f64, f64)] = &[
     ("reload_seconds", 0.1, 86_400.0),
     ("ef_search", 1.0, 100_000.0),
     ("commit_delay_ms", 0.0, 1_000.0),
+    ("commit_interval_ms", 0.0, 10_000.0),
     ("limits.max_body_bytes", 1024.0, 64.0 * 1024.0 * 1024.0),
     ("limits.timeout_ms", 1.0, 600_000.0),
     ("limits.header_read_timeout_ms", 100.0, 600_000.0),
@@ -284,13 +292,15 @@ impl Config {
         (self.reload_seconds > 0.0).then(|| Duration::try_from_secs_f64(self.reload_seconds).ok()).flatten()
     }
 
-    /// How record writes are committed: the delay of [`Config::commit_delay_ms`] and the
-    /// scheduling of [`Config::commit_idle`].
+    /// How record writes are committed: the delay of [`Config::commit_delay_ms`], the interval
+    /// of [`Config::commit_interval_ms`] and the scheduling of [`Config::commit_idle`].
     pub fn commit_options(&self) -> braid::GroupCommitOptions {
+        let defaults = braid::GroupCommitOptions::default();
         braid::GroupCommitOptions {
             commit_delay: Duration::from_millis(self.commit_delay_ms),
+            commit_interval: self.commit_interval_ms.map_or(defaults.commit_interval, Duration::from_millis),
             writer_idle: self.commit_idle,
-            ..braid::GroupCommitOptions::default()
+            ..defaults
         }
     }
 
@@ -320,6 +330,9 @@ impl Config {
             in_range("ef_search", width as f64)?;
         }
         in_range("commit_delay_ms", self.commit_delay_ms as f64)?;
+        if let Some(interval) = self.commit_interval_ms {
+            in_range("commit_interval_ms", interval as f64)?;
+        }
         in_range("limits.max_body_bytes", l.max_body_bytes as f64)?;
         in_range("limits.timeout_ms", l.timeout_ms as f64)?;
         in_range("limits.header_read_timeout_ms", l.header_read_timeout_ms as f64)?;
@@ -455,6 +468,7 @@ mod tests {
             ("ef_search = 0", "", "ef_search"),
             ("ef_search = 1000000", "", "ef_search"),
             ("commit_delay_ms = 1001", "", "commit_delay_ms"),
+            ("commit_interval_ms = 10001", "", "commit_interval_ms"),
             ("", "timeout_ms = 0", "limits.timeout_ms"),
             ("", "timeout_ms = 9223372036854775807", "limits.timeout_ms"),
             ("", "header_read_timeout_ms = 0", "limits.header_read_timeout_ms"),
@@ -480,12 +494,13 @@ mod tests {
         assert_eq!(per_token.root_cause().downcast_ref::<OutOfRange>().map(|r| r.key), Some("token.rate_per_second"));
         // The extremes that are allowed work, and a valid reload interval converts.
         let c = parse(&format!(
-            "reload_seconds = 86400\nef_search = 100000\ncommit_delay_ms = 1000\ncommit_idle = true\n{token}"
+            "reload_seconds = 86400\nef_search = 100000\ncommit_delay_ms = 1000\ncommit_interval_ms = 0\ncommit_idle = true\n{token}"
         ))
         .unwrap();
         assert_eq!(c.reload_every(), Some(Duration::from_secs(86_400)));
         assert_eq!(c.ef_search, Some(100_000));
         assert_eq!(c.commit_options().commit_delay, Duration::from_secs(1));
+        assert_eq!(c.commit_options().commit_interval, Duration::ZERO);
         assert!(c.commit_options().writer_idle);
     }
 }
