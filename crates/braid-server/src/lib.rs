@@ -81,7 +81,7 @@ fn close_idle_writer(engine: &Arc<api::Engine>) -> Result<()> {
         match engine.writes().release_idle(write::WRITER_IDLE) {
             Ok(true) => {
                 let stats = engine.writes().stats();
-                tracing::debug!(target: "braid::serve", commits = stats.commits, record_writes = stats.batches, "closed the idle writer");
+                tracing::debug!(target: "braid::serve", commits = stats.commits, record_writes = stats.batches, paced = stats.paced, "closed the idle writer");
             }
             Ok(false) => {}
             Err(e) => tracing::warn!(target: "braid::serve", error = %e, "a merge failed while the idle writer closed; every commit stands"),
