@@ -91,11 +91,11 @@ pub struct GroupCommitOptions {
 
 /// The default [`GroupCommitOptions::commit_interval`]: under a steady stream of writes, about
 /// two commits a second. At 1M records and 1,000 records a second in batches of 10
-/// (`sustained_writes`, nice +10; five runs against three of commits as soon as the last
-/// ended, every 100–128 ms): a quarter of the commits, 165–167 MB written a minute instead of
-/// 458–498, a third less of the writer's CPU, and searches' p99 under writes 17.6–30.1 ms
-/// instead of 23.8–30.0 (everyone) and 4.5–9.0 instead of 7.4–8.3 (one tenant);
-/// acknowledgements' p50 408–447 ms instead of 179–206, p99 680–743 instead of 296–317
+/// (`sustained_writes`, nice +10; eight runs against five of commits as soon as the last
+/// ended, every 100–164 ms): a fifth to a quarter of the commits, 163–167 MB written a minute
+/// instead of 395–498, a third less of the writer's CPU, and searches' p99 under writes
+/// 17.6–33.2 ms instead of 23.8–47.4 (everyone) and 4.5–9.5 instead of 7.4–13.4 (one tenant);
+/// acknowledgements' p50 408–454 ms instead of 179–251, p99 680–764 instead of 296–439
 /// (docs/scale.md).
 pub const DEFAULT_COMMIT_INTERVAL: Duration = Duration::from_millis(500);
 
