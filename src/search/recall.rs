@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use braid_core::{AllowedSet, Error, Leg, LegWeights, Result, SearchRequest, Stage, Stats};
+use braid_core::{AllowedSet, Error, Leg, LegWeights, QuerySyntax, Result, SearchRequest, Stage, Stats};
 use braid_fusion::LegList;
 use braid_lexical::{Feedback, LegOutput, SynonymUse, View};
 use rayon::prelude::*;
@@ -52,7 +52,7 @@ pub(super) fn recall(
     request: &SearchRequest,
     stats: &mut Stats,
 ) -> Result<Recalled> {
-    let plan = legs.plan;
+    let (plan, view, lexical_text) = (legs.plan, legs.view, legs.lexical_text);
     let run = |leg: Leg| run_leg(leg, legs, embedded, request);
     let results: Vec<Result<LegRun>> = match plan.legs.as_slice() {
         [leg] => vec![run(*leg)],
@@ -67,7 +67,20 @@ pub(super) fn recall(
                 legs.iter().copied().enumerate().partition(|(_, leg)| *leg == Leg::Semantic);
             let (mut done, words) = rayon::join(
                 || vectors.into_iter().map(|(at, leg)| (at, run(leg))).collect::<Vec<_>>(),
-                || words.into_par_iter().map(|(at, leg)| (at, run(leg))).collect::<Vec<_>>(),
+                || {
+                    // The groups the lexical and fuzzy queries begin with alike, scored once
+                    // for both; the time counts in each leg's.
+                    let t = Instant::now();
+                    let both = [Leg::Lexical, Leg::Fuzzy].iter().all(|l| words.iter().any(|(_, leg)| leg == l));
+                    if both && request.syntax != QuerySyntax::Tantivy {
+                        view.share_word_prefix(lexical_text, request.query.as_str(), request.syntax);
+                    }
+                    let shared = micros(t);
+                    words
+                        .into_par_iter()
+                        .map(|(at, leg)| (at, run(leg).map(|r| LegRun { micros: r.micros + shared, ..r })))
+                        .collect::<Vec<_>>()
+                },
             );
             // Back in the plan's order.
             done.extend(words);

@@ -249,9 +249,10 @@ pub enum Stage {
     Visibility,
     /// The query's words among the caller's records (routing, "did you mean").
     Analyse,
-    /// The lexical leg.
+    /// The lexical leg (with the groups its query begins with as the fuzzy leg's does, which
+    /// are scored once for both and count in each).
     Lexical,
-    /// The fuzzy leg.
+    /// The fuzzy leg (the same).
     Fuzzy,
     /// The semantic leg (the query's embedding included).
     Semantic,

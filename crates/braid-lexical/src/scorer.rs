@@ -12,7 +12,7 @@
 //!   does not depend on segment layout or on other documents.
 //! - **Ties** are broken by ordinal (lower first), never by internal document address.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use braid_core::Ordinal;
 use tantivy::columnar::Column;
@@ -26,7 +26,7 @@ use crate::segments::Scope;
 use crate::simple::{Constraints, Verdict, MAX_PHRASE_CHECKS};
 use crate::top_k::TopK;
 use crate::visibility::{AllowedDocs, AllowedSegment};
-use crate::weighted_query::{Alternative, WeightedQuery};
+use crate::weighted_query::{Alternative, Group, WeightedQuery};
 
 /// BM25's collection statistics over the records a request may see.
 pub(crate) trait Statistics {
@@ -112,6 +112,12 @@ impl Carried {
         self.scores.get_mut(segment).and_then(Option::take).filter(|(scores, _)| scores.len() == max_doc)
     }
 
+    /// Whether any segment's scores are carried (the search given them starts from them; a
+    /// first search, given none, leaves its own).
+    pub(crate) fn holds_scores(&self) -> bool {
+        self.scores.iter().any(Option::is_some)
+    }
+
     fn put(&mut self, segment: usize, scores: Vec<Score>) {
         if self.scores.len() <= segment {
             self.scores.resize_with(segment + 1, || None);
@@ -121,7 +127,10 @@ impl Carried {
 }
 
 /// The `k` best `(ordinal, score)` of `query` over the allowed documents, best first, ties by
-/// ordinal; each segment's scores start from (and are left in) `carried` when given.
+/// ordinal; each segment's scores start from (and are left in) `carried` when given. A query
+/// that begins with `prefix`'s groups, and carries no scores in, starts from the prefix's
+/// scores instead of scoring those groups ([`SharedPrefix`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn top_k(
     scope: &Scope<'_>,
     query: &WeightedQuery,
@@ -130,12 +139,15 @@ pub(crate) fn top_k(
     k: usize,
     matches: Option<&Matches>,
     mut carried: Option<&mut Carried>,
+    prefix: Option<&SharedPrefix>,
 ) -> tantivy::Result<Vec<(Ordinal, Score)>> {
     // Weights first, in query order: one per term.
     let weights = Weights::of(stats, query)?;
     if let Some(constraints) = &query.constraints {
         return constrained_top_k(scope, query, &weights, constraints, allowed, k, carried);
     }
+    let carries_in = carried.as_deref().is_some_and(Carried::holds_scores);
+    let prefix = prefix.filter(|p| !carries_in && query.groups.starts_with(&p.groups));
     let ord_columns = &scope.segments().ord_columns;
     let mut top = TopK::new(k);
     let mut scratch = Scratch::default();
@@ -146,8 +158,12 @@ pub(crate) fn top_k(
             continue;
         }
         let Some(ords) = ord_columns.get(segment_ord) else { continue };
-        let start = carried.as_deref_mut().and_then(|c| c.take(segment_ord, segment.max_doc() as usize));
-        let scores = score_segment(segment, query, &weights, allowed_docs, start, &mut scratch)?;
+        let max_doc = segment.max_doc() as usize;
+        let (start, from_group) = match prefix.and_then(|p| p.take(segment_ord, max_doc)) {
+            Some(scores) => (Some((scores, 1.0)), prefix.map_or(0, |p| p.groups.len())),
+            None => (carried.as_deref_mut().and_then(|c| c.take(segment_ord, max_doc)), 0),
+        };
+        let scores = score_segment(segment, query, &weights, allowed_docs, start, from_group, &mut scratch)?;
         if let Some(matches) = matches {
             matches.add_scored(segment_ord, segment, &scores, allowed_docs);
         }
@@ -183,7 +199,7 @@ fn constrained_top_k(
         if let Some(ords) = ord_columns.get(segment_ord) {
             if !allowed_docs.is_some_and(|a| a.docs.is_empty()) {
                 let start = carried.as_deref_mut().and_then(|c| c.take(segment_ord, segment.max_doc() as usize));
-                let scores = score_segment(segment, query, weights, allowed_docs, start, &mut scratch)?;
+                let scores = score_segment(segment, query, weights, allowed_docs, start, 0, &mut scratch)?;
                 let alive = segment.alive_bitset();
                 let mut consider = |doc: DocId| {
                     let Some(&score) = scores.get(doc as usize) else { return };
@@ -234,14 +250,16 @@ fn constrained_top_k(
 
 /// Dense per-document scores of `query` on one segment, added to `start` (zeros when not
 /// given), a carried score times a factor: every allowed document's (a document outside
-/// `allowed` may be left at its start, see [`SPARSE`]). Groups of several alternatives are
-/// summed in `scratch`, which the segments of one search share.
+/// `allowed` may be left at its start, see [`SPARSE`]). The groups before `from_group` are
+/// taken as scored already (`start` holds them). Groups of several alternatives are summed in
+/// `scratch`, which the segments of one search share.
 fn score_segment(
     segment: &SegmentReader,
     query: &WeightedQuery,
     weights: &Weights,
     allowed: Option<&AllowedSegment>,
     start: Option<(Vec<Score>, Score)>,
+    from_group: usize,
     scratch: &mut Scratch,
 ) -> tantivy::Result<Vec<Score>> {
     let max_doc = segment.max_doc() as usize;
@@ -260,9 +278,12 @@ fn score_segment(
     };
     let mut postings = Postings::new(segment, only);
     let mut w = 0;
-    for group in &query.groups {
+    for (at, group) in query.groups.iter().enumerate() {
         let first = w;
         w += group.alternatives.iter().map(|a| a.terms().len()).sum::<usize>();
+        if at < from_group {
+            continue;
+        }
         match group.alternatives.as_slice() {
             // One sum of terms: straight into the total.
             [Alternative::Terms(terms)] => {
@@ -286,6 +307,74 @@ fn score_segment(
         }
     }
     Ok(total)
+}
+
+/// The scores of the groups the lexical and fuzzy legs' queries begin with alike, each
+/// segment's dense, computed once for both ([`crate::View::share_word_prefix`]).
+///
+/// Both legs sum a document's groups in query order, into a dense score a segment, and a group
+/// scores the same in either (the same terms, boosts and visible statistics). So where both
+/// queries begin with the same groups — most queries: the fuzzy leg adds a word's completions
+/// or typo expansions to its group, and its last word while typing, the rest is the lexical
+/// query again — each leg's scores after those groups are the same floats, and each can start
+/// from one computation of them and add its own groups: at a million records, 80 % of the
+/// fuzzy leg's postings were the lexical leg's (research/scale-log.md, tenth session). Each
+/// segment's scores go to the two searches that start from them, copied for the first and
+/// handed to the second.
+pub(crate) struct SharedPrefix {
+    /// The groups, as both queries hold them (after per-request field weights).
+    groups: Vec<Group>,
+    /// By segment ordinal within the scope: the groups' dense scores and how many searches
+    /// have yet to start from them.
+    sums: Vec<Mutex<(Option<Vec<Score>>, u8)>>,
+}
+
+impl SharedPrefix {
+    /// `groups` (the first of `query`'s) scored on every segment of `scope` a search of the
+    /// allowed documents reads, for `searches` searches to start from.
+    pub(crate) fn score(
+        scope: &Scope<'_>,
+        query: &WeightedQuery,
+        groups: usize,
+        stats: &dyn Statistics,
+        allowed: &AllowedDocs,
+        searches: u8,
+    ) -> tantivy::Result<Self> {
+        let prefix = WeightedQuery { groups: query.groups[..groups].to_vec(), constraints: None };
+        let weights = Weights::of(stats, &prefix)?;
+        let ord_columns = &scope.segments().ord_columns;
+        let mut scratch = Scratch::default();
+        let mut sums = Vec::new();
+        for (segment_ord, segment) in scope.iter() {
+            let segment_ord = segment_ord as usize;
+            let allowed_docs = allowed.of_segment(segment);
+            if sums.len() <= segment_ord {
+                sums.resize_with(segment_ord + 1, || Mutex::new((None, 0)));
+            }
+            if allowed_docs.is_some_and(|a| a.docs.is_empty()) || ord_columns.get(segment_ord).is_none() {
+                continue;
+            }
+            let scores = score_segment(segment, &prefix, &weights, allowed_docs, None, 0, &mut scratch)?;
+            sums[segment_ord] = Mutex::new((Some(scores), searches));
+        }
+        Ok(SharedPrefix { groups: prefix.groups, sums })
+    }
+
+    /// Segment `segment`'s scores for a search starting from them, if they are for a segment
+    /// of `max_doc` documents: a copy, or the scores themselves for the last search.
+    fn take(&self, segment: usize, max_doc: usize) -> Option<Vec<Score>> {
+        let mut held = self.sums.get(segment)?.lock().unwrap_or_else(|p| p.into_inner());
+        let (scores, searches) = &mut *held;
+        if scores.as_ref().is_none_or(|s| s.len() != max_doc) || *searches == 0 {
+            return None;
+        }
+        *searches -= 1;
+        if *searches == 0 {
+            scores.take()
+        } else {
+            scores.clone()
+        }
+    }
 }
 
 /// Buffers for groups of several alternatives: each alternative's scores, the group's best,

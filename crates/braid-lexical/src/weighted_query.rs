@@ -14,7 +14,7 @@ use tantivy::{Score, Term};
 use crate::simple::Constraints;
 
 /// One term and the factor its BM25 is multiplied by.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct WeightedTerm {
     pub term: Term,
     pub boost: Score,
@@ -36,13 +36,13 @@ pub(crate) struct WeightedQuery {
 }
 
 /// The best of its alternatives (dis-max without tie breaker).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Group {
     pub alternatives: Vec<Alternative>,
 }
 
 /// One way a query word can match.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Alternative {
     /// The sum of these terms' BM25.
     Terms(Vec<WeightedTerm>),

@@ -339,6 +339,100 @@ fn feedback_from_the_first_scores_ranks_as_the_whole_expanded_query() {
     assert!(expanded > 30, "only {expanded} queries were expanded");
 }
 
+/// The lexical and fuzzy legs rank the same — the same records, order and floats — when
+/// the groups their queries begin with alike are scored once for both
+/// ([`View::share_word_prefix`]), whichever leg runs first: over several segments with
+/// deleted records, for callers who see everything, most records and few, with and without
+/// per-request field weights, for queries with a misspelt word and with the last word still
+/// being typed; and the prefix is shared for most queries.
+#[test]
+fn the_word_legs_rank_the_same_from_a_shared_prefix() {
+    let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+    let mut mix = Mix(31);
+    for batch in 0..3u64 {
+        let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+        for i in batch * 200..(batch + 1) * 200 {
+            let group = match i % 10 {
+                1 => "group:few",
+                0 | 3 | 6 => "group:staff",
+                _ => "group:all",
+            };
+            let record =
+                Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 4)).body(mix.words(&WORDS, 5, 60)).acl([group]);
+            writer.upsert(i, &record, i).unwrap();
+        }
+        if batch == 2 {
+            for i in (0..600).step_by(9) {
+                writer.delete(&format!("r{i}")).unwrap();
+            }
+        }
+        writer.commit().unwrap();
+    }
+    index.reload().unwrap();
+    let snapshot = index.snapshot();
+    let (mut compared, mut shared) = (0, 0);
+    let principals = [["group:all", "group:staff", "group:few"].as_slice(), &["group:all"], &["group:few"]];
+    for tokens in principals {
+        let principal = Principal::from_verified_tokens(tokens.iter().copied());
+        let allowed = snapshot.allowed_set(Visibility::new(principal, AccessPolicy::Public, None)).unwrap();
+        for q in 0..45 {
+            let mut text = mix.words(&WORDS, 1, 5);
+            match q % 3 {
+                // A misspelt word: its last letter doubled.
+                1 => {
+                    let last = text.pop().unwrap();
+                    text.push(last);
+                    text.push(last);
+                    text.push_str(" order");
+                }
+                // Done typing: no completions of the last word.
+                2 => text.push(' '),
+                _ => {}
+            }
+            let weighted = q % 5 == 0;
+            let view = || {
+                let mut view = snapshot.view(&allowed).unwrap();
+                if weighted {
+                    view.set_field_weights(Some(0.3), 0.8);
+                }
+                view
+            };
+            let legs = |view: &View, fuzzy_first: bool| {
+                let lexical = || view.lexical_with_feedback(&text, 30, QuerySyntax::Plain, Feedback::DEFAULT).unwrap();
+                let fuzzy = || view.fuzzy_with(&text, 30, QuerySyntax::Plain).unwrap();
+                let (l, f) = if fuzzy_first {
+                    let f = fuzzy();
+                    (lexical(), f)
+                } else {
+                    (lexical(), fuzzy())
+                };
+                let bits =
+                    |hits: Vec<(Ordinal, Score)>| hits.into_iter().map(|(o, s)| (o, s.to_bits())).collect::<Vec<_>>();
+                (bits(l.candidates), bits(f.candidates))
+            };
+            let alone = legs(&view(), false);
+            for fuzzy_first in [false, true] {
+                let sharing = view();
+                // Below the postings a large index shares from: whatever the prefix holds.
+                sharing.share_word_prefix_from(&text, &text, QuerySyntax::Plain, 0);
+                shared += usize::from(sharing.prefix.get().is_some());
+                assert_eq!(legs(&sharing, fuzzy_first), alone, "{tokens:?} {text:?}, fuzzy first: {fuzzy_first}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(shared * 4 >= compared * 3, "the prefix was shared in {shared} of {compared} runs");
+    // At the default, a prefix of a few hundred postings is not worth its copies.
+    let everyone = Principal::from_verified_tokens(["group:all", "group:staff", "group:few"]);
+    let allowed = snapshot.allowed_set(Visibility::new(everyone, AccessPolicy::Public, None)).unwrap();
+    let (view, text) = (snapshot.view(&allowed).unwrap(), "refund order policy");
+    view.share_word_prefix_from(text, text, QuerySyntax::Plain, 0);
+    assert!(view.prefix.get().is_some());
+    let view = snapshot.view(&allowed).unwrap();
+    view.share_word_prefix(text, text, QuerySyntax::Plain);
+    assert!(view.prefix.get().is_none());
+}
+
 /// An expansion term more than `Feedback::common` of the allowed records hold is left out;
 /// the share is counted over the caller's allowed records, so a term common among records a
 /// caller cannot see stays in that caller's expansion.
