@@ -85,6 +85,10 @@ impl Weights {
     }
 }
 
+/// One segment's dense scores, a document each, shared by the searches that read them (see
+/// [`SharedPrefix`]).
+type Scores = Arc<Vec<Score>>;
+
 /// Each segment's dense scores from one search of a request, carried into the next: a search
 /// given them starts each document at its carried score (scaled by [`Carried::scale`])
 /// instead of zero, and leaves its own final scores in their place. The lexical leg's second
@@ -96,7 +100,7 @@ pub(crate) struct Carried {
     /// By segment ordinal within the view's scope: the scores, and the factor they are yet to
     /// be multiplied by (applied when the segment is next searched, to the documents it can
     /// score: a sparse segment's allowed documents only, so its untouched pages stay so).
-    scores: Vec<Option<(Vec<Score>, Score)>>,
+    scores: Vec<Option<(Scores, Score)>>,
 }
 
 impl Carried {
@@ -108,7 +112,7 @@ impl Carried {
     }
 
     /// Segment `segment`'s carried scores and the factor they are yet to be multiplied by.
-    fn take(&mut self, segment: usize, max_doc: usize) -> Option<(Vec<Score>, Score)> {
+    fn take(&mut self, segment: usize, max_doc: usize) -> Option<(Scores, Score)> {
         self.scores.get_mut(segment).and_then(Option::take).filter(|(scores, _)| scores.len() == max_doc)
     }
 
@@ -118,7 +122,7 @@ impl Carried {
         self.scores.iter().any(Option::is_some)
     }
 
-    fn put(&mut self, segment: usize, scores: Vec<Score>) {
+    fn put(&mut self, segment: usize, scores: Scores) {
         if self.scores.len() <= segment {
             self.scores.resize_with(segment + 1, || None);
         }
@@ -251,21 +255,26 @@ fn constrained_top_k(
 /// Dense per-document scores of `query` on one segment, added to `start` (zeros when not
 /// given), a carried score times a factor: every allowed document's (a document outside
 /// `allowed` may be left at its start, see [`SPARSE`]). The groups before `from_group` are
-/// taken as scored already (`start` holds them). Groups of several alternatives are summed in
-/// `scratch`, which the segments of one search share.
+/// taken as scored already (`start` holds them): with none after them and no factor, `start`
+/// is the answer as it is, shared rather than copied. Otherwise `start` is written in place
+/// where nothing else holds it, and copied where something does (the other word leg, starting
+/// from the same [`SharedPrefix`]). Groups of several alternatives are summed in `scratch`,
+/// which the segments of one search share.
 fn score_segment(
     segment: &SegmentReader,
     query: &WeightedQuery,
     weights: &Weights,
     allowed: Option<&AllowedSegment>,
-    start: Option<(Vec<Score>, Score)>,
+    start: Option<(Scores, Score)>,
     from_group: usize,
     scratch: &mut Scratch,
-) -> tantivy::Result<Vec<Score>> {
+) -> tantivy::Result<Scores> {
     let max_doc = segment.max_doc() as usize;
     let only = allowed.filter(|a| a.docs.len() * SPARSE < max_doc);
     let mut total = match start {
-        Some((mut scores, times)) if times != 1.0 => {
+        Some((scores, times)) if times == 1.0 && from_group >= query.groups.len() => return Ok(scores),
+        Some((scores, times)) if times != 1.0 => {
+            let mut scores = Arc::unwrap_or_clone(scores);
             match only {
                 // Only the allowed documents were scored: the rest are zero.
                 Some(only) => only.docs.iter().for_each(|&d| scores[d as usize] *= times),
@@ -273,7 +282,7 @@ fn score_segment(
             }
             scores
         }
-        Some((scores, _)) => scores,
+        Some((scores, _)) => Arc::unwrap_or_clone(scores),
         None => vec![0.0 as Score; max_doc],
     };
     let mut postings = Postings::new(segment, only);
@@ -306,7 +315,7 @@ fn score_segment(
             }
         }
     }
-    Ok(total)
+    Ok(Arc::new(total))
 }
 
 /// The scores of the groups the lexical and fuzzy legs' queries begin with alike, each
@@ -319,14 +328,14 @@ fn score_segment(
 /// query again — each leg's scores after those groups are the same floats, and each can start
 /// from one computation of them and add its own groups: at a million records, 80 % of the
 /// fuzzy leg's postings were the lexical leg's (research/scale-log.md, tenth session). Each
-/// segment's scores go to the two searches that start from them, copied for the first and
-/// handed to the second.
+/// segment's scores are shared by the two searches that start from them; one that adds
+/// groups to them copies them only while the other still holds them ([`score_segment`]).
 pub(crate) struct SharedPrefix {
     /// The groups, as both queries hold them (after per-request field weights).
     groups: Vec<Group>,
     /// By segment ordinal within the scope: the groups' dense scores and how many searches
     /// have yet to start from them.
-    sums: Vec<Mutex<(Option<Vec<Score>>, u8)>>,
+    sums: Vec<Mutex<(Option<Scores>, u8)>>,
 }
 
 impl SharedPrefix {
@@ -361,8 +370,8 @@ impl SharedPrefix {
     }
 
     /// Segment `segment`'s scores for a search starting from them, if they are for a segment
-    /// of `max_doc` documents: a copy, or the scores themselves for the last search.
-    fn take(&self, segment: usize, max_doc: usize) -> Option<Vec<Score>> {
+    /// of `max_doc` documents (let go of here once the last search has them).
+    fn take(&self, segment: usize, max_doc: usize) -> Option<Scores> {
         let mut held = self.sums.get(segment)?.lock().unwrap_or_else(|p| p.into_inner());
         let (scores, searches) = &mut *held;
         if scores.as_ref().is_none_or(|s| s.len() != max_doc) || *searches == 0 {
