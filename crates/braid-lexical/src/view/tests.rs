@@ -271,18 +271,15 @@ fn feedback_with_nothing_to_add_ranks_the_whole_depth() {
     assert_eq!(fed, view.lexical("zebra", 50, QuerySyntax::Plain).unwrap().candidates);
 }
 
-/// The second search with feedback starts from the first search's scores, scaled, and adds
-/// the expansion terms: it ranks as the query and its expansion scored as one query would,
-/// over several segments, for restricted principals (one who sees too few records for every
-/// posting to be scored), with a simple-syntax constraint too.
-#[test]
-fn feedback_from_the_first_scores_ranks_as_the_whole_expanded_query() {
+/// An index of three commits of `per_commit` records of `WORDS` drawn by `mix` (title and
+/// body), reloaded: one record in ten in `group:few` (a caller who sees too few for every
+/// posting to be scored), one in three of the others in `group:staff`, the rest in
+/// `group:all`; the last commit also deletes every `delete_every`-th record when given.
+fn grouped_index(mix: &mut Mix, per_commit: u64, delete_every: Option<usize>) -> LexicalIndex {
     let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
-    let mut mix = Mix(11);
     for batch in 0..3u64 {
         let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
-        for i in batch * 100..(batch + 1) * 100 {
-            // One record in ten for a caller who sees too few for every posting to be scored.
+        for i in batch * per_commit..(batch + 1) * per_commit {
             let group = if i % 10 == 1 {
                 "group:few"
             } else if i % 3 == 0 {
@@ -294,9 +291,25 @@ fn feedback_from_the_first_scores_ranks_as_the_whole_expanded_query() {
                 Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 4)).body(mix.words(&WORDS, 5, 60)).acl([group]);
             writer.upsert(i, &record, i).unwrap();
         }
+        if let Some(every) = delete_every.filter(|_| batch == 2) {
+            for i in (0..3 * per_commit).step_by(every) {
+                writer.delete(&format!("r{i}")).unwrap();
+            }
+        }
         writer.commit().unwrap();
     }
     index.reload().unwrap();
+    index
+}
+
+/// The second search with feedback starts from the first search's scores, scaled, and adds
+/// the expansion terms: it ranks as the query and its expansion scored as one query would,
+/// over several segments, for restricted principals (one who sees too few records for every
+/// posting to be scored), with a simple-syntax constraint too.
+#[test]
+fn feedback_from_the_first_scores_ranks_as_the_whole_expanded_query() {
+    let mut mix = Mix(11);
+    let index = grouped_index(&mut mix, 100, None);
     let snapshot = index.snapshot();
     let feedback = Feedback::DEFAULT;
     let mut expanded = 0;
@@ -347,28 +360,8 @@ fn feedback_from_the_first_scores_ranks_as_the_whole_expanded_query() {
 /// being typed; and the prefix is shared for most queries.
 #[test]
 fn the_word_legs_rank_the_same_from_a_shared_prefix() {
-    let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
     let mut mix = Mix(31);
-    for batch in 0..3u64 {
-        let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
-        for i in batch * 200..(batch + 1) * 200 {
-            let group = match i % 10 {
-                1 => "group:few",
-                0 | 3 | 6 => "group:staff",
-                _ => "group:all",
-            };
-            let record =
-                Record::new(format!("r{i}")).title(mix.words(&WORDS, 1, 4)).body(mix.words(&WORDS, 5, 60)).acl([group]);
-            writer.upsert(i, &record, i).unwrap();
-        }
-        if batch == 2 {
-            for i in (0..600).step_by(9) {
-                writer.delete(&format!("r{i}")).unwrap();
-            }
-        }
-        writer.commit().unwrap();
-    }
-    index.reload().unwrap();
+    let index = grouped_index(&mut mix, 200, Some(9));
     let snapshot = index.snapshot();
     let (mut compared, mut shared) = (0, 0);
     let principals = [["group:all", "group:staff", "group:few"].as_slice(), &["group:all"], &["group:few"]];
