@@ -163,8 +163,8 @@ pub(crate) fn top_k(
         }
         let Some(ords) = ord_columns.get(segment_ord) else { continue };
         let max_doc = segment.max_doc() as usize;
-        let (start, from_group) = match prefix.and_then(|p| p.take(segment_ord, max_doc)) {
-            Some(scores) => (Some((scores, 1.0)), prefix.map_or(0, |p| p.groups.len())),
+        let (start, from_group) = match prefix.and_then(|p| Some((p.take(segment_ord, max_doc)?, p.groups.len()))) {
+            Some((scores, groups)) => (Some((scores, 1.0)), groups),
             None => (carried.as_deref_mut().and_then(|c| c.take(segment_ord, max_doc)), 0),
         };
         let scores = score_segment(segment, query, &weights, allowed_docs, start, from_group, &mut scratch)?;
@@ -339,15 +339,18 @@ pub(crate) struct SharedPrefix {
 }
 
 impl SharedPrefix {
+    /// The searches that start from the shared scores: the lexical leg's first and the fuzzy
+    /// leg's.
+    const SEARCHES: u8 = 2;
+
     /// `groups` (the first of `query`'s) scored on every segment of `scope` a search of the
-    /// allowed documents reads, for `searches` searches to start from.
+    /// allowed documents reads, for the two word legs to start from.
     pub(crate) fn score(
         scope: &Scope<'_>,
         query: &WeightedQuery,
         groups: usize,
         stats: &dyn Statistics,
         allowed: &AllowedDocs,
-        searches: u8,
     ) -> tantivy::Result<Self> {
         let prefix = WeightedQuery { groups: query.groups[..groups].to_vec(), constraints: None };
         let weights = Weights::of(stats, &prefix)?;
@@ -364,7 +367,7 @@ impl SharedPrefix {
                 continue;
             }
             let scores = score_segment(segment, &prefix, &weights, allowed_docs, None, 0, &mut scratch)?;
-            sums[segment_ord] = Mutex::new((Some(scores), searches));
+            sums[segment_ord] = Mutex::new((Some(scores), Self::SEARCHES));
         }
         Ok(SharedPrefix { groups: prefix.groups, sums })
     }

@@ -272,7 +272,7 @@ impl<'a> View<'a> {
         if shared == 0 || !self.worth_sharing(&lexical, shared, least) {
             return;
         }
-        if let Ok(prefix) = scorer::SharedPrefix::score(&self.scope, &lexical, shared, self, &self.docs, 2) {
+        if let Ok(prefix) = scorer::SharedPrefix::score(&self.scope, &lexical, shared, self, &self.docs) {
             // Only this call sets it (checked above; a view serves one request's legs).
             let _ = self.prefix.set(prefix);
         }
