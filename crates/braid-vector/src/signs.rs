@@ -590,6 +590,37 @@ mod tests {
         assert_eq!(sign_word(&chunk[..10]).1, chunk[..10].iter().map(|c| u32::from(c.unsigned_abs())).sum::<u32>());
     }
 
+    /// At the extremes a row's sum can take (every sign bit set or none, against a query of
+    /// all-top or all-bottom codes), up to the widest rows the columns hold, the columns give
+    /// each row the estimate its popcounts do, bit for bit.
+    #[test]
+    fn the_columns_are_exact_at_the_extreme_sums() {
+        for dim in [384, 2176] {
+            let n = 192usize;
+            let (mut codes, mut scales) = (Vec::new(), Vec::new());
+            for i in 0..n {
+                let sign = match i % 3 {
+                    0 => |_: usize| 1.0f32,
+                    1 => |_: usize| -1.0,
+                    _ => |d: usize| if d.is_multiple_of(2) { 1.0 } else { -1.0 },
+                };
+                let row: Vec<f32> = (0..dim).map(|d| sign(d) * (1.0 + (i % 5) as f32)).collect();
+                scales.push(quantize_into(&normalised(&row).unwrap(), &mut codes));
+            }
+            let mut signs = Signs::default();
+            signs.keep(dim, &codes, &scales);
+            for direction in [1.0f32, -1.0] {
+                let query = signs.query(&normalised(&vec![direction; dim]).unwrap());
+                let bits = |v: Vec<(f32, usize)>| v.into_iter().map(|(e, s)| (e.to_bits(), s)).collect::<Vec<_>>();
+                let mut blocks = Shortlist::new(n);
+                signs.screen_blocks(&query, 0..n, |_| u64::MAX, &mut blocks);
+                let mut rows = Shortlist::new(n);
+                signs.screen(&query, (0..n).map(|s| (s as Ordinal, s)), false, &mut rows);
+                assert_eq!(bits(blocks.into_sorted()), bits(rows.into_sorted()), "dim {dim}, direction {direction}");
+            }
+        }
+    }
+
     /// The estimates of every build are the portable loop's, bit for bit, at dimensions below,
     /// at and past a word boundary; the shortlist is the best rows by them whatever the order
     /// they come in; and the estimate tracks the exact score.
