@@ -11,7 +11,8 @@
 //! A new snapshot starts with the sets of the one before as seeds ([`ScopedCaches::seeded`]):
 //! a commit adds a small segment and leaves the large ones as they were, so a rule's set on
 //! the new snapshot is the seed's for every segment that did not change, and is computed
-//! afresh only for the others (`AllowedDocs::extend_from`).
+//! afresh only for the others (`AllowedDocs::extend_from`); so are the visible frequencies and
+//! lengths counted on each segment (`AllowedDocs::count_freq`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};

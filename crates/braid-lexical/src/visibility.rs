@@ -151,11 +151,28 @@ pub(crate) struct AllowedDocs {
     lengths: Arc<Mutex<HashMap<Field, u64>>>,
     /// Allowed documents per term, counted when first asked ([`AllowedDocs::cached_freq`]).
     freqs: Arc<RwLock<HashMap<Term, u64>>>,
+    /// Each segment's part of those sums, by segment: shared with the same rule's sets on
+    /// later snapshots while the segment is unchanged ([`AllowedDocs::extend_from`]), so that
+    /// after a commit only its new segments are counted.
+    parts: Arc<Mutex<HashMap<SegmentId, Arc<SegmentCounts>>>>,
+}
+
+/// What was counted on one segment for one rule's allowed set: its allowed documents' field
+/// lengths and their holders of each term asked for, as the segment was (`state`).
+#[derive(Debug, Default)]
+struct SegmentCounts {
+    state: SegmentState,
+    lengths: Mutex<HashMap<Field, u64>>,
+    freqs: RwLock<HashMap<Term, u64>>,
 }
 
 /// The most document frequencies one allowed set keeps (about 300 KB); when full, it starts
 /// again empty.
 pub(crate) const MAX_CACHED_FREQS: usize = 4_096;
+
+/// The most document frequencies one segment's part keeps ([`AllowedDocs::count_freq`]); when
+/// full, it starts again empty.
+const MAX_SEGMENT_FREQS: usize = 1_024;
 
 /// The allowed documents of one segment, sorted, and as a bitset for membership tests, with
 /// their ordinals and what the segment was when they were collected.
@@ -241,14 +258,70 @@ impl AllowedDocs {
         }
         let mut total = 0u64;
         for segment in segments {
-            let norms = segment.get_fieldnorms_reader(field)?;
-            match self.of_segment(segment) {
-                Some(allowed) => total += allowed.docs.iter().map(|&d| u64::from(norms.fieldnorm(d))).sum::<u64>(),
-                None => total += segment.doc_ids_alive().map(|d| u64::from(norms.fieldnorm(d))).sum::<u64>(),
-            }
+            let part = self.part(segment);
+            let known = part.lengths.lock().unwrap_or_else(|p| p.into_inner()).get(&field).copied();
+            total += match known {
+                Some(n) => n,
+                None => {
+                    let norms = segment.get_fieldnorms_reader(field)?;
+                    let n = match self.of_segment(segment) {
+                        Some(allowed) => allowed.docs.iter().map(|&d| u64::from(norms.fieldnorm(d))).sum::<u64>(),
+                        None => segment.doc_ids_alive().map(|d| u64::from(norms.fieldnorm(d))).sum::<u64>(),
+                    };
+                    part.lengths.lock().unwrap_or_else(|p| p.into_inner()).insert(field, n);
+                    n
+                }
+            };
         }
         self.lengths.lock().unwrap_or_else(|p| p.into_inner()).insert(field, total);
         Ok(total)
+    }
+
+    /// The allowed documents holding `term` over `segments`, each segment's part counted by
+    /// `count` unless counted before on this segment as it is, for this rule (on this
+    /// snapshot or an earlier one). The sum is kept ([`AllowedDocs::cached_freq`]).
+    pub fn count_freq<'s>(
+        &self,
+        segments: impl Iterator<Item = &'s SegmentReader>,
+        term: &Term,
+        mut count: impl FnMut(&SegmentReader) -> tantivy::Result<u64>,
+    ) -> tantivy::Result<u64> {
+        let mut total = 0u64;
+        for segment in segments {
+            if self.of_segment(segment).is_none() && segment.alive_bitset().is_none() {
+                // Every document allowed and alive: the index's own count, nothing to keep.
+                total += count(segment)?;
+                continue;
+            }
+            let part = self.part(segment);
+            let known = part.freqs.read().unwrap_or_else(|p| p.into_inner()).get(term).copied();
+            total += match known {
+                Some(n) => n,
+                None => {
+                    let n = count(segment)?;
+                    let mut freqs = part.freqs.write().unwrap_or_else(|p| p.into_inner());
+                    if freqs.len() >= MAX_SEGMENT_FREQS {
+                        freqs.clear();
+                    }
+                    freqs.insert(term.clone(), n);
+                    n
+                }
+            };
+        }
+        self.remember_freq(term, total);
+        Ok(total)
+    }
+
+    /// The counts kept for `segment` as it is now: those of an earlier count on it, or new
+    /// ones when it has changed since (or was never counted).
+    fn part(&self, segment: &SegmentReader) -> Arc<SegmentCounts> {
+        let state = SegmentState::of(segment);
+        let mut parts = self.parts.lock().unwrap_or_else(|p| p.into_inner());
+        let part = parts.entry(segment.segment_id()).or_default();
+        if part.state != state {
+            *part = Arc::new(SegmentCounts { state, ..SegmentCounts::default() });
+        }
+        part.clone()
     }
 
     /// The allowed documents holding `term`, when counted before on this set: by any request
@@ -287,6 +360,16 @@ impl AllowedDocs {
                 _ => fresh.push(AllowedCollector.collect_segment(weight, ord, segment)?),
             }
         }
+        // The same documents in the segments kept: what was counted on them still holds.
+        let kept_parts: HashMap<SegmentId, Arc<SegmentCounts>> = {
+            let counted = seed.parts.lock().unwrap_or_else(|p| p.into_inner());
+            allowed
+                .segments
+                .iter()
+                .filter_map(|(id, kept)| Some((*id, counted.get(id).filter(|p| p.state == kept.state)?.clone())))
+                .collect()
+        };
+        *allowed.parts.lock().unwrap_or_else(|p| p.into_inner()) = kept_parts;
         // The ordinals of segments gone or changed leave before the fresh ones come in: a merge
         // moves the same records to a new segment.
         for (id, gone) in &seed.segments {
@@ -306,11 +389,12 @@ impl AllowedDocs {
     }
 
     /// Approximate heap size, for the snapshot's cache budget (the frequencies counted at
-    /// their most).
+    /// their most, each segment's parts too).
     pub fn heap_bytes(&self) -> usize {
         let segments: usize =
             self.segments.values().map(|s| s.docs.len() * 4 + s.ords.len() * 8 + s.bits.len() * 8 + 64).sum();
-        self.ords.heap_bytes() + segments + 128 + MAX_CACHED_FREQS * 80
+        let parts = self.segments.len() * MAX_SEGMENT_FREQS * 80;
+        self.ords.heap_bytes() + segments + 128 + MAX_CACHED_FREQS * 80 + parts
     }
 }
 

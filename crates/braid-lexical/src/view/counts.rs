@@ -1,5 +1,6 @@
 //! The view's visible counts: document frequencies, word lists and BM25 statistics over the
-//! allowed records only, each frequency counted once per allowed set and kept with it.
+//! allowed records only, each frequency counted once per allowed set and segment and kept with
+//! it (a later snapshot's set of the same rule keeps the counts of the segments it shares).
 //!
 //! The vocabulary and the pinyin tables are index-wide, so they only ever propose
 //! *candidates*; whether a candidate counts, how it ranks among the others and where a list is
@@ -55,28 +56,24 @@ impl View<'_> {
     }
 
     /// Allowed records holding `term` (any field), counted once per allowed set and kept with
-    /// it ([`crate::visibility::AllowedDocs::cached_freq`]).
+    /// it ([`crate::visibility::AllowedDocs::cached_freq`]), each segment's part kept for the
+    /// same rule's sets on later snapshots ([`crate::visibility::AllowedDocs::count_freq`]).
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
         if let Some(n) = self.docs.cached_freq(term) {
             return Ok(n);
         }
-        let count = self.count(term)?;
-        self.docs.remember_freq(term, count);
-        Ok(count)
+        self.docs.count_freq(self.scope.readers(), term, |segment| self.count_in(segment, term))
     }
 
-    /// Counts the allowed records holding `term`: read off the index for a segment whose every
-    /// live record is allowed, else by walking its postings.
-    fn count(&self, term: &Term) -> tantivy::Result<u64> {
-        let mut count = 0u64;
-        for segment in self.scope.readers() {
-            if self.docs.of_segment(segment).is_none() && segment.alive_bitset().is_none() {
-                // Every document of the segment is allowed and alive.
-                count += u64::from(segment.inverted_index(term.field())?.doc_freq(term)?);
-                continue;
-            }
-            self.each_allowed(segment, term, |_| count += 1)?;
+    /// Counts the allowed records of `segment` holding `term`: read off the index where every
+    /// live record of the segment is allowed, else by walking its postings.
+    pub(super) fn count_in(&self, segment: &SegmentReader, term: &Term) -> tantivy::Result<u64> {
+        if self.docs.of_segment(segment).is_none() && segment.alive_bitset().is_none() {
+            // Every document of the segment is allowed and alive.
+            return Ok(u64::from(segment.inverted_index(term.field())?.doc_freq(term)?));
         }
+        let mut count = 0u64;
+        self.each_allowed(segment, term, |_| count += 1)?;
         Ok(count)
     }
 }

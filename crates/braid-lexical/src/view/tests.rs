@@ -10,6 +10,7 @@ use super::*;
 use crate::feedback::Feedback;
 use crate::index::{LexicalIndex, DEFAULT_WRITER_HEAP};
 use crate::schema::SchemaConfig;
+use crate::scorer::Statistics;
 use crate::visible_counts::VisibleCounts;
 
 /// A deterministic generator (SplitMix64) for records and queries.
@@ -184,6 +185,91 @@ fn visible_counts_are_kept_per_allowed_set_and_stay_exact() {
         view.docs.remember_freq(&Term::from_field_text(snapshot.fields.words, &format!("filler{i}")), 0);
     }
     check("counted again");
+}
+
+/// After a commit, a rule's visible counts on the new snapshot are those of an index that never
+/// counted before (word counts and field lengths), and only the segments the commit added or
+/// changed are counted again: an unchanged segment's parts carry over from the snapshot before.
+#[test]
+fn visible_counts_carry_over_unchanged_segments_and_stay_exact() {
+    let build = |records: &[(u64, Vec<String>, String)]| {
+        let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+        let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+        for (i, acl, body) in records {
+            writer.upsert(*i, &Record::new(format!("r{i}")).body(body.clone()).acl(acl.clone()), *i).unwrap();
+        }
+        writer.commit().unwrap();
+        index.reload().unwrap();
+        index
+    };
+    let mut mix = Mix(23);
+    let mut record = |i: u64| {
+        let acl: Vec<String> = if i.is_multiple_of(3) { vec!["group:staff".into()] } else { Vec::new() };
+        (i, acl, mix.words(&WORDS, 2, 12))
+    };
+    let mut records: Vec<(u64, Vec<String>, String)> = (0..200).map(&mut record).collect();
+    let index = build(&records);
+    let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+    let public = Visibility::new(Principal::public(), AccessPolicy::Public, None);
+    // Every word's count and the text's length on `index` as it is now, against an index that
+    // holds the same records and never counted; and which segments `count_freq` counted.
+    let check = |round: &str, records: &[(u64, Vec<String>, String)]| {
+        let snapshot = index.snapshot();
+        let allowed = snapshot.allowed_set(public.clone()).unwrap();
+        let view = snapshot.view(&allowed).unwrap();
+        assert!(!view.exact, "{round}: the public principal sees part of the records");
+        let fresh = build(records);
+        let fresh_snapshot = fresh.snapshot();
+        let fresh_allowed = fresh_snapshot.allowed_set(public.clone()).unwrap();
+        let reference = fresh_snapshot.view(&fresh_allowed).unwrap();
+        let mut recounted = std::collections::HashSet::new();
+        for word in WORDS {
+            let term = Term::from_field_text(snapshot.fields.words, word);
+            let n = view
+                .docs
+                .count_freq(view.scope.readers(), &term, |segment| {
+                    recounted.insert(segment.segment_id());
+                    view.count_in(segment, &term)
+                })
+                .unwrap();
+            assert_eq!(n, reference.word_df(word), "{round}: {word}");
+            assert_eq!(view.word_df(word), n, "{round}: {word}, kept");
+        }
+        let text = snapshot.fields.text;
+        assert_eq!(
+            Statistics::total_length(&view, text).unwrap(),
+            Statistics::total_length(&reference, text).unwrap(),
+            "{round}: text length"
+        );
+        let segments: Vec<_> = view.scope.readers().map(|s| s.segment_id()).collect();
+        (segments, recounted)
+    };
+    let (first, counted) = check("first", &records);
+    assert_eq!(counted, first.iter().copied().collect(), "every segment counted the first time");
+    let (_, again) = check("again", &records);
+    assert!(again.is_empty(), "nothing counted again on the same snapshot: {again:?}");
+    // Records added: a new segment, counted alone.
+    for i in 200..260 {
+        let (i, acl, body) = record(i);
+        writer.upsert(i, &Record::new(format!("r{i}")).body(body.clone()).acl(acl.clone()), i).unwrap();
+        records.push((i, acl, body));
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    let (after_add, counted) = check("records added", &records);
+    let new: std::collections::HashSet<_> = after_add.iter().filter(|s| !first.contains(s)).copied().collect();
+    assert!(!new.is_empty() && after_add.iter().any(|s| first.contains(s)), "{first:?} then {after_add:?}");
+    assert_eq!(counted, new, "only the added segment is counted");
+    // Records deleted from the first segment: it changed, so it is counted again.
+    for i in (0..200).step_by(7) {
+        writer.delete(&format!("r{i}")).unwrap();
+    }
+    records.retain(|(i, ..)| *i >= 200 || !i.is_multiple_of(7));
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    let (after_delete, counted) = check("records deleted", &records);
+    let changed: Vec<_> = after_delete.iter().filter(|s| first.contains(s)).collect();
+    assert!(changed.iter().all(|s| counted.contains(s)), "the segment with deletions is counted again");
 }
 
 /// Feedback reads the analysed heads written with each record; an index written before
