@@ -109,6 +109,17 @@ def test_a_partition_that_stays_unavailable_fails_the_search(partitions: List[st
     assert router.search("refund", principal=PUBLIC).hits
     shutil.rmtree(moved)
     ray.kill(router.actors[0], no_restart=False)
+    # The kill is asynchronous: a search sent at once may still reach the old process. Wait
+    # until the actor stops answering (its restart cannot open the partition).
+    unavailable = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError, ray.exceptions.GetTimeoutError)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            ray.get(router.actors[0].node.remote(), timeout=5)
+        except unavailable:
+            break
+        assert time.monotonic() < deadline, "the killed actor kept answering"
+        time.sleep(0.05)
     with pytest.raises(braid.PartitionUnavailableError):
         router.search("refund", principal=PUBLIC)
 
