@@ -6,7 +6,7 @@ use std::time::Instant;
 use braid_core::{AllowedSet, Error, Leg, LegWeights, QuerySyntax, Result, SearchRequest, Stage, Stats};
 use braid_fusion::LegList;
 use braid_lexical::{Feedback, LegOutput, SynonymUse, View};
-use rayon::prelude::*;
+use braid_parallel::fork;
 use tracing::info_span;
 
 use super::micros;
@@ -57,15 +57,16 @@ pub(super) fn recall(
     let results: Vec<Result<LegRun>> = match plan.legs.as_slice() {
         [leg] => vec![run(*leg)],
         legs => {
-            // The semantic leg runs on one side of the split and the word legs on the other
+            // The semantic leg runs on one side of the fork and the word legs on the other
             // (in parallel too where a third thread is free). At scale the vector search is
             // the longest leg (an exact scan of a sparse allowed set, or a graph walk) and
             // lexical plus fuzzy cost about as much together; split by position, as a
             // parallel iterator over the three would, the vector search waited for the
-            // lexical leg on two cores (1M records, 10 % visible: hybrid 17.6 ms).
+            // lexical leg on two cores (1M records, 10 % visible: hybrid 17.6 ms). The calling
+            // thread runs the semantic leg and offers the word legs to the pool ([`fork`]).
             let (vectors, words): (Vec<_>, Vec<_>) =
                 legs.iter().copied().enumerate().partition(|(_, leg)| *leg == Leg::Semantic);
-            let (mut done, words) = rayon::join(
+            let (mut done, words) = fork(
                 || vectors.into_iter().map(|(at, leg)| (at, run(leg))).collect::<Vec<_>>(),
                 || {
                     // The groups the lexical and fuzzy queries begin with alike, scored once
@@ -76,10 +77,9 @@ pub(super) fn recall(
                         view.share_word_prefix(lexical_text, request.query.as_str(), request.syntax);
                     }
                     let shared = micros(t);
-                    words
-                        .into_par_iter()
-                        .map(|(at, leg)| (at, run(leg).map(|r| LegRun { micros: r.micros + shared, ..r })))
-                        .collect::<Vec<_>>()
+                    braid_parallel::map(&words, |&(at, leg)| {
+                        (at, run(leg).map(|r| LegRun { micros: r.micros + shared, ..r }))
+                    })
                 },
             );
             // Back in the plan's order.

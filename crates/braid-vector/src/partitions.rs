@@ -579,12 +579,19 @@ impl PartitionedStore {
         if visited.len() <= SHARES_IN_PARALLEL_FROM {
             let shares: Vec<(&Part, AllowedSet)> =
                 visited.into_iter().filter_map(|part| Some((part, within(part, allowed)?))).collect();
-            return shares.par_iter().map(|(part, here)| search(part, here)).collect();
+            // The largest share first, so the calling thread (which takes the first of a
+            // split, `braid_parallel::map`) scans it while a worker takes the others.
+            let mut order: Vec<usize> = (0..shares.len()).collect();
+            order.sort_by_key(|&at| std::cmp::Reverse(shares[at].1.len()));
+            let mut found: Vec<(usize, Result<T>)> =
+                braid_parallel::map(&order, |&at| (at, search(shares[at].0, &shares[at].1)));
+            found.sort_by_key(|(at, _)| *at);
+            return found.into_iter().map(|(_, result)| result).collect();
         }
-        let found: Vec<Option<T>> = visited
-            .par_iter()
-            .map(|part| within(part, allowed).map(|here| search(part, &here)).transpose())
-            .collect::<Result<_>>()?;
+        let found: Vec<Option<T>> =
+            braid_parallel::map(&visited, |part| within(part, allowed).map(|here| search(part, &here)).transpose())
+                .into_iter()
+                .collect::<Result<_>>()?;
         Ok(found.into_iter().flatten().collect())
     }
 

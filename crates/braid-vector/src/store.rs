@@ -8,7 +8,6 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
 
 use braid_core::{AllowedSet, Error, Ordinal, Result};
-use rayon::prelude::*;
 
 use crate::distance::{normalised, BadVector};
 use crate::graph::{Graph, Prepared};
@@ -1077,11 +1076,9 @@ impl VectorStore {
             if slots / CHUNK_SLOTS < 2 || rayon::current_num_threads() < 2 {
                 list_of(0..slots)
             } else {
-                self.chunks(CHUNK_SLOTS)
-                    .into_par_iter()
-                    .map(|range| list_of(range).unwrap_or_else(empty))
-                    .reduce(empty, signs::Shortlist::merge)
-                    .into()
+                braid_parallel::map(&self.chunks(CHUNK_SLOTS), |range| list_of(range.clone()).unwrap_or_else(empty))
+                    .into_iter()
+                    .reduce(signs::Shortlist::merge)
             }
         };
         let shortlist = shortlist.map(signs::Shortlist::into_slots).unwrap_or_default();
@@ -1108,7 +1105,8 @@ impl VectorStore {
         if slots / chunk.max(1) < 2 || rayon::current_num_threads() < 2 {
             return top_of(0..slots);
         }
-        let mut hits: Vec<(Ordinal, f32)> = self.chunks(chunk).into_par_iter().flat_map_iter(top_of).collect();
+        let mut hits: Vec<(Ordinal, f32)> =
+            braid_parallel::map(&self.chunks(chunk), |range| top_of(range.clone())).into_iter().flatten().collect();
         hits.sort_unstable_by(better);
         hits.truncate(k);
         hits
@@ -1449,7 +1447,8 @@ mod tests {
 
     /// The walk cut into chunks on several threads finds the single walk's hits, bit for bit,
     /// whatever the chunk size (records of one to three passages, some replaced, some deleted,
-    /// so cuts fall inside records and beside tombstones).
+    /// so cuts fall inside records and beside tombstones), called on a pool's worker or from a
+    /// thread outside the pool (which scans chunks itself).
     #[test]
     fn the_chunked_walk_finds_the_single_walks_hits() {
         let dim = 16;
@@ -1462,14 +1461,18 @@ mod tests {
                 for k in [1, 10, 100] {
                     let single = store.walk_top(&query, k, &set, usize::MAX);
                     for chunk in [1, 7, 64, 1_000] {
-                        let chunked = pool.install(|| store.walk_top(&query, k, &set, chunk));
-                        assert_eq!(single.len(), chunked.len());
-                        for (a, b) in single.iter().zip(&chunked) {
-                            assert_eq!(
-                                (a.0, a.1.to_bits()),
-                                (b.0, b.1.to_bits()),
-                                "{quantization:?} every {every}, k {k}, chunk {chunk}"
-                            );
+                        // On a pool's worker, and from this thread (which takes part itself).
+                        let on_pool = pool.install(|| store.walk_top(&query, k, &set, chunk));
+                        let from_here = store.walk_top(&query, k, &set, chunk);
+                        for chunked in [on_pool, from_here] {
+                            assert_eq!(single.len(), chunked.len());
+                            for (a, b) in single.iter().zip(&chunked) {
+                                assert_eq!(
+                                    (a.0, a.1.to_bits()),
+                                    (b.0, b.1.to_bits()),
+                                    "{quantization:?} every {every}, k {k}, chunk {chunk}"
+                                );
+                            }
                         }
                     }
                 }
