@@ -35,8 +35,8 @@
 //! [`braid::GroupCommitOptions::writer_nice`] (default 10), `--writer-idle`
 //! [`braid::GroupCommitOptions::writer_idle`] (the idle scheduling class), `--writer-heap BYTES`
 //! the group commit's writer's [`braid::WriterOptions::heap_bytes`]. `--trace FILE` writes
-//! every search (start time, latency, stages, and how long the search pool's threads ran and
-//! waited to run meanwhile, from Linux's `schedstat`) as JSON lines; `BRAID_TRACE=braid::commit=debug`
+//! every search (start time, latency, stages, and how long the search pool's threads and the
+//! calling thread ran and waited to run meanwhile, from Linux's `schedstat`) as JSON lines; `BRAID_TRACE=braid::commit=debug`
 //! logs each commit's phases, the vector store's lock holds and the searches that waited for
 //! it, to stderr.
 
@@ -137,11 +137,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect(),
         None => Vec::new(),
     };
-    let scheduled = || -> [u64; 2] {
-        pool.iter().filter_map(|p| std::fs::read_to_string(p).ok()).fold([0, 0], |[ran, waited], line| {
+    let sum = |paths: &mut dyn Iterator<Item = &Path>| -> [u64; 2] {
+        paths.filter_map(|p| std::fs::read_to_string(p).ok()).fold([0, 0], |[ran, waited], line| {
             let mut fields = line.split_whitespace().map(|f| f.parse::<u64>().unwrap_or(0));
             [ran + fields.next().unwrap_or(0), waited + fields.next().unwrap_or(0)]
         })
+    };
+    // The pool's threads, then the calling thread (which runs a search's semantic leg).
+    let caller = trace.as_ref().map(|_| Path::new("/proc/thread-self/schedstat"));
+    let scheduled = || -> [u64; 4] {
+        let [ran, waited] = sum(&mut pool.iter().map(PathBuf::as_path));
+        let [here_ran, here_waited] = sum(&mut caller.into_iter());
+        [ran, waited, here_ran, here_waited]
     };
     let search = |principal: &Principal, (text, vector): &Query| -> braid::Result<Took> {
         let mut request = SearchRequest::new(text, principal.clone()).k(10).mode(mode).suggest(false);
@@ -160,7 +167,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         drop(searcher);
         let took = started.elapsed();
         let after = scheduled();
-        let pool = [after[0].saturating_sub(before[0]) / 1000, after[1].saturating_sub(before[1]) / 1000];
+        let [pool_ran, pool_waited, ran, waited] = std::array::from_fn(|i| after[i].saturating_sub(before[i]) / 1000);
+        let pool = [pool_ran, pool_waited, ran, waited];
         // Outside the pipeline's stages: taking the searcher, and dropping it (its snapshot, when
         // it was the last to hold it) with the response.
         Ok(Took { took, at, stages, outside: [taken, took - searched], pool })
@@ -227,7 +235,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         t.micros().map(|(name, us)| (name.to_string(), us.into())).collect();
                     let line = serde_json::json!({ "phase": phase, "principal": label, "at": t.at,
                         "ms": t.took.as_secs_f64() * 1e3, "stages_us": stages,
-                        "pool_ran_us": t.pool[0], "pool_waited_us": t.pool[1] });
+                        "pool_ran_us": t.pool[0], "pool_waited_us": t.pool[1],
+                        "caller_ran_us": t.pool[2], "caller_waited_us": t.pool[3] });
                     lines.push_str(&line.to_string());
                     lines.push('\n');
                 }
@@ -300,8 +309,9 @@ struct Took {
     stages: std::collections::BTreeMap<braid::Stage, u64>,
     /// Taking the searcher, and dropping it with the response.
     outside: [Duration; 2],
-    /// Microseconds the search pool's threads ran and waited to run meanwhile (with a trace).
-    pool: [u64; 2],
+    /// Microseconds the search pool's threads ran and waited to run meanwhile, then the
+    /// calling thread's (with a trace).
+    pool: [u64; 4],
 }
 
 impl Took {
