@@ -28,7 +28,7 @@ use crate::segments::{Scope, Segments};
 use crate::snippets::{SnippetMaker, Snippets};
 use crate::stored::{feedback_read, from_doc, FeedbackRead, Head, IndexedRecord};
 use crate::synonyms::{SynonymUse, SynonymsHandle};
-use crate::visibility::{visibility_query, AllowedCollector, AllowedDocs, OrdCollector};
+use crate::visibility::{visibility_query, AllowedDocs, OrdCollector, RuleWeight};
 use crate::vocabulary::{ScopedVocabulary, Vocabulary};
 
 /// One commit of the index, immutable (see the module docs).
@@ -168,15 +168,20 @@ impl Snapshot {
         if let Some(docs) = self.allowed_cache.get(&keys, &key) {
             return Ok(docs);
         }
-        let query = visibility_query(&self.fields, visibility)?;
-        let mut docs = match self.allowed_cache.take_seed(&keys, &key) {
-            Some(seed) => {
-                let weight =
-                    query.weight(EnableScoring::disabled_from_searcher(self.segments.main())).map_err(lexical)?;
-                AllowedDocs::extend_from(&seed, scope.iter(), weight.as_ref()).map_err(lexical)?
+        // The set of the snapshot before, if it had one: its segments that are unchanged and the
+        // rule's weight carry over.
+        let seed = self.allowed_cache.take_seed(&keys, &key);
+        let rule = match seed.as_ref().and_then(|seed| seed.rule.clone()) {
+            Some(rule) => rule,
+            None => {
+                let query = visibility_query(&self.fields, visibility)?;
+                let scoring = EnableScoring::disabled_from_searcher(self.segments.main());
+                RuleWeight(Arc::from(query.weight(scoring).map_err(lexical)?))
             }
-            None => scope.search(&*query, &AllowedCollector).map_err(lexical)?,
         };
+        let seed = seed.unwrap_or_default();
+        let mut docs = AllowedDocs::extend_from(&seed, scope.iter(), rule.0.as_ref()).map_err(lexical)?;
+        docs.rule = Some(rule);
         docs.everything = docs.ords.len() as u64 == scope.num_docs();
         let docs = Arc::new(docs);
         self.allowed_cache.insert(&keys, key, docs.clone(), self.segments.promoted_tenants().len());

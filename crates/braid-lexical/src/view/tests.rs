@@ -571,3 +571,40 @@ fn feedback_leaves_out_terms_most_allowed_records_hold() {
     };
     assert_eq!(ranked(&snapshot), ranked(&public_snapshot));
 }
+
+/// A principal's allowed set is the oracle's whether it holds a few tokens (asked as term
+/// clauses) or more than the clauses' limit (asked as one term set), before and after a commit
+/// extends it to a new segment.
+#[test]
+fn allowed_sets_are_exact_for_few_tokens_and_for_many() {
+    let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+    let acl_of = |i: u64| vec![format!("group:g{}", i % 400), format!("group:g{}", (i * 7) % 400)];
+    let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+    for i in 0..600u64 {
+        writer.upsert(i, &Record::new(format!("r{i}")).body("words").acl(acl_of(i)), i).unwrap();
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    let principals = [
+        Principal::from_verified_tokens(Vec::<String>::new()),
+        Principal::from_verified_tokens(["group:g3", "group:g77", "group:g201"]),
+        Principal::from_verified_tokens((0..300).map(|g| format!("group:g{g}"))),
+    ];
+    let check = |records: u64, round: &str| {
+        let snapshot = index.snapshot();
+        for principal in &principals {
+            let visibility = Visibility::new(principal.clone(), AccessPolicy::Public, None);
+            let allowed = snapshot.allowed_set(visibility.clone()).unwrap();
+            let expected: Vec<u64> = (0..records).filter(|&i| visibility.admits_acl(&acl_of(i))).collect();
+            assert_eq!(allowed.len(), expected.len(), "{round}: {principal:?}");
+            assert!(expected.iter().all(|&i| allowed.contains(i)), "{round}: {principal:?}");
+        }
+    };
+    check(600, "first");
+    for i in 600..650u64 {
+        writer.upsert(i, &Record::new(format!("r{i}")).body("words").acl(acl_of(i)), i).unwrap();
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    check(650, "extended");
+}
