@@ -50,7 +50,7 @@
 //!
 //! **Large int8 searches are screened by sign bits** (`signs.rs`): every int8 store keeps one
 //! bit a dimension of each vector (whether its code is positive) and a factor, 52 bytes a 384-d
-//! vector, and where the CPU has AVX-512 the bits again in columns of 64 rows (48 bytes more),
+//! vector, and where the CPU has AVX-512 or AVX2 the bits again in columns of 64 rows (48 bytes more),
 //! computed from the codes as they are read or inserted (no format change). A
 //! search whose request allows at least 60,000 records, in a store where 20,000 to 1,000,000
 //! of them are, estimates every allowed row from its bits (popcounts against the query's

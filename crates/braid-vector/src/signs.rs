@@ -10,7 +10,7 @@
 //!
 //! 1. every candidate row's estimate from its bits and the query's four-bit codes, in integers
 //!    (popcounts), into a shortlist of the best [`shortlist`]`(k)` rows — where a walk's 64
-//!    slots in a row are all candidates and the CPU has AVX-512, from a second copy of the bits
+//!    slots in a row are all candidates and the CPU has AVX-512 or AVX2, from a second copy of the bits
 //!    in columns, 64 rows at once by table lookups ([`crate::sign_columns`]; the same
 //!    integers);
 //! 2. the shortlist's rows scored as the unscreened scan scores them (the int8 codes, the same
@@ -282,15 +282,30 @@ impl Signs {
         top.offer(&slots[..n], &estimates[..n]);
     }
 
-    /// The estimate of each of `slots` into `out`.
+    /// The estimate of each of `slots` into `out`: with AVX-512's vector popcount, with the
+    /// `popcnt` instruction, or portable code (the CPU checked at run time; the same integers).
     fn estimate(&self, query: &SignQuery, slots: &[usize], out: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
-        if self.words <= 8 && has_avx512_popcnt() {
-            // SAFETY: the kernel's features were just detected, and rows fit one register.
-            return unsafe { self.estimate_avx512(query, slots, out) };
+        {
+            if self.words <= 8 && has_avx512_popcnt() {
+                // SAFETY: the kernel's features were just detected, and rows fit one register.
+                return unsafe { self.estimate_avx512(query, slots, out) };
+            }
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                // SAFETY: `popcnt` was just detected.
+                return unsafe { self.estimate_popcnt(query, slots, out) };
+            }
         }
+        self.estimate_portable(query, slots, out);
+    }
+
+    /// [`Signs::estimate`]'s loop, in whatever instructions the caller is compiled for (a
+    /// build for any x86-64 CPU counts bits without `popcnt`, several times slower).
+    #[inline(always)]
+    fn estimate_portable(&self, query: &SignQuery, slots: &[usize], out: &mut [f32]) {
         let words = self.words;
-        let planes: Vec<&[u64]> = query.planes.chunks_exact(words).collect();
+        let plane = |j: usize| &query.planes[j * words..(j + 1) * words];
+        let planes: [&[u64]; QUERY_BITS] = std::array::from_fn(plane);
         for (&slot, out) in slots.iter().zip(out) {
             let row = &self.bits[slot * words..(slot + 1) * words];
             let (mut s, mut p) = (0i64, 0i64);
@@ -302,6 +317,17 @@ impl Signs {
             }
             *out = self.scaled(slot, 2 * s - 15 * p, query);
         }
+    }
+
+    /// [`Signs::estimate_portable`] compiled with the `popcnt` instruction.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `popcnt`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    unsafe fn estimate_popcnt(&self, query: &SignQuery, slots: &[usize], out: &mut [f32]) {
+        self.estimate_portable(query, slots, out);
     }
 
     /// The estimate of `slot` from its integer sum `2S − 15P`.
@@ -506,14 +532,25 @@ fn order(a: &(f32, usize), b: &(f32, usize)) -> std::cmp::Ordering {
 }
 
 /// Up to 64 codes' sign bits (bit `i` set when code `i` is positive) and the sum of their
-/// magnitudes; 64 codes at once with AVX-512 (checked at run time; the same integers).
+/// magnitudes; 64 codes at once with AVX-512 or AVX2 (checked at run time; the same integers).
 #[inline]
 fn sign_word(chunk: &[i8]) -> (u64, u32) {
     #[cfg(target_arch = "x86_64")]
-    if chunk.len() == 64 && std::arch::is_x86_feature_detected!("avx512bw") {
-        // SAFETY: AVX-512BW was just detected and the chunk holds 64 codes.
-        return unsafe { sign_word_avx512(chunk) };
+    if chunk.len() == 64 {
+        if std::arch::is_x86_feature_detected!("avx512bw") {
+            // SAFETY: AVX-512BW was just detected and the chunk holds 64 codes.
+            return unsafe { sign_word_avx512(chunk) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 was just detected and the chunk holds 64 codes.
+            return unsafe { sign_word_avx2(chunk) };
+        }
     }
+    sign_word_portable(chunk)
+}
+
+/// [`sign_word`] a code at a time.
+fn sign_word_portable(chunk: &[i8]) -> (u64, u32) {
     let mut word = 0u64;
     let mut sum = 0u32;
     for (i, &c) in chunk.iter().enumerate() {
@@ -543,6 +580,36 @@ unsafe fn sign_word_avx512(chunk: &[i8]) -> (u64, u32) {
     // |−128| is 128 as an unsigned byte, as `unsigned_abs` gives.
     let sum = _mm512_reduce_add_epi64(_mm512_sad_epu8(_mm512_abs_epi8(v), zero));
     (word, sum as u32)
+}
+
+/// [`sign_word`] of 64 codes with AVX2, 32 at a time.
+///
+/// # Safety
+///
+/// The CPU must support AVX2, and `chunk` must hold 64 codes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sign_word_avx2(chunk: &[i8]) -> (u64, u32) {
+    use std::arch::x86_64::{
+        __m256i, _mm256_abs_epi8, _mm256_add_epi64, _mm256_cmpgt_epi8, _mm256_loadu_si256, _mm256_movemask_epi8,
+        _mm256_sad_epu8, _mm256_setzero_si256, _mm256_storeu_si256,
+    };
+    // SAFETY: the chunk holds 64 bytes, read unaligned in two halves.
+    let (a, b) = unsafe {
+        (
+            _mm256_loadu_si256(chunk.as_ptr().cast::<__m256i>()),
+            _mm256_loadu_si256(chunk.as_ptr().add(32).cast::<__m256i>()),
+        )
+    };
+    let zero = _mm256_setzero_si256();
+    let low = _mm256_movemask_epi8(_mm256_cmpgt_epi8(a, zero)) as u32;
+    let high = _mm256_movemask_epi8(_mm256_cmpgt_epi8(b, zero)) as u32;
+    // |−128| is 128 as an unsigned byte, as `unsigned_abs` gives.
+    let sums = _mm256_add_epi64(_mm256_sad_epu8(_mm256_abs_epi8(a), zero), _mm256_sad_epu8(_mm256_abs_epi8(b), zero));
+    let mut lanes = [0u64; 4];
+    // SAFETY: the store writes 32 bytes into a 32-byte array.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>(), sums) };
+    (u64::from(low) | u64::from(high) << 32, lanes.iter().sum::<u64>() as u32)
 }
 
 /// Whether the CPU runs [`Signs::estimate_avx512`].
@@ -587,7 +654,45 @@ mod tests {
             sum += u32::from(c.unsigned_abs());
         }
         assert_eq!(sign_word(&chunk), (word, sum));
+        assert_eq!(sign_word_portable(&chunk), (word, sum));
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 was just detected and the chunk holds 64 codes.
+            assert_eq!(unsafe { sign_word_avx2(&chunk) }, (word, sum));
+            let extremes: Vec<i8> = (0..64).map(|i| [i8::MIN, i8::MAX, 0, -1, 1][i % 5]).collect();
+            // SAFETY: as above.
+            assert_eq!(unsafe { sign_word_avx2(&extremes) }, sign_word_portable(&extremes));
+        }
         assert_eq!(sign_word(&chunk[..10]).1, chunk[..10].iter().map(|c| u32::from(c.unsigned_abs())).sum::<u32>());
+    }
+
+    /// Every row kernel the CPU runs gives each row the portable loop's estimate, bit for bit,
+    /// at dimensions inside one word, at a word boundary and past eight words.
+    #[test]
+    fn every_row_kernel_estimates_alike() {
+        for dim in [40, 128, 384, 600] {
+            let n = 200usize;
+            let (mut codes, mut scales) = (Vec::new(), Vec::new());
+            for i in 0..n as u64 {
+                scales.push(quantize_into(&unit(i, dim), &mut codes));
+            }
+            let mut signs = Signs::default();
+            signs.keep(dim, &codes, &scales);
+            let query = signs.query(&unit(77_000 + dim as u64, dim));
+            let slots: Vec<usize> = (0..n).rev().step_by(3).collect();
+            let mut want = vec![0f32; slots.len()];
+            signs.estimate_portable(&query, &slots, &mut want);
+            let want: Vec<u32> = want.iter().map(|e| e.to_bits()).collect();
+            let mut got = vec![0f32; slots.len()];
+            signs.estimate(&query, &slots, &mut got);
+            assert_eq!(got.iter().map(|e| e.to_bits()).collect::<Vec<_>>(), want, "dim {dim}, the CPU's kernel");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                // SAFETY: `popcnt` was just detected.
+                unsafe { signs.estimate_popcnt(&query, &slots, &mut got) };
+                assert_eq!(got.iter().map(|e| e.to_bits()).collect::<Vec<_>>(), want, "dim {dim}, popcnt");
+            }
+        }
     }
 
     /// At the extremes a row's sum can take (every sign bit set or none, against a query of
