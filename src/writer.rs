@@ -411,11 +411,22 @@ impl Writer {
                     }
                 }
             } else {
-                // The rows go in under one short lock; the graph's links (a search of it at
+                // The rows go in under one short lock, into arenas given room beforehand under
+                // a read lock where they would grow (a copy of the arena, which under the write
+                // lock every search would wait for; braid-vector's `room` module); the arenas
+                // they replace are freed after the lock. The graph's links (a search of it at
                 // build width per record, milliseconds at 500,000 vectors) are searched under a
                 // read lock, beside the searches, and linked one record per short write lock.
-                write(&mut profile).insert_unlinked(&checked)?;
+                let rooms = semantic.store.read().unwrap_or_else(|p| p.into_inner()).rooms_for(&checked);
+                profile.mark("vector_room");
+                let spares = {
+                    let mut store = write(&mut profile);
+                    let spares = store.make_rooms(rooms);
+                    store.insert_unlinked(&checked)?;
+                    spares
+                };
                 profile.lock_released();
+                drop(spares);
                 let mut prepared = semantic.store.read().unwrap_or_else(|p| p.into_inner()).prepare_links();
                 profile.mark("vector_rows_and_links");
                 // Without a graph to link into (int8 stores below a million records), no

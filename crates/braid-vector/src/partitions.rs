@@ -36,6 +36,7 @@ use crate::journal::{DiskMark, MergePolicy};
 use crate::merge::MergeJob;
 use crate::params::{HnswParams, Quantization};
 use crate::persist::VECTORS_FILE;
+use crate::room::{Room, Spare};
 use crate::search::{better, SearchPath, VectorSearch};
 use crate::store::{CheckedRecord, PreparedLinks, VectorStore};
 
@@ -463,6 +464,32 @@ impl PartitionedStore {
     /// As [`VectorStore::insert_checked`].
     pub fn insert_unlinked(&mut self, records: &[PlacedRecord]) -> Result<()> {
         self.insert_with(records, VectorStore::insert_unlinked)
+    }
+
+    /// Rooms for `records` ([`VectorStore::room_for`]): a copy of each arena that storing them
+    /// (as [`PartitionedStore::insert_unlinked`] places them) would grow. Reads only, for a
+    /// read lock ([`crate::room`]).
+    pub fn rooms_for(&self, records: &[PlacedRecord]) -> Vec<(Partition, Room)> {
+        let mut vectors: BTreeMap<Partition, usize> = BTreeMap::new();
+        for placed in records {
+            *vectors.entry(self.home(&placed.tenants)).or_default() += placed.record.vectors();
+        }
+        vectors
+            .into_iter()
+            .filter_map(|(partition, n)| {
+                let room = self.parts.get(&partition)?.store.room_for(n)?;
+                Some((partition, room))
+            })
+            .collect()
+    }
+
+    /// Installs each of `rooms` in its partition ([`VectorStore::make_room`]); gives back the
+    /// arenas they replaced, to drop once the lock is released.
+    pub fn make_rooms(&mut self, rooms: Vec<(Partition, Room)>) -> Vec<Spare> {
+        rooms
+            .into_iter()
+            .filter_map(|(partition, room)| self.parts.get_mut(&partition)?.store.make_room(room))
+            .collect()
     }
 
     /// Places each record in its tenants' partition (replacing any vectors its ordinal had),

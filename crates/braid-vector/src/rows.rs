@@ -81,6 +81,30 @@ impl Rows {
         }
     }
 
+    /// A copy with room for `slots` more vectors in every buffer, when any lacks it
+    /// ([`crate::room`]); `None` when all have room.
+    pub(crate) fn with_room(&self, slots: usize) -> Option<Rows> {
+        use crate::room::{copy_with_room, lacks_room};
+        match self {
+            Rows::F32 { dim, data, sketch } => {
+                (lacks_room(data, slots * dim) || sketch.lacks_room(slots, *dim)).then(|| Rows::F32 {
+                    dim: *dim,
+                    data: copy_with_room(data, slots * dim),
+                    sketch: sketch.with_room(slots, *dim),
+                })
+            }
+            Rows::Int8 { dim, codes, scales, signs } => (lacks_room(codes, slots * dim)
+                || lacks_room(scales, slots)
+                || signs.lacks_room(slots))
+            .then(|| Rows::Int8 {
+                dim: *dim,
+                codes: copy_with_room(codes, slots * dim),
+                scales: copy_with_room(scales, slots),
+                signs: signs.with_room(slots),
+            }),
+        }
+    }
+
     /// How the vectors are held.
     pub(crate) fn quantization(&self) -> Quantization {
         match self {

@@ -59,6 +59,21 @@ impl Columns {
         self.bytes.reserve_exact((blocks * self.block_bytes()).saturating_sub(self.bytes.len()));
     }
 
+    /// Bytes a push of `rows` more rows adds.
+    fn bytes_for(&self, rows: usize) -> usize {
+        ((self.rows + rows).div_ceil(BLOCK_ROWS) * self.block_bytes()).saturating_sub(self.bytes.len())
+    }
+
+    /// Whether a push of `rows` more rows would grow the columns.
+    pub(crate) fn lacks_room(&self, rows: usize) -> bool {
+        crate::room::lacks_room(&self.bytes, self.bytes_for(rows))
+    }
+
+    /// A copy with room for `rows` more rows ([`crate::room`]).
+    pub(crate) fn with_room(&self, rows: usize) -> Columns {
+        Columns { bytes: crate::room::copy_with_room(&self.bytes, self.bytes_for(rows)), ..*self }
+    }
+
     /// Appends a row's bits.
     pub(crate) fn push(&mut self, words: &[u64]) {
         let (block, row) = (self.rows / BLOCK_ROWS, self.rows % BLOCK_ROWS);

@@ -139,6 +139,27 @@ impl Signs {
         }
     }
 
+    /// Whether a push of `slots` more rows would grow a buffer (never when not kept).
+    pub(crate) fn lacks_room(&self, slots: usize) -> bool {
+        use crate::room::lacks_room;
+        self.kept
+            && (lacks_room(&self.bits, slots * self.words)
+                || lacks_room(&self.factors, slots)
+                || self.columns.as_ref().is_some_and(|c| c.lacks_room(slots)))
+    }
+
+    /// A copy with room for `slots` more rows ([`crate::room`]).
+    pub(crate) fn with_room(&self, slots: usize) -> Signs {
+        use crate::room::copy_with_room;
+        Signs {
+            kept: self.kept,
+            words: self.words,
+            bits: copy_with_room(&self.bits, slots * self.words),
+            factors: copy_with_room(&self.factors, slots),
+            columns: self.columns.as_ref().map(|c| c.with_room(slots)),
+        }
+    }
+
     /// Appends a row's signs (when kept).
     pub(crate) fn push(&mut self, codes: &[i8], scale: f32) {
         if !self.kept {

@@ -60,6 +60,22 @@ impl Sketch {
         self.slack.reserve_exact(slots);
     }
 
+    /// Whether a push of `slots` more rows of `dim` components would grow a buffer.
+    pub(crate) fn lacks_room(&self, slots: usize, dim: usize) -> bool {
+        use crate::room::lacks_room;
+        lacks_room(&self.codes, slots * dim) || lacks_room(&self.scales, slots) || lacks_room(&self.slack, slots)
+    }
+
+    /// A copy with room for `slots` more rows of `dim` components ([`crate::room`]).
+    pub(crate) fn with_room(&self, slots: usize, dim: usize) -> Sketch {
+        use crate::room::copy_with_room;
+        Sketch {
+            codes: copy_with_room(&self.codes, slots * dim),
+            scales: copy_with_room(&self.scales, slots),
+            slack: copy_with_room(&self.slack, slots),
+        }
+    }
+
     /// Sketches `unit` (a stored row, unit length) as the next slot.
     pub(crate) fn push(&mut self, unit: &[f32]) {
         let start = self.codes.len();

@@ -16,6 +16,7 @@ use crate::log::{self, LogState};
 use crate::merge::MergeJob;
 use crate::params::{HnswParams, Quantization};
 use crate::persist;
+use crate::room::{Room, Spare};
 use crate::rows::{Query, Rows};
 use crate::scan::Spread;
 use crate::search::{better, SearchPath, TopK, VectorSearch};
@@ -66,6 +67,9 @@ pub struct VectorStore {
     params: HnswParams,
     /// The vectors by slot (unit length before quantization).
     rows: Rows,
+    /// Which arena `rows` is: a new number whenever it is made, read or compacted, the same
+    /// while it is only appended to ([`crate::room`]).
+    arena: u64,
     /// The ordinal each slot was written for.
     slot_ord: Vec<Ordinal>,
     /// Whether each slot is live (not deleted or replaced).
@@ -110,6 +114,11 @@ impl CheckedRecord {
     pub fn ord(&self) -> Ordinal {
         self.ord
     }
+
+    /// How many vectors it holds (one a passage).
+    pub fn vectors(&self) -> usize {
+        self.units.len()
+    }
 }
 
 impl fmt::Debug for VectorStore {
@@ -129,6 +138,7 @@ impl VectorStore {
         let mut store = VectorStore {
             dim,
             rows: Rows::new(dim, params.quantization),
+            arena: crate::room::next_arena(),
             params,
             slot_ord: Vec::new(),
             live: Vec::new(),
@@ -358,6 +368,30 @@ impl VectorStore {
                 Ok(CheckedRecord { ord: *ord, units })
             })
             .collect()
+    }
+
+    /// A copy of the arena with room for `slots` more vectors, when appending them would grow
+    /// it; `None` when it has room, or is past [`crate::room`]'s bound (it grows in place).
+    /// Reads only: a commit makes it under a read lock, beside
+    /// the searches, and installs it with [`VectorStore::make_room`] under the write lock
+    /// ([`crate::room`]).
+    pub fn room_for(&self, slots: usize) -> Option<Room> {
+        if self.rows.heap_bytes() > crate::room::COPIED_UP_TO {
+            return None;
+        }
+        let grown = self.rows.with_room(slots)?;
+        Some(Room { rows: grown, from: (self.arena, self.slot_ord.len()) })
+    }
+
+    /// Installs `room` when the arena is still the one it was copied from (the same arena,
+    /// the same slots); gives back the arena it replaced, to drop once the lock is released.
+    /// A room copied from another arena is dropped: the next push grows the arena itself.
+    pub fn make_room(&mut self, room: Room) -> Option<Spare> {
+        if room.from != (self.arena, self.slot_ord.len()) {
+            return None;
+        }
+        self.arena = crate::room::next_arena();
+        Some(Spare(std::mem::replace(&mut self.rows, room.rows)))
     }
 
     /// Stores records [`VectorStore::check_passages`] checked, as
@@ -851,6 +885,7 @@ impl VectorStore {
     pub(crate) fn assemble(dir: &Path, saved: persist::Saved, records: Vec<log::Record>, open: bool) -> Result<Self> {
         let mut store = VectorStore::new(saved.dim, saved.params);
         store.rows = saved.rows;
+        store.arena = crate::room::next_arena();
         store.slot_ord = saved.slot_ord;
         store.live = saved.live;
         if let Some(parts) = saved.graph {
@@ -1223,6 +1258,7 @@ impl VectorStore {
     fn compact(&mut self) {
         self.journal.forget();
         self.rows = self.rows.compacted(&self.live);
+        self.arena = crate::room::next_arena();
         self.slot_ord = self.slot_ord.iter().zip(&self.live).filter(|(_, &live)| live).map(|(&ord, _)| ord).collect();
         self.live = vec![true; self.slot_ord.len()];
         self.slots = first_slots(&self.slot_ord, &self.live).expect("compaction keeps each record's slots adjacent");
@@ -1350,6 +1386,57 @@ mod tests {
             store.delete(ord);
         }
         store
+    }
+
+    /// A room made for a commit's vectors takes them without the arena growing, and the store
+    /// then answers as one whose arena grew by itself; a room copied before the arena changed
+    /// (another append, a compaction) is refused, and the arena grows as before.
+    #[test]
+    fn a_room_made_beforehand_takes_the_commit_and_a_stale_one_is_refused() {
+        for quantization in [Quantization::F32, Quantization::Int8] {
+            let dim = 24;
+            // A compacted arena is exactly full, as one read from disk is.
+            let full = || {
+                let mut store = churned(quantization, dim, 300);
+                store.compact();
+                store
+            };
+            let later: Vec<(Ordinal, Vec<Vec<f32>>)> = (1000..1040).map(|o| (o, vec![unit(o, dim)])).collect();
+            let mut roomy = full();
+            let checked = roomy.check_passages(&later).unwrap();
+            let room = roomy.room_for(later.len()).expect("a full arena lacks room");
+            drop(roomy.make_room(room).expect("the arena the room was copied from"));
+            assert!(roomy.room_for(later.len()).is_none(), "{quantization:?}: room made");
+            let capacity = roomy.rows.heap_bytes();
+            roomy.insert_checked(&checked).unwrap();
+            assert_eq!(roomy.rows.heap_bytes(), capacity, "{quantization:?}: the commit grew nothing");
+            let mut grown = full();
+            grown.insert_passages(&later).unwrap();
+            let everyone = allowed(0..2000);
+            for q in 0..8 {
+                let query = unit(50_000 + q, dim);
+                let hits = |s: &VectorStore| {
+                    s.search(&query, 20, &everyone)
+                        .unwrap()
+                        .hits
+                        .iter()
+                        .map(|h| (h.0, h.1.to_bits()))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(hits(&roomy), hits(&grown), "{quantization:?}, query {q}");
+            }
+
+            let mut appended = full();
+            let room = appended.room_for(later.len()).unwrap();
+            appended.insert_passages(&later[..1]).unwrap();
+            assert!(appended.make_room(room).is_none(), "{quantization:?}: rows appended since the copy");
+            let mut compacted = full();
+            let room = compacted.room_for(later.len()).unwrap();
+            compacted.delete(1);
+            compacted.compact();
+            assert!(compacted.make_room(room).is_none(), "{quantization:?}: compacted since the copy");
+            assert_eq!(compacted.len(), full().len() - 1);
+        }
     }
 
     /// An int8 store screens every search a graph could answer below a million records, so it
