@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use braid_core::{Error, Record, Result};
 
 use crate::index::Index;
+use crate::priority;
 use crate::writer::{Writer, WriterOptions, MIN_WRITER_HEAP};
 
 /// One caller's changes: records to upsert, then ids to delete, committed all or nothing.
@@ -78,7 +79,9 @@ pub struct GroupCommitOptions {
     /// How much lower than its caller's the scheduling priority of a group's commit is, in
     /// nice steps (Linux; elsewhere ignored): searches first. Each group is committed on a
     /// thread of its own that lowers its priority by this much, and the writer's indexing and
-    /// merge threads, started on it, inherit that. By default [`DEFAULT_WRITER_NICE`]; 0 commits
+    /// merge threads, started on it, inherit that; the sections under the vector store's write
+    /// lock, which searches wait for, it hands back to the leader's thread, at the leader's
+    /// priority, while the leader waits for it. By default [`DEFAULT_WRITER_NICE`]; 0 commits
     /// on the leader's thread, at its priority.
     pub writer_nice: i32,
     /// Whether that thread also leaves the normal scheduling class for Linux's idle one
@@ -378,33 +381,10 @@ impl GroupCommit {
         };
         leading.tickets = group.iter().map(|q| q.ticket).collect();
         let writer = &mut *kept;
-        let results = self.at_writer_priority(|| self.commit_group(writer, group));
+        let (nice, idle) = (self.options.writer_nice, self.options.writer_idle);
+        let results = priority::lowered(nice, idle, || self.commit_group(writer, group));
         drop(kept);
         self.queue().done.extend(results);
-    }
-
-    /// Runs `work` on a thread of its own whose priority is [`GroupCommitOptions::writer_nice`]
-    /// steps lower (on the caller's when that is 0, or off Linux). A panic in `work` goes on
-    /// unwinding on the caller's thread.
-    fn at_writer_priority<T: Send>(&self, work: impl FnOnce() -> T + Send) -> T {
-        let (nice, idle) = (self.options.writer_nice, self.options.writer_idle);
-        if nice <= 0 || !cfg!(target_os = "linux") {
-            return work();
-        }
-        let work = Mutex::new(Some(work));
-        let take = || work.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let spawned = std::thread::scope(|scope| {
-            let committing = std::thread::Builder::new().name("braid-commit".into()).spawn_scoped(scope, || {
-                lower_priority(nice, idle);
-                take().map(|work| work())
-            });
-            committing.ok().map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-        });
-        match spawned.flatten() {
-            Some(out) => out,
-            // No thread to be had: the work runs here, at the caller's priority.
-            None => take().map(|work| work()).expect("the commit's work runs once"),
-        }
     }
 
     /// Writes the group's batches and commits them: each batch checked whole first; a batch
@@ -542,30 +522,6 @@ impl GroupCommit {
         self.close_idle(Duration::ZERO).map(|_| ())
     }
 }
-
-/// Lowers the calling thread's scheduling priority by `nice` steps (its nice value raised, at
-/// most to 19), and with `idle` moves it to the idle scheduling class; threads it starts
-/// inherit both. Never fails: where the kernel refuses, the thread keeps its priority.
-#[cfg(target_os = "linux")]
-fn lower_priority(nice: i32, idle: bool) {
-    // SAFETY: plain system calls on this thread's own id; the one pointer is to a local.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        if idle {
-            let param = libc::sched_param { sched_priority: 0 };
-            libc::sched_setscheduler(tid as libc::pid_t, libc::SCHED_IDLE, &param);
-        }
-        *libc::__errno_location() = 0;
-        let current = libc::getpriority(libc::PRIO_PROCESS, tid);
-        if current == -1 && *libc::__errno_location() != 0 {
-            return;
-        }
-        libc::setpriority(libc::PRIO_PROCESS, tid, current.saturating_add(nice).min(19));
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn lower_priority(_nice: i32, _idle: bool) {}
 
 /// Checks `batch` whole, then writes it.
 fn apply(writer: &mut Writer, batch: &Batch) -> std::result::Result<(), Failed> {

@@ -44,6 +44,7 @@ mod manifest;
 pub mod memory;
 mod outline;
 mod paging;
+mod priority;
 mod rerank;
 mod scoring;
 mod search;

@@ -1,13 +1,15 @@
 //! The single writer: upserts and deletes, made durable and visible by `commit()`.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use braid_core::{Ordinal, Record, Result};
 use braid_lexical::{LexicalWriter, Merges, DEFAULT_WRITER_HEAP};
+use braid_vector::PartitionedStore;
 
 use crate::index::{open_semantic, Index, Parts};
 use crate::manifest::{sync_dir, Manifest, FORMAT_VERSION};
+use crate::priority;
 use crate::semantic::{EmbeddingInfo, Semantic};
 
 /// The ordinal counter of an index: every upsert gets a fresh ordinal, never one handed out
@@ -83,6 +85,40 @@ fn write_between_searches<T>(lock: &std::sync::RwLock<T>) -> std::sync::RwLockWr
             Err(std::sync::TryLockError::WouldBlock) => return lock.write().unwrap_or_else(|p| p.into_inner()),
         }
     }
+}
+
+/// How long a commit waited for the vector store's write lock, and then held it.
+#[derive(Debug, Clone, Copy)]
+struct LockTimes {
+    wait: std::time::Duration,
+    held: std::time::Duration,
+}
+
+/// Runs `change` under `store`'s write lock, taken between searches
+/// ([`write_between_searches`]), and says how long it waited and held it.
+fn write_locked<T>(
+    store: &RwLock<PartitionedStore>,
+    change: impl FnOnce(&mut PartitionedStore) -> T,
+) -> (T, LockTimes) {
+    let asked = std::time::Instant::now();
+    let mut locked = write_between_searches(store);
+    let taken = std::time::Instant::now();
+    let out = change(&mut locked);
+    let held = taken.elapsed();
+    drop(locked);
+    (out, LockTimes { wait: taken - asked, held })
+}
+
+/// As [`write_locked`] on `semantic`'s store, at the searches' priority: a commit lowered by
+/// [`crate::GroupCommit`] hands the section to the thread that lowered it
+/// ([`priority::at_callers_priority`]), so that no search waits on a lock held by a thread the
+/// scheduler puts last.
+fn write_locked_raised<T: Send + 'static>(
+    semantic: &Arc<Semantic>,
+    change: impl FnOnce(&mut PartitionedStore) -> T + Send + 'static,
+) -> (T, LockTimes) {
+    let semantic = semantic.clone();
+    priority::at_callers_priority(move || write_locked(&semantic.store, change))
 }
 
 /// The memory a [`Writer`] may hold while ingesting (see [`Index::writer_with`]).
@@ -390,20 +426,13 @@ impl Writer {
             let checked =
                 semantic.store.read().unwrap_or_else(|p| p.into_inner()).check_passages(&self.vectors, tenants)?;
             profile.mark("vector_check");
-            let write = |profile: &mut CommitProfile| {
-                let asked = std::time::Instant::now();
-                let store = write_between_searches(&semantic.store);
-                profile.lock_taken(asked.elapsed());
-                store
-            };
             if self.options.merges == Merges::Deferred {
                 // A bulk load: parts linked on every core, under the lock.
                 let mut pieces = checked.chunks(BULK_INSERT_PART).peekable();
                 while let Some(piece) = pieces.next() {
-                    let mut store = write(&mut profile);
-                    store.insert_checked(piece)?;
-                    profile.lock_released();
-                    drop(store);
+                    let (inserted, times) = write_locked(&semantic.store, |store| store.insert_checked(piece));
+                    profile.locked(times);
+                    inserted?;
                     // The lock is not fair: without a pause this thread takes it again before a
                     // search it woke can run.
                     if pieces.peek().is_some() {
@@ -417,23 +446,26 @@ impl Writer {
                 // they replace are freed after the lock. The graph's links (a search of it at
                 // build width per record, milliseconds at 500,000 vectors) are searched under a
                 // read lock, beside the searches, and linked one record per short write lock.
+                // Every write lock is taken and held at the searches' priority (`priority`).
                 let rooms = semantic.store.read().unwrap_or_else(|p| p.into_inner()).rooms_for(&checked);
                 profile.mark("vector_room");
-                let spares = {
-                    let mut store = write(&mut profile);
+                let (inserted, times) = write_locked_raised(semantic, move |store| {
                     let spares = store.make_rooms(rooms);
-                    store.insert_unlinked(&checked)?;
-                    spares
-                };
-                profile.lock_released();
-                drop(spares);
+                    store.insert_unlinked(&checked).map(|()| spares)
+                });
+                profile.locked(times);
+                drop(inserted?);
                 let mut prepared = semantic.store.read().unwrap_or_else(|p| p.into_inner()).prepare_links();
                 profile.mark("vector_rows_and_links");
                 // Without a graph to link into (int8 stores below a million records), no
                 // second lock.
                 while !prepared.is_empty() {
-                    let more = write(&mut profile).link_next(&mut prepared);
-                    profile.lock_released();
+                    let ((more, back), times) = write_locked_raised(semantic, move |store| {
+                        let more = store.link_next(&mut prepared);
+                        (more, prepared)
+                    });
+                    profile.locked(times);
+                    prepared = back;
                     if !more {
                         break;
                     }
@@ -466,10 +498,13 @@ impl Writer {
         profile.mark("after_commit");
         if let Some(semantic) = parts.semantic.get() {
             if !self.superseded.is_empty() {
-                let mut store = write_between_searches(&semantic.store);
-                for ord in &self.superseded {
-                    store.delete(*ord);
-                }
+                let superseded = std::mem::take(&mut self.superseded);
+                let ((), times) = write_locked_raised(semantic, move |store| {
+                    for ord in superseded {
+                        store.delete(ord);
+                    }
+                });
+                profile.locked(times);
             }
             // Partitions whose logs passed their share merge on the index's merge thread,
             // after this commit returned.
@@ -547,7 +582,6 @@ struct CommitProfile {
     lock_wait: std::time::Duration,
     lock_held: std::time::Duration,
     lock_held_max: std::time::Duration,
-    taken: Option<std::time::Instant>,
 }
 
 impl CommitProfile {
@@ -562,7 +596,6 @@ impl CommitProfile {
             lock_wait: std::time::Duration::ZERO,
             lock_held: std::time::Duration::ZERO,
             lock_held_max: std::time::Duration::ZERO,
-            taken: None,
         }
     }
 
@@ -575,19 +608,12 @@ impl CommitProfile {
         }
     }
 
-    /// The store's write lock taken after waiting `wait` for it.
-    fn lock_taken(&mut self, wait: std::time::Duration) {
+    /// The store's write lock taken and released, as `times` says.
+    fn locked(&mut self, times: LockTimes) {
         self.lock_parts += 1;
-        self.lock_wait += wait;
-        self.taken = Some(std::time::Instant::now());
-    }
-
-    /// The store's write lock about to be released.
-    fn lock_released(&mut self) {
-        if let Some(held) = self.taken.take().map(|t| t.elapsed()) {
-            self.lock_held += held;
-            self.lock_held_max = self.lock_held_max.max(held);
-        }
+        self.lock_wait += times.wait;
+        self.lock_held += times.held;
+        self.lock_held_max = self.lock_held_max.max(times.held);
     }
 
     fn finish(&self, changes: usize) {
