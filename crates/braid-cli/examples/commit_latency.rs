@@ -16,7 +16,8 @@
 //! threshold (`IndexBuilder::promote_tenants_at`; by default 10,000): give the one an index
 //! was built with (`scripts/scale.sh`'s `SCALE_PROMOTE_AT`), or the first commit promotes.
 //! `commit_ms_by_tenth` is the p50 of each tenth of the commits in order: a commit that grows
-//! costlier with the commits before it shows there.
+//! costlier with the commits before it shows there. `BRAID_TRACE=braid::commit=debug` logs each
+//! commit's phases to stderr.
 
 mod support;
 
@@ -24,7 +25,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use braid::{Index, Record};
-use support::{summary, vector, write_bytes};
+use support::{summary, trace_from_env, vector, write_bytes};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let usage = "usage: commit_latency INDEX_DIR [COMMITS] [RECORDS] [PROMOTE_AT]";
@@ -33,6 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let commits: usize = args.next().map_or(Ok(30), |n| n.parse())?;
     let records: usize = args.next().map_or(Ok(10), |n| n.parse())?;
     let promote_at: usize = args.next().map_or(Ok(braid::PROMOTE_AT), |n| n.parse())?;
+    trace_from_env();
     let dim = Index::recorded_embedding(&dir)?.map(|e| e.dim);
     let builder = Index::builder().promote_tenants_at(promote_at);
     let index = if dim.is_some() { builder.stored_vectors().open(&dir)? } else { builder.open(&dir)? };

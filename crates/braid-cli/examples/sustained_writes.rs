@@ -48,7 +48,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use braid::{Batch, GroupCommit, GroupCommitOptions, Index, Mode, Principal, Record, SearchRequest};
-use support::{in_ms, read_queries, round, summary, vector, write_bytes, Query};
+use support::{in_ms, read_queries, round, summary, trace_from_env, vector, write_bytes, Query};
 
 /// What the writers did: in one commit per batch, each commit's latency and bytes; grouped,
 /// each batch's acknowledgement latency; the commits, records and bytes in all, and how long
@@ -94,13 +94,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let heap: usize = flag(&mut args, "--writer-heap")?.unwrap_or(GroupCommitOptions::default().writer.heap_bytes);
     let idle = args.iter().any(|a| a == "--writer-idle");
     args.retain(|a| a != "--writer-idle");
-    if let Ok(filter) = std::env::var("BRAID_TRACE") {
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-            .with_writer(std::io::stderr)
-            .with_ansi(false)
-            .init();
-    }
+    trace_from_env();
     let how = match clients {
         0 => Writing::CommitPerBatch,
         clients => Writing::Grouped { clients, delay: Duration::from_millis(delay_ms), interval, nice, idle, heap },

@@ -65,3 +65,15 @@ pub fn vector(i: usize, dim: usize) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
     v.into_iter().map(|x| x / norm).collect()
 }
+
+/// Logs to stderr what the `BRAID_TRACE` filter lets through (as the `braid` binary does),
+/// e.g. `braid::commit=debug` for each commit's phases and the vector store's lock holds.
+pub fn trace_from_env() {
+    if let Ok(filter) = std::env::var("BRAID_TRACE") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .init();
+    }
+}
