@@ -1,7 +1,7 @@
 //! What a small commit costs on a large index: its latency and the bytes it writes.
 //!
 //! ```text
-//! cargo run --release -p braid-cli --example commit_latency -- INDEX_DIR [COMMITS] [RECORDS] [PROMOTE_AT]
+//! cargo run --release -p braid-cli --example commit_latency -- INDEX_DIR [COMMITS] [RECORDS] [PROMOTE_AT] [--writer-heap BYTES]
 //! ```
 //!
 //! Opens an index of `scripts/scale.sh` (`INDEX_DIR`; the run changes it, so give it a copy),
@@ -16,7 +16,8 @@
 //! threshold (`IndexBuilder::promote_tenants_at`; by default 10,000): give the one an index
 //! was built with (`scripts/scale.sh`'s `SCALE_PROMOTE_AT`), or the first commit promotes.
 //! `commit_ms_by_tenth` is the p50 of each tenth of the commits in order: a commit that grows
-//! costlier with the commits before it shows there. `BRAID_TRACE=braid::commit=debug` logs each
+//! costlier with the commits before it shows there. `--writer-heap BYTES` sets the writer's
+//! [`braid::WriterOptions::heap_bytes`] (by default [`braid::WriterOptions::default`]'s). `BRAID_TRACE=braid::commit=debug` logs each
 //! commit's phases to stderr.
 
 mod support;
@@ -24,12 +25,19 @@ mod support;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use braid::{Index, Record};
+use braid::{Index, Record, WriterOptions};
 use support::{summary, trace_from_env, vector, write_bytes};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: commit_latency INDEX_DIR [COMMITS] [RECORDS] [PROMOTE_AT]";
-    let mut args = std::env::args().skip(1);
+    let usage = "usage: commit_latency INDEX_DIR [COMMITS] [RECORDS] [PROMOTE_AT] [--writer-heap BYTES]";
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut options = WriterOptions::default();
+    if let Some(at) = args.iter().position(|a| a == "--writer-heap") {
+        let heap = args.get(at + 1).ok_or(usage)?;
+        options.heap_bytes = heap.parse()?;
+        args.drain(at..at + 2);
+    }
+    let mut args = args.into_iter();
     let dir = PathBuf::from(args.next().ok_or(usage)?);
     let commits: usize = args.next().map_or(Ok(30), |n| n.parse())?;
     let records: usize = args.next().map_or(Ok(10), |n| n.parse())?;
@@ -39,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let builder = Index::builder().promote_tenants_at(promote_at);
     let index = if dim.is_some() { builder.stored_vectors().open(&dir)? } else { builder.open(&dir)? };
     let promoted = Index::check(&dir)?.lexical_partitions;
-    let mut writer = index.writer()?;
+    let mut writer = index.writer_with(options)?;
     // New ids each run: a record written again unchanged is skipped, and its commit is empty.
     let run = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos();
     let before = index.num_records();
@@ -78,6 +86,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "records_after": index.num_records(),
         "promoted_tenants": promoted,
         "commits": commits,
+        "writer_heap_bytes": options.heap_bytes,
         "records_per_commit": records,
         "writers": out,
     });
