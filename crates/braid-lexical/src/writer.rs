@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use braid_core::{Error, Ordinal, Record, Result, NO_ACL_TOKEN, NO_TENANT_TOKEN};
-use tantivy::indexer::{LogMergePolicy, NoMergePolicy};
+use tantivy::indexer::{LogMergePolicy, NoMergePolicy, UserOperation};
 use tantivy::schema::Field;
 use tantivy::tokenizer::{PreTokenizedString, TextAnalyzer};
 use tantivy::{IndexWriter, TantivyDocument, Term};
@@ -21,6 +21,16 @@ use crate::visibility::section_key;
 /// Segments below this many documents count as this size to the merge policy (tantivy's
 /// `min_layer_size`, 10,000 by default).
 const MERGE_FLOOR_DOCS: u32 = 1_000;
+
+/// The operations a partition's writer holds back in each commit and sends to tantivy as one
+/// group, at the commit or when this many are held; the rest of a larger commit go one by one.
+/// tantivy hands each group to one of its indexing threads, and each thread that indexed
+/// anything writes a segment at the commit: sent one by one, a commit of 10 records wrote a
+/// segment per thread (two here), each as many files and table set-ups again. At 1M records,
+/// 200 commits of 10 records (`commit_latency`, 128 MiB writer, two threads): see
+/// research/scale-log.md (fourteenth session). An upsert into the main partition is two
+/// operations (the old version's delete, the add).
+const HELD_UP_TO: usize = 256;
 
 /// When a lexical writer merges segments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -75,6 +85,8 @@ pub struct LexicalWriter {
     pooled: BTreeSet<String>,
     /// The satellites written since the last commit.
     written: BTreeSet<Part>,
+    /// Per partition, the operations held back since its last commit ([`HELD_UP_TO`]).
+    held: BTreeMap<Part, Held>,
     heap_bytes: usize,
     merges: Merges,
     pub(crate) fields: Fields,
@@ -108,6 +120,14 @@ impl From<u64> for ContentDigest {
     }
 }
 
+/// A partition's operations held back in a commit ([`HELD_UP_TO`]).
+#[derive(Default)]
+struct Held {
+    operations: Vec<UserOperation>,
+    /// Whether this commit sent a group already: the rest go one by one.
+    sent: bool,
+}
+
 impl LexicalWriter {
     /// The writer of the index `shared`, over tantivy's writer `main` of its main partition.
     /// First it completes what a crash left of the last commit: each satellite deletes the
@@ -127,6 +147,7 @@ impl LexicalWriter {
             written_through: None,
             pooled: BTreeSet::new(),
             written: BTreeSet::new(),
+            held: BTreeMap::new(),
             heap_bytes,
             merges: Merges::Background,
             text: analyzer.build(),
@@ -156,13 +177,38 @@ impl LexicalWriter {
             if hidden.is_empty() {
                 continue;
             }
-            let writer = self.writer_of(&part)?;
             for ord in hidden {
-                writer.delete_term(Term::from_field_u64(ord_field, ord));
+                self.send(&part, UserOperation::Delete(Term::from_field_u64(ord_field, ord)))?;
             }
             self.commit_part(&part)?;
         }
         Ok(())
+    }
+
+    /// Sends `operation` to `part`'s writer (opened on first use): held back with the others
+    /// of this commit while they are fewer than [`HELD_UP_TO`], at once after.
+    fn send(&mut self, part: &Part, operation: UserOperation) -> Result<()> {
+        self.writer_of(part)?;
+        let held = self.held.entry(part.clone()).or_default();
+        if held.sent {
+            return self.writer_of(part)?.run([operation]).map(drop).map_err(lexical);
+        }
+        held.operations.push(operation);
+        if held.operations.len() >= HELD_UP_TO {
+            self.send_held(part)?;
+            self.held.entry(part.clone()).or_default().sent = true;
+        }
+        Ok(())
+    }
+
+    /// Sends what `part`'s writer holds back, in order, as one group (before its commit); the
+    /// next operations are held again.
+    fn send_held(&mut self, part: &Part) -> Result<()> {
+        let Some(held) = self.held.remove(part) else { return Ok(()) };
+        if held.operations.is_empty() {
+            return Ok(());
+        }
+        self.writer_of(part)?.run(held.operations).map(drop).map_err(lexical)
     }
 
     fn main(&mut self) -> Result<&mut IndexWriter> {
@@ -230,7 +276,7 @@ impl LexicalWriter {
     /// ordinal, in the satellite it went to (it was never committed).
     fn remove_versions(&mut self, id: &str) -> Result<()> {
         let id_term = Term::from_field_text(self.fields.id, id);
-        self.main()?.delete_term(id_term);
+        self.send(&Part::Main, UserOperation::Delete(id_term))?;
         for (part, ord) in self.shared.snapshot().satellite_versions_of(id)? {
             if let Some(key) = part.key() {
                 self.superseded.entry(key.to_string()).or_default().push(ord);
@@ -239,7 +285,7 @@ impl LexicalWriter {
         if let Some((part, ord)) = self.pending.remove(id) {
             if part != Part::Main {
                 let term = Term::from_field_u64(self.fields.ord, ord);
-                self.writer_of(&part)?.delete_term(term);
+                self.send(&part, UserOperation::Delete(term))?;
                 self.written.insert(part);
             }
         }
@@ -258,7 +304,7 @@ impl LexicalWriter {
         let doc = self.document(ord, record, &digest)?;
         let part = self.placement(record);
         self.remove_versions(record.id())?;
-        self.writer_of(&part)?.add_document(doc).map_err(lexical)?;
+        self.send(&part, UserOperation::Add(doc))?;
         if part == Part::Pool {
             self.pooled.extend(braid_core::sole_tenant(record.tenants()).map(str::to_string));
         }
@@ -364,9 +410,8 @@ impl LexicalWriter {
         let ord_field = self.fields.ord;
         for (key, ords) in self.catalog.superseded.clone() {
             let part = Part::of_key(&key);
-            let writer = self.writer_of(&part)?;
             for ord in ords {
-                writer.delete_term(Term::from_field_u64(ord_field, ord));
+                self.send(&part, UserOperation::Delete(Term::from_field_u64(ord_field, ord)))?;
             }
             self.commit_part(&part)?;
         }
@@ -376,6 +421,7 @@ impl LexicalWriter {
     /// Commits satellite `part` and makes the commit durable.
     fn commit_part(&mut self, part: &Part) -> Result<()> {
         let started = Instant::now();
+        self.send_held(part)?;
         self.writer_of(part)?.commit().map_err(lexical)?;
         let committed = started.elapsed();
         if let (Some(path), Some(name)) = (&self.shared.path, part.dir_name()) {
@@ -391,6 +437,7 @@ impl LexicalWriter {
     /// Commits the main partition with `catalog`, which becomes the writer's.
     fn commit_main(&mut self, catalog: Catalog) -> Result<()> {
         let payload = catalog.payload();
+        self.send_held(&Part::Main)?;
         let mut prepared = self.main()?.prepare_commit().map_err(lexical)?;
         prepared.set_payload(&payload);
         prepared.commit().map_err(lexical)?;
@@ -428,9 +475,8 @@ impl LexicalWriter {
         let snapshot = self.shared.snapshot();
         let copied = crate::promote::copy_out(&self.shared, &snapshot, tenant)?;
         let id_field = self.fields.id;
-        let main = self.main()?;
         for id in &copied.main_ids {
-            main.delete_term(Term::from_field_text(id_field, id));
+            self.send(&Part::Main, UserOperation::Delete(Term::from_field_text(id_field, id)))?;
         }
         let mut catalog = self.catalog.clone();
         catalog.promoted.insert(tenant.to_string());
@@ -691,5 +737,45 @@ mod tests {
         let _kept = index.directory().acquire_lock(&INDEX_WRITER_LOCK).unwrap();
         let busy = open_writer(&index, 15_000_000, Duration::from_millis(50));
         assert!(matches!(busy, Err(tantivy::TantivyError::LockFailure(..))));
+    }
+
+    /// A small commit is one segment of its partition, whichever of tantivy's indexing threads
+    /// takes it, and its operations keep their order (a record written twice in it is the
+    /// second version, one deleted after its upsert is gone); a commit past [`HELD_UP_TO`]
+    /// operations loses none.
+    #[test]
+    fn a_small_commit_is_one_segment_and_keeps_its_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = crate::LexicalIndex::create(Some(dir.path()), crate::SchemaConfig::default()).unwrap();
+        let mut writer = index.writer(crate::DEFAULT_WRITER_HEAP).unwrap();
+        writer.set_merges(crate::Merges::Deferred).unwrap();
+        let main = index.shared.main.index.clone();
+        let counts = || {
+            let segments = main.searchable_segment_ids().unwrap().len();
+            (segments, main.reader().unwrap().searcher().num_docs())
+        };
+        let upsert = |writer: &mut LexicalWriter, ord: u64, id: &str, body: &str| {
+            writer.upsert(ord, &Record::new(id).body(body), 0_u64).unwrap();
+        };
+        // 203 operations: an upsert into the main partition is two (the old version's delete,
+        // the add). Sent one by one, tantivy's indexing threads (one a core, up to eight) most
+        // often each took some.
+        for i in 0..100 {
+            upsert(&mut writer, i, &format!("r{i}"), "first");
+        }
+        upsert(&mut writer, 100, "r0", "second");
+        writer.delete("r1").unwrap();
+        writer.commit().unwrap();
+        assert_eq!(counts(), (1, 99));
+        let r0 = index.snapshot().record_by_id("r0").unwrap().expect("r0 is live");
+        assert_eq!((r0.ord, r0.body.as_str()), (100, "second"));
+        assert!(index.snapshot().record_by_id("r1").unwrap().is_none());
+
+        let many = HELD_UP_TO as u64;
+        for i in 0..many {
+            upsert(&mut writer, 1000 + i, &format!("s{i}"), "many");
+        }
+        writer.commit().unwrap();
+        assert_eq!(counts().1, 99 + many);
     }
 }
