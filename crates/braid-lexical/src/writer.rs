@@ -23,14 +23,16 @@ use crate::visibility::section_key;
 const MERGE_FLOOR_DOCS: u32 = 1_000;
 
 /// The operations a partition's writer holds back in each commit and sends to tantivy as one
-/// group, at the commit or when this many are held; the rest of a larger commit go one by one.
-/// tantivy hands each group to one of its indexing threads, and each thread that indexed
-/// anything writes a segment at the commit: sent one by one, a commit of 10 records wrote a
-/// segment per thread (two here), each as many files and table set-ups again. At 1M records,
-/// 200 commits of 10 records (`commit_latency`, 128 MiB writer, two threads): see
-/// research/scale-log.md (fourteenth session). An upsert into the main partition is two
-/// operations (the old version's delete, the add).
-const HELD_UP_TO: usize = 256;
+/// group, when the commit begins or as soon as this many are held; the rest of a larger commit
+/// go one by one. tantivy hands each group to one of its indexing threads, and each thread
+/// that indexed anything writes a segment at the commit: sent one by one, a commit of 10
+/// records wrote a segment per thread (two here), each as many files and table set-ups again
+/// (research/scale-log.md, fourteenth session). An upsert into the main partition is two
+/// operations (the old version's delete, the add), so 32 hold a 10-record commit. Kept small,
+/// so that a large commit's records are indexed while it is written, not at its end: held to
+/// 256, a group commit's ~45 records a tenant partition waited for the commit, and commits of
+/// 500 records took twice as long.
+const HELD_UP_TO: usize = 32;
 
 /// When a lexical writer merges segments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -201,8 +203,8 @@ impl LexicalWriter {
         Ok(())
     }
 
-    /// Sends what `part`'s writer holds back, in order, as one group (before its commit); the
-    /// next operations are held again.
+    /// Sends what `part`'s writer holds back, in order, as one group (when a commit begins);
+    /// the next operations are held again.
     fn send_held(&mut self, part: &Part) -> Result<()> {
         let Some(held) = self.held.remove(part) else { return Ok(()) };
         if held.operations.is_empty() {
@@ -360,6 +362,11 @@ impl LexicalWriter {
             }
         };
         let satellites = self.written.len();
+        // Every partition's held group goes to its indexing threads first, so that they index
+        // side by side while the partitions commit one after another.
+        for part in self.held.keys().cloned().collect::<Vec<_>>() {
+            self.send_held(&part)?;
+        }
         self.commit_new_records()?;
         mark("satellites");
         self.commit_point()?;
@@ -757,25 +764,31 @@ mod tests {
         let upsert = |writer: &mut LexicalWriter, ord: u64, id: &str, body: &str| {
             writer.upsert(ord, &Record::new(id).body(body), 0_u64).unwrap();
         };
-        // 203 operations: an upsert into the main partition is two (the old version's delete,
-        // the add). Sent one by one, tantivy's indexing threads (one a core, up to eight) most
-        // often each took some.
-        for i in 0..100 {
-            upsert(&mut writer, i, &format!("r{i}"), "first");
+        // Commits of 15 records, 30 operations each (an upsert into the main partition is two:
+        // the old version's delete, the add), each the segment after the last. Sent one by one,
+        // tantivy's indexing threads (one a core, up to eight) often each took some.
+        let per_commit = 15_u64;
+        assert!(2 * per_commit < HELD_UP_TO as u64, "each commit fits one group");
+        for c in 0..4_u64 {
+            for i in 0..per_commit {
+                upsert(&mut writer, c * 100 + i, &format!("r{c}-{i}"), "first");
+            }
+            writer.commit().unwrap();
+            assert_eq!(counts(), (c as usize + 1, (c + 1) * per_commit));
         }
-        upsert(&mut writer, 100, "r0", "second");
-        writer.delete("r1").unwrap();
+        upsert(&mut writer, 1000, "r0-0", "second");
+        writer.delete("r0-1").unwrap();
         writer.commit().unwrap();
-        assert_eq!(counts(), (1, 99));
-        let r0 = index.snapshot().record_by_id("r0").unwrap().expect("r0 is live");
-        assert_eq!((r0.ord, r0.body.as_str()), (100, "second"));
-        assert!(index.snapshot().record_by_id("r1").unwrap().is_none());
+        assert_eq!(counts(), (5, 4 * per_commit - 1));
+        let r0 = index.snapshot().record_by_id("r0-0").unwrap().expect("r0-0 is live");
+        assert_eq!((r0.ord, r0.body.as_str()), (1000, "second"));
+        assert!(index.snapshot().record_by_id("r0-1").unwrap().is_none());
 
-        let many = HELD_UP_TO as u64;
+        let many = 4 * HELD_UP_TO as u64;
         for i in 0..many {
-            upsert(&mut writer, 1000 + i, &format!("s{i}"), "many");
+            upsert(&mut writer, 2000 + i, &format!("s{i}"), "many");
         }
         writer.commit().unwrap();
-        assert_eq!(counts().1, 99 + many);
+        assert_eq!(counts().1, 4 * per_commit - 1 + many);
     }
 }
