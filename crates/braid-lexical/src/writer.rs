@@ -28,11 +28,30 @@ const MERGE_FLOOR_DOCS: u32 = 1_000;
 /// that indexed anything writes a segment at the commit: sent one by one, a commit of 10
 /// records wrote a segment per thread (two here), each as many files and table set-ups again
 /// (research/scale-log.md, fourteenth session). An upsert into the main partition is two
-/// operations (the old version's delete, the add), so 32 hold a 10-record commit. Kept small,
-/// so that a large commit's records are indexed while it is written, not at its end: held to
-/// 256, a group commit's ~45 records a tenant partition waited for the commit, and commits of
-/// 500 records took twice as long.
+/// operations (the old version's delete, the add), so 32 hold a 10-record commit. Only where
+/// tantivy has several indexing threads ([`indexing_threads`]): with one, a commit is one
+/// segment anyway, and holding only delayed the indexing (a group commit's writer has one; held
+/// there, its commits of 500 records took 200–225 ms at the median against 149–157, research/
+/// scale-log.md). Kept small, so that a large commit's records are indexed while it is
+/// written, not at its end.
 const HELD_UP_TO: usize = 32;
+
+/// tantivy's least indexing heap a thread, and most indexing threads (its `IndexWriter`'s
+/// `MEMORY_BUDGET_NUM_BYTES_MIN` and `MAX_NUM_THREAD`).
+const HEAP_PER_THREAD_MIN: usize = 15_000_000;
+const THREADS_MAX: usize = 8;
+
+/// The indexing threads of a writer of `heap_bytes`, as tantivy's `Index::writer` chooses them
+/// (one a core, at most eight, each with at least 15 MB of the heap), chosen here so that the
+/// writer knows whether a commit's operations are split between threads ([`HELD_UP_TO`]).
+pub(crate) fn indexing_threads(heap_bytes: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(THREADS_MAX);
+    if heap_bytes / cores < HEAP_PER_THREAD_MIN {
+        (heap_bytes / HEAP_PER_THREAD_MIN).max(1)
+    } else {
+        cores
+    }
+}
 
 /// When a lexical writer merges segments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -89,6 +108,8 @@ pub struct LexicalWriter {
     written: BTreeSet<Part>,
     /// Per partition, the operations held back since its last commit ([`HELD_UP_TO`]).
     held: BTreeMap<Part, Held>,
+    /// Whether operations are held: the writers have several indexing threads.
+    holds: bool,
     heap_bytes: usize,
     merges: Merges,
     pub(crate) fields: Fields,
@@ -150,6 +171,7 @@ impl LexicalWriter {
             pooled: BTreeSet::new(),
             written: BTreeSet::new(),
             held: BTreeMap::new(),
+            holds: indexing_threads(heap_bytes) > 1,
             heap_bytes,
             merges: Merges::Background,
             text: analyzer.build(),
@@ -188,13 +210,15 @@ impl LexicalWriter {
     }
 
     /// Sends `operation` to `part`'s writer (opened on first use): held back with the others
-    /// of this commit while they are fewer than [`HELD_UP_TO`], at once after.
+    /// of this commit while they are fewer than [`HELD_UP_TO`] (where the writers hold), at
+    /// once after.
     fn send(&mut self, part: &Part, operation: UserOperation) -> Result<()> {
-        self.writer_of(part)?;
-        let held = self.held.entry(part.clone()).or_default();
-        if held.sent {
-            return self.writer_of(part)?.run([operation]).map(drop).map_err(lexical);
+        let streams = !self.holds || self.held.get(part).is_some_and(|held| held.sent);
+        let writer = self.writer_of(part)?;
+        if streams {
+            return writer.run([operation]).map(drop).map_err(lexical);
         }
+        let held = self.held.entry(part.clone()).or_default();
         held.operations.push(operation);
         if held.operations.len() >= HELD_UP_TO {
             self.send_held(part)?;
@@ -706,7 +730,7 @@ pub(crate) fn open_writer(
 ) -> tantivy::Result<IndexWriter> {
     let started = Instant::now();
     loop {
-        match index.writer(heap_bytes) {
+        match index.writer_with_num_threads(indexing_threads(heap_bytes), heap_bytes) {
             Err(tantivy::TantivyError::LockFailure(..)) if started.elapsed() < patience => {
                 std::thread::sleep(Duration::from_millis(10));
             }
