@@ -21,7 +21,7 @@ use crate::segments::{PartCommit, Segments};
 use crate::snapshot::Snapshot;
 use crate::synonyms::{Synonyms, SynonymsHandle};
 use crate::verify::{self, Verification, VerificationStatus, Verifier};
-use crate::writer::{open_writer, sync_dir, LexicalWriter, LOCK_PATIENCE};
+use crate::writer::{open_writer, sync_dir, LexicalWriter, HEAP_PER_THREAD_MIN, LOCK_PATIENCE};
 
 /// Memory budget of the writer's indexing buffer. By default, 128 MiB.
 pub const DEFAULT_WRITER_HEAP: usize = 128 * 1024 * 1024;
@@ -298,7 +298,7 @@ impl LexicalIndex {
     /// waiting a quarter of a second for it (a forked process may still share a lock that a
     /// writer of this process released).
     pub fn writer(&self, heap_bytes: usize) -> Result<LexicalWriter> {
-        let heap_bytes = heap_bytes.max(15_000_000);
+        let heap_bytes = heap_bytes.max(HEAP_PER_THREAD_MIN);
         self.shared.verifier.wait()?;
         let writer = self.shared.open_writer(&self.shared.main.index, heap_bytes)?;
         self.shared.verify_latest()?;

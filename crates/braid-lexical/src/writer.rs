@@ -38,7 +38,7 @@ const HELD_UP_TO: usize = 32;
 
 /// tantivy's least indexing heap a thread, and most indexing threads (its `IndexWriter`'s
 /// `MEMORY_BUDGET_NUM_BYTES_MIN` and `MAX_NUM_THREAD`).
-const HEAP_PER_THREAD_MIN: usize = 15_000_000;
+pub(crate) const HEAP_PER_THREAD_MIN: usize = 15_000_000;
 const THREADS_MAX: usize = 8;
 
 /// The indexing threads of a writer of `heap_bytes`, as tantivy's `Index::writer` chooses them
