@@ -50,8 +50,11 @@ pub struct Feedback {
     /// out (its weight is not handed to the others), so the second search costs what the
     /// informative terms cost.
     pub common: f32,
-    /// Holders below which no term is too common: a term held by fewer records costs little to
-    /// walk (10,000 postings are about 50 µs), so a small index keeps every expansion term.
+    /// Holders below which no term is too common, so that a small index keeps every expansion
+    /// term (in an index of four records, every word two of them share is held by half). It
+    /// is no bound on what a term costs to walk: a caller who sees a small share of a large
+    /// partition walks every posting of a term there, hidden records' too, so a term held by
+    /// 2,000 of its records may be a walk of 100,000 postings.
     pub common_floor: u64,
 }
 
@@ -60,11 +63,12 @@ impl Feedback {
     /// (+0.0045 macro nDCG@10 over the same BM25 without feedback, p < 0.001; every other
     /// setting gained +0.0034 to +0.0043), with terms two documents agree on (+0.0047; one:
     /// +0.0045, three: +0.0034; results/rm3-guards.txt); without terms more than a fifth of
-    /// the allowed records hold (and more than 10,000), the cheapest of three shares within
-    /// 0.001 of keeping every term on the fitting splits (research/ranking-log.md, fourteenth
-    /// round).
+    /// the allowed records hold, the cheapest of three shares within 0.001 of keeping every
+    /// term on the fitting splits (research/ranking-log.md, fourteenth round), where that is
+    /// more than 1,000 records: the share governs every caller who sees more than 5,000
+    /// (research/ranking-log.md, fifteenth round).
     pub const DEFAULT: Feedback =
-        Feedback { docs: 5, terms: 10, keep: 0.5, agree: 2, words: 96, common: 0.2, common_floor: 10_000 };
+        Feedback { docs: 5, terms: 10, keep: 0.5, agree: 2, words: 96, common: 0.2, common_floor: 1_000 };
 }
 
 /// The relevance model of `records` — each a first-search score and the record's analysed
