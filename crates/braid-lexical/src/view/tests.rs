@@ -572,6 +572,41 @@ fn feedback_leaves_out_terms_most_allowed_records_hold() {
     assert_eq!(ranked(&snapshot), ranked(&public_snapshot));
 }
 
+/// The default guard leaves a term out only past its floor of holders: a caller who sees 2,000
+/// records keeps a term 900 of them hold (45 %), and one who sees 5,100 loses it at 1,200 (24 %).
+#[test]
+fn the_default_guard_applies_past_its_floor_of_holders() {
+    let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+    let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
+    let staff = |r: Record| r.acl(["group:staff"]);
+    let mut records = vec![Record::new("stripes-only").body("stripes savanna")];
+    records.extend((0..4).map(|i| Record::new(format!("zebra{i}")).body("zebra stripes order")));
+    records.extend((0..896).map(|i| Record::new(format!("order{i}")).body("order parcel")));
+    records.extend((0..1_099).map(|i| Record::new(format!("public{i}")).body("tracking parcel")));
+    records.extend((0..300).map(|i| staff(Record::new(format!("staff-order{i}")).body("order parcel"))));
+    records.extend((0..2_800).map(|i| staff(Record::new(format!("staff{i}")).body("tracking parcel"))));
+    for (i, record) in records.iter().enumerate() {
+        writer.upsert(i as u64, record, i as u64).unwrap();
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    let snapshot = index.snapshot();
+    let found = |principal: Principal| {
+        let allowed = snapshot.allowed_set(Visibility::new(principal, AccessPolicy::Public, None)).unwrap();
+        let view = snapshot.view(&allowed).unwrap();
+        let found = view.lexical_with_feedback("zebra", 50, QuerySyntax::Plain, Feedback::DEFAULT).unwrap();
+        let mut ids: Vec<&str> = found.candidates.iter().map(|(ord, _)| records[*ord as usize].id.as_str()).collect();
+        ids.sort_unstable();
+        (allowed.len(), ids)
+    };
+    let (seen, public) = found(Principal::public());
+    assert_eq!(seen, 2_000);
+    assert!(public.iter().any(|id| id.starts_with("order")), "{public:?}");
+    let (seen, staff) = found(Principal::from_verified_tokens(["group:staff"]));
+    assert_eq!(seen, 5_100);
+    assert_eq!(staff, ["stripes-only", "zebra0", "zebra1", "zebra2", "zebra3"]);
+}
+
 /// A principal's allowed set is the oracle's whether it holds a few tokens (asked as term
 /// clauses) or more than the clauses' limit (asked as one term set), before and after a commit
 /// extends it to a new segment.
