@@ -605,6 +605,22 @@ fn the_default_guard_applies_past_its_floor_of_holders() {
     let (seen, staff) = found(Principal::from_verified_tokens(["group:staff"]));
     assert_eq!(seen, 5_100);
     assert_eq!(staff, ["stripes-only", "zebra0", "zebra1", "zebra2", "zebra3"]);
+    // Non-interference at the default: the public's ranking, scores included, is the one of an
+    // index that never held the staff's 3,100 records (whose `order` would pass the guard).
+    let public_only = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+    let mut writer = public_only.writer(DEFAULT_WRITER_HEAP).unwrap();
+    for (i, record) in records.iter().enumerate().filter(|(_, r)| r.acl.is_empty()) {
+        writer.upsert(i as u64, record, i as u64).unwrap();
+    }
+    writer.commit().unwrap();
+    public_only.reload().unwrap();
+    let ranked = |snapshot: &crate::snapshot::Snapshot| {
+        let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None)).unwrap();
+        let view = snapshot.view(&allowed).unwrap();
+        let found = view.lexical_with_feedback("zebra", 50, QuerySyntax::Plain, Feedback::DEFAULT).unwrap();
+        found.candidates.into_iter().map(|(ord, score)| (ord, score.to_bits())).collect::<Vec<_>>()
+    };
+    assert_eq!(ranked(&snapshot), ranked(&public_only.snapshot()));
 }
 
 /// A principal's allowed set is the oracle's whether it holds a few tokens (asked as term
