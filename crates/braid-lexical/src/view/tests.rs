@@ -554,22 +554,29 @@ fn feedback_leaves_out_terms_most_allowed_records_hold() {
     assert_eq!(ids(Principal::public(), 0.5), ["order-only", "stripes-only", "zebra0", "zebra1", "zebra2", "zebra3"]);
     // Non-interference: the public's ranking, scores included, is the one of an index that
     // never held the staff's records.
-    let public_only = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
-    let mut writer = public_only.writer(DEFAULT_WRITER_HEAP).unwrap();
+    let public_only = public_index(&records);
+    let feedback = Feedback { common: 0.5, common_floor: 0, ..Feedback::DEFAULT };
+    assert_eq!(public_ranking(&snapshot, feedback), public_ranking(&public_only.snapshot(), feedback));
+}
+
+/// An index of `records`' public ones only (no ACL), each at its position's ordinal.
+fn public_index(records: &[Record]) -> LexicalIndex {
+    let index = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
+    let mut writer = index.writer(DEFAULT_WRITER_HEAP).unwrap();
     for (i, record) in records.iter().enumerate().filter(|(_, r)| r.acl.is_empty()) {
         writer.upsert(i as u64, record, i as u64).unwrap();
     }
     writer.commit().unwrap();
-    public_only.reload().unwrap();
-    let public_snapshot = public_only.snapshot();
-    let ranked = |snapshot: &crate::snapshot::Snapshot| {
-        let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None)).unwrap();
-        let view = snapshot.view(&allowed).unwrap();
-        let feedback = Feedback { common: 0.5, common_floor: 0, ..Feedback::DEFAULT };
-        let found = view.lexical_with_feedback("zebra", 50, QuerySyntax::Plain, feedback).unwrap().candidates;
-        found.into_iter().map(|(ord, score)| (ord, score.to_bits())).collect::<Vec<_>>()
-    };
-    assert_eq!(ranked(&snapshot), ranked(&public_snapshot));
+    index.reload().unwrap();
+    index
+}
+
+/// The public's lexical leg with `feedback` for `zebra`, scores to the bit.
+fn public_ranking(snapshot: &crate::snapshot::Snapshot, feedback: Feedback) -> Vec<(Ordinal, u32)> {
+    let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None)).unwrap();
+    let view = snapshot.view(&allowed).unwrap();
+    let found = view.lexical_with_feedback("zebra", 50, QuerySyntax::Plain, feedback).unwrap().candidates;
+    found.into_iter().map(|(ord, score)| (ord, score.to_bits())).collect()
 }
 
 /// The default guard leaves a term out only past its floor of holders: a caller who sees 2,000
@@ -607,20 +614,11 @@ fn the_default_guard_applies_past_its_floor_of_holders() {
     assert_eq!(staff, ["stripes-only", "zebra0", "zebra1", "zebra2", "zebra3"]);
     // Non-interference at the default: the public's ranking, scores included, is the one of an
     // index that never held the staff's 3,100 records (whose `order` would pass the guard).
-    let public_only = LexicalIndex::create(None, SchemaConfig::default()).unwrap();
-    let mut writer = public_only.writer(DEFAULT_WRITER_HEAP).unwrap();
-    for (i, record) in records.iter().enumerate().filter(|(_, r)| r.acl.is_empty()) {
-        writer.upsert(i as u64, record, i as u64).unwrap();
-    }
-    writer.commit().unwrap();
-    public_only.reload().unwrap();
-    let ranked = |snapshot: &crate::snapshot::Snapshot| {
-        let allowed = snapshot.allowed_set(Visibility::new(Principal::public(), AccessPolicy::Public, None)).unwrap();
-        let view = snapshot.view(&allowed).unwrap();
-        let found = view.lexical_with_feedback("zebra", 50, QuerySyntax::Plain, Feedback::DEFAULT).unwrap();
-        found.candidates.into_iter().map(|(ord, score)| (ord, score.to_bits())).collect::<Vec<_>>()
-    };
-    assert_eq!(ranked(&snapshot), ranked(&public_only.snapshot()));
+    let public_only = public_index(&records);
+    assert_eq!(
+        public_ranking(&snapshot, Feedback::DEFAULT),
+        public_ranking(&public_only.snapshot(), Feedback::DEFAULT)
+    );
 }
 
 /// A principal's allowed set is the oracle's whether it holds a few tokens (asked as term
