@@ -13,10 +13,12 @@ use crate::semantic::{EmbeddingInfo, Semantic};
 
 /// One opened commit: the lexical index and, once there are vectors, the semantic leg.
 pub(crate) struct Parts {
-    pub lexical: LexicalIndex,
     /// Set once: at open or create when the index has (or is built for) vectors, else by the
-    /// writer when it meets the first record with a vector. Never replaced.
+    /// writer when it meets the first record with a vector. Never replaced. Dropped before the
+    /// lexical index: dropping the vectors stops their collapse into huge pages, for which
+    /// every unmap of the lexical files would otherwise wait (`braid_vector`'s `huge_pages`).
     pub semantic: OnceLock<Arc<Semantic>>,
+    pub lexical: LexicalIndex,
     /// The model recorded in the manifest (the vectors on disk were made with it).
     pub embedding: Mutex<Option<EmbeddingInfo>>,
     /// The commit point these parts were opened at (`None` in memory).

@@ -130,6 +130,9 @@ impl Part {
 /// # }
 /// ```
 pub struct PartitionedStore {
+    /// The background collapse of the arenas into huge pages, stopped when the store is
+    /// dropped; first, so that it stops before the partitions' arenas are freed.
+    collapsing: crate::huge_pages::Collapsing,
     dim: usize,
     /// The parameters of the shared partition and of every tenant partition made here.
     params: HnswParams,
@@ -168,6 +171,7 @@ impl PartitionedStore {
         let mut parts = BTreeMap::new();
         parts.insert(Partition::Shared, Part::new(shared));
         PartitionedStore {
+            collapsing: crate::huge_pages::Collapsing::default(),
             dim,
             params,
             promote_at: PROMOTE_AT,
@@ -246,7 +250,7 @@ impl PartitionedStore {
         }
         store.parts.extend(opened);
         // Huge pages for the arenas, made on a thread of its own: the open does not wait.
-        crate::huge_pages::collapse_in_background(store.huge_page_regions());
+        store.collapsing = crate::huge_pages::collapse_in_background(store.huge_page_regions());
         Ok(store)
     }
 
@@ -1038,7 +1042,7 @@ mod tests {
             };
             let expected = answers(&store);
             assert_eq!(answers(&opened), expected, "{quantization:?}, while the collapse may run");
-            crate::huge_pages::collapse(&opened.huge_page_regions());
+            crate::huge_pages::collapse(&opened.huge_page_regions(), &std::sync::atomic::AtomicBool::new(false));
             assert_eq!(answers(&opened), expected, "{quantization:?}, collapsed");
         }
     }
