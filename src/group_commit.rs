@@ -99,12 +99,12 @@ pub struct GroupCommitOptions {
 /// instead of 395–498, a third less of the writer's CPU, and searches' p99 under writes
 /// 17.6–33.2 ms instead of 23.8–47.4 (everyone) and 4.5–9.5 instead of 7.4–13.4 (one tenant);
 /// acknowledgements' p50 408–454 ms instead of 179–251, p99 680–764 instead of 296–439
-/// (docs/scale.md).
+/// (research/scale-log.md).
 pub const DEFAULT_COMMIT_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The default [`GroupCommitOptions::writer_nice`]: a commit's threads weigh about a tenth of a
 /// search thread's where both want a core. At 1M records and 1,000 records a second, searches
-/// otherwise shared the cores with the commit and ran 4–8 times slower at p99 (docs/scale.md).
+/// otherwise shared the cores with the commit and ran 4–8 times slower at p99 (research/scale-log.md).
 pub const DEFAULT_WRITER_NICE: i32 = 10;
 
 /// The default indexing buffer of a [`GroupCommit`]'s writer: [`MIN_WRITER_HEAP`], which gives

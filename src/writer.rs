@@ -54,7 +54,7 @@ pub const MIN_WRITER_HEAP: usize = 15_000_000;
 /// parts, searches read the store. Other commits put the rows in under one short lock and
 /// search the graph links under a read lock ([`braid_vector::PartitionedStore::insert_unlinked`]):
 /// at 500,000 vectors (ef_construction 400) a part of 16 held the lock for 30–90 ms while
-/// searches waited (`crates/braid-cli/examples/sustained_writes.rs`, docs/scale.md).
+/// searches waited (`crates/braid-cli/examples/sustained_writes.rs`, research/scale-log.md).
 const BULK_INSERT_PART: usize = 16;
 
 /// The pause after each part, in which searches waiting for the store take it.
