@@ -228,7 +228,10 @@ impl Signs {
         shortlist: &mut Shortlist,
     ) {
         if sparse {
-            let fetch = |slot: usize| prefetch(&self.bits[slot * self.words..(slot + 1) * self.words]);
+            let fetch = |slot: usize| {
+                prefetch(&self.bits[slot * self.words..(slot + 1) * self.words]);
+                prefetch(&self.factors[slot..slot + 1]);
+            };
             self.screen_rows(query, ahead(candidates, fetch), shortlist);
         } else {
             self.screen_rows(query, candidates, shortlist);
