@@ -516,6 +516,7 @@ pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
     }
     let index = builder.open(dir).with_context(|| format!("opening index {}", dir.display()))?;
     // The operator's command line is a verified source of principal tokens.
+    let public_caller = principal.is_empty();
     let principal = Principal::try_from_verified_tokens(principal).context("--principal")?;
     let syntax = match braid::QuerySyntax::parse(args.syntax) {
         Some(s @ (braid::QuerySyntax::Plain | braid::QuerySyntax::Simple)) => s,
@@ -555,7 +556,7 @@ pub fn search(args: &SearchArgs<'_>, query: &str) -> Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(&response)?);
     } else {
-        output::print_response(&response);
+        output::print_response(&response, public_caller);
     }
     Ok(())
 }

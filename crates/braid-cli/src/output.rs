@@ -4,7 +4,10 @@ use std::io::IsTerminal;
 
 use braid::SearchResponse;
 
-pub fn print_response(response: &SearchResponse) {
+/// Prints `response` for a person. `public_caller`: the search ran as the public caller (no
+/// `--principal`), said beside an empty answer — from the command line alone, never from the
+/// index, so it tells nothing about records the caller may not see.
+pub fn print_response(response: &SearchResponse, public_caller: bool) {
     let tty = std::io::stdout().is_terminal();
     let (open, close) = if tty { ("\x1b[1m", "\x1b[0m") } else { ("**", "**") };
     if let Some(first) = response.suggestions.first() {
@@ -14,6 +17,9 @@ pub fn print_response(response: &SearchResponse) {
     }
     if response.hits.is_empty() {
         println!("no results");
+        if public_caller {
+            println!("(searched as the public caller: --principal gives the caller's ACL tokens)");
+        }
     }
     for (i, hit) in response.hits.iter().enumerate() {
         println!("{:>2}. {}  [{}]  score {:.4}", i + 1, braid::Citation::from(hit), hit.id, hit.score);

@@ -1,5 +1,5 @@
 //! `braid search`'s results flags: `--facet`, `--offset`, `--cursor`, `--boosts`, `--ef-search`,
-//! `--no-feedback`, `--group-by` and `--mmr`.
+//! `--no-feedback`, `--group-by` and `--mmr`; and what it prints for an empty answer.
 
 use std::io::Write;
 
@@ -108,4 +108,29 @@ fn feedback_is_on_unless_turned_off() {
     };
     assert!(hybrid(&[]).contains(&"sodium".to_string()), "{:?}", hybrid(&[]));
     assert!(!hybrid(&["--no-feedback"]).contains(&"sodium".to_string()), "{:?}", hybrid(&["--no-feedback"]));
+}
+
+#[test]
+fn an_empty_answer_as_the_public_caller_says_how_to_name_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, index) = (dir.path().join("c.jsonl"), dir.path().join("idx"));
+    let doc = serde_json::json!({ "_id": "d0", "title": "Walrus", "text": "walrus tusks", "acl": ["group:staff"] });
+    std::fs::write(&corpus, format!("{doc}\n")).unwrap();
+    let out = braid().args(["index"]).arg(&corpus).arg("--index").arg(&index).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = |args: &[&str]| {
+        let out = braid().args(["search", "--index"]).arg(&index).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let hint = "searched as the public caller";
+    // The same words whether or not the index holds records the caller may not see.
+    let hidden = text(&["walrus"]);
+    let absent = text(&["narwhal"]);
+    assert!(hidden.starts_with("no results\n(searched as the public caller"), "{hidden}");
+    assert_eq!(hidden.lines().nth(1), absent.lines().nth(1));
+    // Named callers get no hint, found or not.
+    assert!(!text(&["--principal", "group:other", "walrus"]).contains(hint));
+    let found = text(&["--principal", "group:staff", "walrus"]);
+    assert!(found.contains("[d0]") && !found.contains(hint), "{found}");
 }
