@@ -16,6 +16,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, DocId, Score, SegmentReader};
 
 use crate::error::lexical;
+use crate::scorer;
 use crate::snapshot::Snapshot;
 use crate::visibility::AllowedSegment;
 
@@ -38,7 +39,8 @@ impl Matches {
         f(bits)
     }
 
-    /// Records the allowed documents of one segment that `scores` scores above zero.
+    /// Records the allowed documents of one segment that `scores` (kept as
+    /// [`scorer::kept_by_rank`] says) scores above zero.
     pub fn add_scored(
         &self,
         segment_ord: usize,
@@ -46,10 +48,13 @@ impl Matches {
         scores: &[Score],
         allowed: Option<&AllowedSegment>,
     ) {
-        self.with(segment_ord, segment.max_doc() as usize, |bits| match allowed {
+        let max_doc = segment.max_doc() as usize;
+        let by_rank = scorer::kept_by_rank(allowed, max_doc).is_some();
+        self.with(segment_ord, max_doc, |bits| match allowed {
             Some(allowed) => {
-                for &doc in allowed.docs.iter() {
-                    if scores.get(doc as usize).is_some_and(|&s| s > 0.0) {
+                for (rank, &doc) in allowed.docs.iter().enumerate() {
+                    let at = if by_rank { rank } else { doc as usize };
+                    if scores.get(at).is_some_and(|&s| s > 0.0) {
                         set(bits, doc);
                     }
                 }

@@ -85,11 +85,30 @@ impl Weights {
     }
 }
 
-/// One segment's dense scores, a document each, shared by the searches that read them (see
-/// [`SharedPrefix`]).
+/// One segment's scores, shared by the searches that read them (see [`SharedPrefix`]): a
+/// document each, or an allowed document each where the segment is [`kept_by_rank`].
 type Scores = Arc<Vec<Score>>;
 
-/// Each segment's dense scores from one search of a request, carried into the next: a search
+/// A segment whose allowed documents are fewer than one in this many keeps its scores an
+/// allowed document each, and has its postings filtered by them before a posting is scored: a
+/// caller who sees 1 % of a segment then scores 1 % of its postings, into an array of its own
+/// documents' scores rather than one the size of the segment (which each search zeroed, or
+/// copied). Past that share the test costs about what it saves, and every posting is scored.
+const SPARSE: usize = 8;
+
+/// The allowed documents a segment's scores are kept for, in document order (the `i`-th score
+/// the `i`-th of `docs`), where the caller may see fewer than one in [`SPARSE`] of its
+/// `max_doc` documents; `None` where they are kept a document each.
+pub(crate) fn kept_by_rank(allowed: Option<&AllowedSegment>, max_doc: usize) -> Option<&AllowedSegment> {
+    allowed.filter(|a| a.docs.len().saturating_mul(SPARSE) < max_doc)
+}
+
+/// How many scores a segment of `max_doc` documents keeps ([`kept_by_rank`]).
+fn kept_len(allowed: Option<&AllowedSegment>, max_doc: usize) -> usize {
+    kept_by_rank(allowed, max_doc).map_or(max_doc, |a| a.docs.len())
+}
+
+/// Each segment's scores from one search of a request, carried into the next: a search
 /// given them starts each document at its carried score (scaled by [`Carried::scale`])
 /// instead of zero, and leaves its own final scores in their place. The lexical leg's second
 /// search with feedback is the first's query at a smaller weight plus the expansion terms
@@ -98,8 +117,7 @@ type Scores = Arc<Vec<Score>>;
 #[derive(Debug, Default)]
 pub(crate) struct Carried {
     /// By segment ordinal within the view's scope: the scores, and the factor they are yet to
-    /// be multiplied by (applied when the segment is next searched, to the documents it can
-    /// score: a sparse segment's allowed documents only, so its untouched pages stay so).
+    /// be multiplied by (applied when the segment is next searched).
     scores: Vec<Option<(Scores, Score)>>,
 }
 
@@ -111,9 +129,10 @@ impl Carried {
         }
     }
 
-    /// Segment `segment`'s carried scores and the factor they are yet to be multiplied by.
-    fn take(&mut self, segment: usize, max_doc: usize) -> Option<(Scores, Score)> {
-        self.scores.get_mut(segment).and_then(Option::take).filter(|(scores, _)| scores.len() == max_doc)
+    /// Segment `segment`'s carried scores, if they are `len` (as the segment keeps them), and
+    /// the factor they are yet to be multiplied by.
+    fn take(&mut self, segment: usize, len: usize) -> Option<(Scores, Score)> {
+        self.scores.get_mut(segment).and_then(Option::take).filter(|(scores, _)| scores.len() == len)
     }
 
     /// Whether any segment's scores are carried (the search given them starts from them; a
@@ -162,10 +181,10 @@ pub(crate) fn top_k(
             continue;
         }
         let Some(ords) = ord_columns.get(segment_ord) else { continue };
-        let max_doc = segment.max_doc() as usize;
-        let (start, from_group) = match prefix.and_then(|p| Some((p.take(segment_ord, max_doc)?, p.groups.len()))) {
+        let len = kept_len(allowed_docs, segment.max_doc() as usize);
+        let (start, from_group) = match prefix.and_then(|p| Some((p.take(segment_ord, len)?, p.groups.len()))) {
             Some((scores, groups)) => (Some((scores, 1.0)), groups),
-            None => (carried.as_deref_mut().and_then(|c| c.take(segment_ord, max_doc)), 0),
+            None => (carried.as_deref_mut().and_then(|c| c.take(segment_ord, len)), 0),
         };
         let scores = score_segment(segment, query, &weights, allowed_docs, start, from_group, &mut scratch)?;
         if let Some(matches) = matches {
@@ -202,11 +221,12 @@ fn constrained_top_k(
         let allowed_docs = allowed.of_segment(segment);
         if let Some(ords) = ord_columns.get(segment_ord) {
             if !allowed_docs.is_some_and(|a| a.docs.is_empty()) {
-                let start = carried.as_deref_mut().and_then(|c| c.take(segment_ord, segment.max_doc() as usize));
+                let max_doc = segment.max_doc() as usize;
+                let start = carried.as_deref_mut().and_then(|c| c.take(segment_ord, kept_len(allowed_docs, max_doc)));
                 let scores = score_segment(segment, query, weights, allowed_docs, start, 0, &mut scratch)?;
                 let alive = segment.alive_bitset();
-                let mut consider = |doc: DocId| {
-                    let Some(&score) = scores.get(doc as usize) else { return };
+                let mut consider = |doc: DocId, at: usize| {
+                    let Some(&score) = scores.get(at) else { return };
                     if score <= 0.0 {
                         return;
                     }
@@ -218,9 +238,12 @@ fn constrained_top_k(
                         pending.push((score, ord, segment_ord, doc, verdict == Verdict::Read));
                     }
                 };
-                match allowed_docs {
-                    Some(a) => a.docs.iter().for_each(|&d| consider(d)),
-                    None => (0..segment.max_doc()).filter(|&d| alive.is_none_or(|a| a.is_alive(d))).for_each(consider),
+                match (kept_by_rank(allowed_docs, max_doc), allowed_docs) {
+                    (Some(a), _) => a.docs.iter().enumerate().for_each(|(at, &d)| consider(d, at)),
+                    (None, Some(a)) => a.docs.iter().for_each(|&d| consider(d, d as usize)),
+                    (None, None) => (0..segment.max_doc())
+                        .filter(|&d| alive.is_none_or(|a| a.is_alive(d)))
+                        .for_each(|d| consider(d, d as usize)),
                 }
                 if let Some(carried) = carried.as_deref_mut() {
                     carried.put(segment_ord, scores);
@@ -252,9 +275,9 @@ fn constrained_top_k(
     Ok(out)
 }
 
-/// Dense per-document scores of `query` on one segment, added to `start` (zeros when not
-/// given), a carried score times a factor: every allowed document's (a document outside
-/// `allowed` may be left at its start, see [`SPARSE`]). The groups before `from_group` are
+/// The scores of `query` on one segment, kept as [`kept_by_rank`] says, added to `start` (zeros
+/// when not given), a carried score times a factor: every allowed document's (a document
+/// outside `allowed` may be left at its start). The groups before `from_group` are
 /// taken as scored already (`start` holds them): with none after them and no factor, `start`
 /// is the answer as it is, shared rather than copied. Otherwise `start` is written in place
 /// where nothing else holds it, and copied where something does (the other word leg, starting
@@ -269,21 +292,17 @@ fn score_segment(
     from_group: usize,
     scratch: &mut Scratch,
 ) -> tantivy::Result<Scores> {
-    let max_doc = segment.max_doc() as usize;
-    let only = allowed.filter(|a| a.docs.len() * SPARSE < max_doc);
+    let only = kept_by_rank(allowed, segment.max_doc() as usize);
+    let len = kept_len(allowed, segment.max_doc() as usize);
     let mut total = match start {
         Some((scores, times)) if times == 1.0 && from_group >= query.groups.len() => return Ok(scores),
         Some((scores, times)) if times != 1.0 => {
             let mut scores = Arc::unwrap_or_clone(scores);
-            match only {
-                // Only the allowed documents were scored: the rest are zero.
-                Some(only) => only.docs.iter().for_each(|&d| scores[d as usize] *= times),
-                None => scores.iter_mut().for_each(|s| *s *= times),
-            }
+            scores.iter_mut().for_each(|s| *s *= times);
             scores
         }
         Some((scores, _)) => Arc::unwrap_or_clone(scores),
-        None => vec![0.0 as Score; max_doc],
+        None => vec![0.0 as Score; len],
     };
     let mut postings = Postings::new(segment, only);
     let mut w = 0;
@@ -298,14 +317,12 @@ fn score_segment(
             [Alternative::Terms(terms)] => {
                 for (i, t) in terms.iter().enumerate() {
                     if let Some((weight, lengths)) = weights.get(first + i) {
-                        postings.each(&t.term, |doc, norm, freq| {
-                            total[doc as usize] += weight.score(lengths, norm, freq)
-                        })?;
+                        postings.each(&t.term, |at, norm, freq| total[at] += weight.score(lengths, norm, freq))?;
                     }
                 }
             }
             alternatives => {
-                scratch.reset(max_doc);
+                scratch.reset(len);
                 let mut at = first;
                 for alternative in alternatives {
                     scratch.alternative(&mut postings, alternative, weights, at)?;
@@ -333,8 +350,8 @@ fn score_segment(
 pub(crate) struct SharedPrefix {
     /// The groups, as both queries hold them (after per-request field weights).
     groups: Vec<Group>,
-    /// By segment ordinal within the scope: the groups' dense scores and how many searches
-    /// have yet to start from them.
+    /// By segment ordinal within the scope: the groups' scores and how many searches have yet
+    /// to start from them.
     sums: Vec<Mutex<(Option<Scores>, u8)>>,
 }
 
@@ -372,12 +389,12 @@ impl SharedPrefix {
         Ok(SharedPrefix { groups: prefix.groups, sums })
     }
 
-    /// Segment `segment`'s scores for a search starting from them, if they are for a segment
-    /// of `max_doc` documents (let go of here once the last search has them).
-    fn take(&self, segment: usize, max_doc: usize) -> Option<Scores> {
+    /// Segment `segment`'s scores for a search starting from them, if they are `len` (as the
+    /// segment keeps them; let go of here once the last search has them).
+    fn take(&self, segment: usize, len: usize) -> Option<Scores> {
         let mut held = self.sums.get(segment)?.lock().unwrap_or_else(|p| p.into_inner());
         let (scores, searches) = &mut *held;
-        if scores.as_ref().is_none_or(|s| s.len() != max_doc) || *searches == 0 {
+        if scores.as_ref().is_none_or(|s| s.len() != len) || *searches == 0 {
             return None;
         }
         *searches -= 1;
@@ -389,27 +406,27 @@ impl SharedPrefix {
     }
 }
 
-/// Buffers for groups of several alternatives: each alternative's scores, the group's best,
-/// and the documents each touched (so only those are reset). Every score and count is back
-/// at zero after a group, so the buffers serve each segment of a search in turn (sized for
-/// the largest): a caller who sees a million records once zeroed 8 MB of them a fuzzy
-/// request, a segment at a time.
+/// Buffers for groups of several alternatives, placed as the segment's scores are
+/// ([`kept_by_rank`]): each alternative's scores, the group's best, and the places each
+/// touched (so only those are reset). Every score and count is back at zero after a group, so
+/// the buffers serve each segment of a search in turn (sized for the largest): a caller who
+/// sees a million records once zeroed 8 MB of them a fuzzy request, a segment at a time.
 #[derive(Default)]
 struct Scratch {
     alternative: Vec<Score>,
-    alternative_docs: Vec<DocId>,
+    alternative_at: Vec<usize>,
     group: Vec<Score>,
-    group_docs: Vec<DocId>,
+    group_at: Vec<usize>,
     grams: Vec<u16>,
 }
 
 impl Scratch {
-    fn reset(&mut self, max_doc: usize) {
-        if self.group.len() < max_doc {
-            self.alternative.resize(max_doc, 0.0);
-            self.group.resize(max_doc, 0.0);
+    fn reset(&mut self, len: usize) {
+        if self.group.len() < len {
+            self.alternative.resize(len, 0.0);
+            self.group.resize(len, 0.0);
         }
-        self.group_docs.clear();
+        self.group_at.clear();
     }
 
     /// Scores `alternative`, whose first term is the query's `first`-th, into the group's best.
@@ -420,7 +437,7 @@ impl Scratch {
         weights: &Weights,
         first: usize,
     ) -> tantivy::Result<()> {
-        self.alternative_docs.clear();
+        self.alternative_at.clear();
         let (terms, needed, counted, boost) = match alternative {
             Alternative::Terms(terms) => (terms, 0, 0, 1.0),
             Alternative::Grams { grams, needed, boost } => (grams, *needed, grams.len(), *boost),
@@ -437,26 +454,25 @@ impl Scratch {
         for (i, t) in terms.iter().enumerate() {
             let Some((weight, lengths)) = weights.get(first + i) else { continue };
             let count = needed > 0 && i < counted;
-            let (scores, docs, grams) = (&mut self.alternative, &mut self.alternative_docs, &mut self.grams);
-            postings.each(&t.term, |doc, norm, freq| {
-                let s = &mut scores[doc as usize];
+            let (scores, touched, grams) = (&mut self.alternative, &mut self.alternative_at, &mut self.grams);
+            postings.each(&t.term, |at, norm, freq| {
+                let s = &mut scores[at];
                 if *s == 0.0 {
-                    docs.push(doc);
+                    touched.push(at);
                 }
                 *s += weight.score(lengths, norm, freq);
                 if count {
-                    grams[doc as usize] = grams[doc as usize].saturating_add(1);
+                    grams[at] = grams[at].saturating_add(1);
                 }
             })?;
         }
-        for &doc in &self.alternative_docs {
-            let d = doc as usize;
-            let score = std::mem::take(&mut self.alternative[d]);
-            let matched = needed == 0 || usize::from(std::mem::take(&mut self.grams[d])) >= needed;
+        for &at in &self.alternative_at {
+            let score = std::mem::take(&mut self.alternative[at]);
+            let matched = needed == 0 || usize::from(std::mem::take(&mut self.grams[at])) >= needed;
             if matched {
-                let g = &mut self.group[d];
+                let g = &mut self.group[at];
                 if *g == 0.0 {
-                    self.group_docs.push(doc);
+                    self.group_at.push(at);
                 }
                 *g = g.max(score * boost);
             }
@@ -465,24 +481,19 @@ impl Scratch {
     }
 
     fn add_group_into(&mut self, total: &mut [Score]) {
-        for &doc in &self.group_docs {
-            total[doc as usize] += std::mem::take(&mut self.group[doc as usize]);
+        for &at in &self.group_at {
+            total[at] += std::mem::take(&mut self.group[at]);
         }
     }
 }
-
-/// A segment whose allowed documents are fewer than one in this many has its postings filtered
-/// by them before a posting is scored: a caller who sees 1 % of a segment then scores 1 % of
-/// its postings, not all of them (the rest would be dropped when the top k is taken). Past
-/// that share the test costs about what it saves, and every posting is scored.
-const SPARSE: usize = 8;
 
 /// A segment's postings, read term by term, with each field's inverted index and length
 /// reader opened once (a query asks for dozens of terms in two or three fields).
 struct Postings<'s> {
     segment: &'s SegmentReader,
     fields: Vec<(Field, Arc<InvertedIndexReader>, FieldNormReader)>,
-    /// Only these documents' postings are passed on, where the segment's allowed set is sparse.
+    /// Where the segment keeps its scores by allowed document ([`kept_by_rank`]): only these
+    /// documents' postings are passed on, placed by their rank among them.
     only: Option<&'s AllowedSegment>,
 }
 
@@ -491,9 +502,10 @@ impl<'s> Postings<'s> {
         Postings { segment, fields: Vec::new(), only }
     }
 
-    /// Calls `f(doc, fieldnorm id, term frequency)` for every posting of `term` (of an allowed
-    /// document, where the postings are filtered).
-    fn each(&mut self, term: &Term, mut f: impl FnMut(DocId, u8, u32)) -> tantivy::Result<()> {
+    /// Calls `f(place, fieldnorm id, term frequency)` for every posting of `term`, the place
+    /// its document's score is kept at: the document, or where the postings are filtered (for
+    /// an allowed document only) its rank among the allowed.
+    fn each(&mut self, term: &Term, mut f: impl FnMut(usize, u8, u32)) -> tantivy::Result<()> {
         let field = term.field();
         let at = match self.fields.iter().position(|(f, ..)| *f == field) {
             Some(at) => at,
@@ -515,14 +527,14 @@ impl<'s> Postings<'s> {
             match self.only {
                 Some(only) => {
                     for (&doc, &freq) in docs.iter().zip(postings.freqs()) {
-                        if only.contains(doc) {
-                            f(doc, norms.fieldnorm_id(doc), freq);
+                        if let Some(rank) = only.rank(doc) {
+                            f(rank, norms.fieldnorm_id(doc), freq);
                         }
                     }
                 }
                 None => {
                     for (&doc, &freq) in docs.iter().zip(postings.freqs()) {
-                        f(doc, norms.fieldnorm_id(doc), freq);
+                        f(doc as usize, norms.fieldnorm_id(doc), freq);
                     }
                 }
             }
@@ -544,11 +556,25 @@ fn offer_segment(
             top.offer(score, ord);
         }
     };
+    if let Some(allowed) = kept_by_rank(allowed, segment.max_doc() as usize) {
+        // A score an allowed document, in document order: compared 64 at a time, as below.
+        for (docs, chunk) in allowed.docs.chunks(64).zip(scores.chunks(64)) {
+            let mut admitted = top.admitted(chunk);
+            while admitted != 0 {
+                let i = admitted.trailing_zeros() as usize;
+                admitted &= admitted - 1;
+                if top.admits(chunk[i]) {
+                    offer(top, docs[i] as usize, chunk[i]);
+                }
+            }
+        }
+        return;
+    }
     match allowed {
         // Most of the segment allowed: its scores are scanned in blocks, as below, masked by
         // the allowed documents' bits. A branch per allowed document took 3 ms of the lexical
         // leg (with feedback) of a caller who sees the 1M scale corpus's ten tenants.
-        Some(allowed) if allowed.docs.len().saturating_mul(SPARSE) >= scores.len() => {
+        Some(allowed) => {
             for (block, chunk) in scores.chunks(64).enumerate() {
                 let mut admitted = top.admitted(chunk) & allowed.block(block);
                 while admitted != 0 {
@@ -557,15 +583,6 @@ fn offer_segment(
                     let (doc, score) = (block * 64 + i, chunk[i]);
                     if top.admits(score) {
                         offer(top, doc, score);
-                    }
-                }
-            }
-        }
-        Some(allowed) => {
-            for &doc in allowed.docs.iter() {
-                if let Some(&score) = scores.get(doc as usize) {
-                    if top.admits(score) {
-                        offer(top, doc as usize, score);
                     }
                 }
             }

@@ -212,6 +212,9 @@ const MAX_SEGMENT_FREQS: usize = 1_024;
 pub(crate) struct AllowedSegment {
     pub docs: Arc<[DocId]>,
     bits: Arc<[u64]>,
+    /// By block of 64 documents: how many allowed documents come before it (a document's rank
+    /// among `docs` is this and the allowed bits before it in its block).
+    ranks: Arc<[u32]>,
     /// The ordinal of each of `docs`.
     ords: Arc<[u64]>,
     /// The segment's state when its documents were collected.
@@ -238,7 +241,29 @@ impl AllowedSegment {
         for &d in &docs {
             bits[d as usize / 64] |= 1 << (d % 64);
         }
-        AllowedSegment { docs: Arc::from(docs), bits: Arc::from(bits), ords: Arc::from(ords), state }
+        let ranks: Vec<u32> = bits
+            .iter()
+            .scan(0u32, |before, word| {
+                let rank = *before;
+                *before += word.count_ones();
+                Some(rank)
+            })
+            .collect();
+        AllowedSegment {
+            docs: Arc::from(docs),
+            bits: Arc::from(bits),
+            ranks: Arc::from(ranks),
+            ords: Arc::from(ords),
+            state,
+        }
+    }
+
+    /// Where `doc` is among the allowed documents (`docs[rank] == doc`), if it is allowed.
+    #[inline]
+    pub fn rank(&self, doc: DocId) -> Option<usize> {
+        let (w, bit) = (doc as usize / 64, 1u64 << (doc % 64));
+        let word = *self.bits.get(w)?;
+        (word & bit != 0).then(|| self.ranks[w] as usize + (word & (bit - 1)).count_ones() as usize)
     }
 
     /// Whether `doc` is allowed.
