@@ -133,8 +133,10 @@ impl Default for GroupCommitOptions {
 /// What a [`GroupCommit::write`] got: the commit that holds its batch, served when it returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Acknowledgement {
-    /// The commit served when the call returned, which holds the batch ([`Index::commit_id`];
-    /// `None` for an index in memory).
+    /// The commit served when the call returned, which holds the batch ([`Index::commit_id`]);
+    /// `None` for an index in memory, and for a batch that changed nothing (its records as
+    /// they were), which needs no commit: the one served then would say only when others
+    /// last wrote.
     pub commit: Option<String>,
     /// The group's number among this front's groups, from 1: batches with the same number
     /// shared a commit.
@@ -393,17 +395,20 @@ impl GroupCommit {
     fn commit_group(&self, kept: &mut Kept, group: Vec<Queued>) -> Vec<(u64, Result<Acknowledgement>)> {
         let number = self.groups.fetch_add(1, Ordering::Relaxed) + 1;
         let mut refused: Vec<Option<Error>> = group.iter().map(|_| None).collect();
+        // Whether each batch changed anything (an upsert of a record as it is changes nothing).
+        let mut changed = vec![false; group.len()];
         let outcome = 'attempt: loop {
             let writer = match kept.open(&self.index, self.options.writer) {
                 Ok(writer) => writer,
                 Err(e) => break Err(e),
             };
-            for (queued, refusal) in group.iter().zip(refused.iter_mut()) {
+            for ((queued, refusal), changed) in group.iter().zip(refused.iter_mut()).zip(changed.iter_mut()) {
                 if refusal.is_some() {
                     continue;
                 }
+                let before = writer.pending();
                 match apply(writer, &queued.batch) {
-                    Ok(()) => {}
+                    Ok(()) => *changed = writer.pending() > before,
                     Err(Failed { error, wrote_part }) if error.is_user_error() => {
                         *refusal = Some(error);
                         if wrote_part {
@@ -442,11 +447,16 @@ impl GroupCommit {
                     group.iter().zip(&refused).filter(|(_, r)| r.is_none()).map(|(q, _)| q.batch.len()).sum();
                 self.changes.fetch_add(changes as u64, Ordering::Relaxed);
                 let commit = self.index.commit_id();
-                let ack = Acknowledgement { commit, group: number, batches: accepted };
+                let ack = |changed: bool| Acknowledgement {
+                    commit: commit.clone().filter(|_| changed),
+                    group: number,
+                    batches: accepted,
+                };
                 group
                     .iter()
                     .zip(refused)
-                    .map(|(q, refusal)| (q.ticket, refusal.map_or_else(|| Ok(ack.clone()), Err)))
+                    .zip(changed)
+                    .map(|((q, refusal), changed)| (q.ticket, refusal.map_or_else(|| Ok(ack(changed)), Err)))
                     .collect()
             }
             Err(error) => {
@@ -463,8 +473,10 @@ impl GroupCommit {
 
     /// Runs `work` with the front's writer — between groups, never during one — and commits
     /// what it left pending (nothing when it wrote nothing), served before this returns.
-    /// Returns `work`'s value and the commit served then ([`Index::commit_id`]). When `work`
-    /// fails, the writer and what `work` wrote are dropped: no later commit holds any of it.
+    /// Returns `work`'s value and the commit it made (`None` when it wrote nothing, as
+    /// [`Acknowledgement::commit`]). When `work` fails having written, the writer and what
+    /// `work` wrote are dropped: no later commit holds any of it; one that failed before
+    /// writing (a memory not found, a note refused) leaves the writer, and its merges, open.
     ///
     /// `work` must not call [`GroupCommit::write`] or `run` on the same front: it would wait
     /// for itself.
@@ -481,11 +493,14 @@ impl GroupCommit {
         let out = match work(writer) {
             Ok(out) => out,
             Err(e) => {
-                kept.discard();
+                if writer.pending() > 0 {
+                    kept.discard();
+                }
                 return Err(e);
             }
         };
-        if writer.pending() > 0 {
+        let committed = writer.pending() > 0;
+        if committed {
             if let Err(e) = writer.commit() {
                 kept.discard();
                 return Err(e.into());
@@ -493,7 +508,7 @@ impl GroupCommit {
             self.commits.fetch_add(1, Ordering::Relaxed);
         }
         kept.last = Instant::now();
-        Ok((out, self.index.commit_id()))
+        Ok((out, self.index.commit_id().filter(|_| committed)))
     }
 
     /// Closes the writer when it has not written for `idle`, once the segment merges it

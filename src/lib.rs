@@ -54,7 +54,7 @@ mod stored;
 mod tool_catalogue;
 mod writer;
 
-pub use braid_core::id_tenant;
+pub use braid_core::{id_tenant, is_tenant_name};
 pub use braid_core::{
     AccessPolicy, BoostExplain, Boosts, BoxError, Citation, Decay, DecayFunction, Embedder, Error, Explain, Facet,
     FacetRange, Facets, FactorExplain, Filter, Fusion, GroupBy, Hit, KeywordBoost, Language, Leg, LegExplain,

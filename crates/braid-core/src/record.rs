@@ -265,8 +265,23 @@ impl Record {
 pub fn id_tenant(id: &str) -> Option<&str> {
     let name_and_rest = id.strip_prefix(crate::TENANT_PREFIX)?;
     let (name, rest) = name_and_rest.split_once('/')?;
-    let valid = !name.is_empty() && !rest.is_empty() && !name.chars().any(|c| c.is_whitespace() || c == ',');
+    let valid = is_tenant_name(name) && !rest.is_empty();
     valid.then(|| &id[..crate::TENANT_PREFIX.len() + name.len()])
+}
+
+/// Whether `name` can name a tenant (`acme` in `tenant:acme`): not empty, and no whitespace,
+/// comma or `/`, so that its namespace's ids read back as its own ([`id_tenant`]). A tenant
+/// named `acme/x` would write short ids into `tenant:acme`'s namespace; the server refuses such
+/// a name wherever a tenant is given to it.
+///
+/// ```
+/// assert!(braid_core::is_tenant_name("acme-eu"));
+/// assert!(!braid_core::is_tenant_name("acme/x"));
+/// assert!(!braid_core::is_tenant_name("acme x"));
+/// assert!(!braid_core::is_tenant_name(""));
+/// ```
+pub fn is_tenant_name(name: &str) -> bool {
+    !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c == ',' || c == '/')
 }
 
 /// Checks what every vector must be, whatever its dimension: not empty, every component

@@ -376,7 +376,11 @@ impl Config {
                 );
             }
             if let Some(tenant) = &t.tenant {
-                ensure!(!tenant.trim().is_empty(), "token {:?}: empty tenant", t.name);
+                ensure!(
+                    braid::is_tenant_name(tenant.trim()),
+                    "token {:?}: tenant {tenant:?} is not a tenant's name (not empty, no whitespace, ',' or '/')",
+                    t.name
+                );
                 // A tenant pins the token: its principal cannot add another tenant.
                 let pin = format!("tenant:{}", tenant.trim());
                 if let Some(other) = t.principal.iter().find(|p| p.trim().starts_with("tenant:") && p.trim() != pin) {
@@ -449,6 +453,9 @@ mod tests {
             (token("principal = [\"owner:token:b\"]"), "owner token"),
             // A token's tenant pins it: its principal cannot name another tenant.
             (token("tenant = \"acme\"\nprincipal = [\"tenant:globex\"]"), "pins it"),
+            // A tenant whose ids would read back as another's (`tenant:acme/x/1` is acme's).
+            (token("tenant = \"acme/x\""), "not a tenant's name"),
+            (token("tenant = \" \""), "not a tenant's name"),
             (format!("[limits]\nmax_connections = 8\nmax_connections_per_address = 8\n{}", token("")), "below"),
         ] {
             let err = format!("{:#}", parse(&text).unwrap_err());

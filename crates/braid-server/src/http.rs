@@ -513,17 +513,18 @@ async fn rest_delete_many(
                     ids.into_iter().filter(|id| id.starts_with(&prefix) && !braid::memory::is_memory_id(id)).collect();
                 ids.sort_unstable();
                 ids.truncate(write::MAX_BATCH);
-                Ok::<_, braid::Error>((ids, index.commit_id()))
+                Ok::<_, braid::Error>(ids)
             })
             .await;
             match matched {
-                // Nothing to delete: the commit served already holds the answer.
-                Ok(Ok((ids, commit))) if ids.is_empty() => {
-                    let none = Written { commit, ids };
+                // Nothing to delete, so no commit: naming the one served would tell the caller
+                // when others write.
+                Ok(Ok(ids)) if ids.is_empty() => {
+                    let none = Written { commit: None, ids };
                     return json_response(StatusCode::OK, &serde_json::to_value(none).unwrap_or(Value::Null));
                 }
-                Ok(Ok((ids, _))) => ids,
-                Ok(Err(e)) => return failure(StatusCode::BAD_REQUEST, "bad_request", e.to_string()),
+                Ok(Ok(ids)) => ids,
+                Ok(Err(e)) => return write_refused(&WriteFailure::from(e)),
                 Err(response) => return response,
             }
         }

@@ -302,6 +302,9 @@ pub fn mcp_stdio(
 /// # Errors
 /// When the operating system gives no randomness.
 pub fn token_new(name: &str, tenant: Option<&str>, principal: &[String], write: bool) -> Result<()> {
+    if let Some(tenant) = tenant.filter(|t| !braid::is_tenant_name(t)) {
+        anyhow::bail!("--tenant {tenant:?}: a tenant's name may not be empty or hold whitespace, ',' or '/'");
+    }
     let token = auth::new_token()?;
     eprintln!("token: {token}");
     eprintln!("(give it to the client; only its hash goes into the configuration)");

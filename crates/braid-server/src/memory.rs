@@ -53,7 +53,8 @@ pub struct MemoryWritten {
     /// The id an update superseded (deleted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replaced: Option<String>,
-    /// The commit now served, which holds the write (`null` for an index in memory).
+    /// The commit now served, which holds the write (`null` for an index in memory, or where
+    /// nothing was written).
     pub commit: Option<String>,
 }
 
@@ -62,7 +63,8 @@ pub struct MemoryWritten {
 pub struct Forgotten {
     /// The ids deleted.
     pub ids: Vec<String>,
-    /// The commit now served.
+    /// The commit now served, which holds the deletes (`null` for an index in memory, or
+    /// where nothing was forgotten).
     pub commit: Option<String>,
 }
 

@@ -633,6 +633,9 @@ fn principal(config: &IssuerConfig, claims: &Value, scopes: &HashSet<String>) ->
         }
     };
     if let Some(tenant) = string_claim(&config.tenant_claim)? {
+        if !braid::is_tenant_name(&tenant) {
+            return Err(Rejection::InvalidToken("the token's tenant claim is not a tenant's name".into()));
+        }
         let tenant = format!("tenant:{tenant}");
         let pinned = config.pinned();
         if !pinned.is_empty() && !pinned.contains(tenant.as_str()) {
@@ -796,6 +799,13 @@ mod tests {
         // Without a tenant claim, the pin is the tenant.
         let none = json!({});
         assert_eq!(principal(&issuer, &none, &scopes(&none)).unwrap().tenants().collect::<Vec<_>>(), ["tenant:acme"]);
+        // Unpinned, a claim that is no tenant's name is refused: `acme/x` would write short
+        // ids into acme's namespace.
+        issuer.principal.clear();
+        for bad in ["acme/x", "acme x", "a,b"] {
+            let claims = json!({ "tid": bad });
+            assert!(matches!(principal(&issuer, &claims, &scopes(&claims)), Err(Rejection::InvalidToken(_))), "{bad}");
+        }
     }
 
     #[test]

@@ -7,14 +7,17 @@
 //! any record that is not of that tenant alone ([`braid::id_tenant`]), whichever way it was
 //! written, so a writer cannot name another tenant's record: such an id is refused for its
 //! shape, before the index is read, and the answer is the same whether the record exists or not.
-//! Within the namespace every record but other callers' memories is visible to the writer (its
-//! tenant token admits the whole tenant; a memory also needs its owner token), and answers never
+//! Within the namespace every record written here but other callers' memories is visible to the
+//! writer (its tenant token admits the whole tenant, and a record write names no owner token; a
+//! memory also needs its owner's), and answers never
 //! say whether an id existed before (deletes are idempotent). Ids in the namespace's memory
 //! folder (`tenant:<name>/memory/…`) are refused by their shape: only the memory routes write
 //! them ([`super::memory`]).
 //!
-//! A record's `acl` may only name tokens the writer holds, never a reserved one; its `tenant`,
-//! when given, must be the writer's.
+//! A record's `acl` may only name tokens the writer holds, never a reserved or an owner token
+//! (a record is its tenant's: the tenant token it always carries admits every caller of the
+//! tenant, and a note only its owner reads is a memory); its `tenant`, when given, must be
+//! the writer's.
 
 use std::time::Duration;
 
@@ -67,7 +70,9 @@ impl From<braid::Error> for WriteFailure {
 /// What a write did: the commit that holds it and the ids it wrote or deleted, as stored.
 #[derive(Debug, serde::Serialize)]
 pub struct Written {
-    /// The commit now served, which holds the write (`null` for an index in memory).
+    /// The commit now served, which holds the write; `null` for an index in memory, and for a
+    /// write that changed nothing (records as they were, nothing matched), which made no
+    /// commit (the one served then would say when others last wrote).
     pub commit: Option<String>,
     /// The ids, in the order given, with the namespace prefix.
     pub ids: Vec<String>,
@@ -80,7 +85,14 @@ pub struct Written {
 pub fn namespace(principal: &Principal) -> Result<String, WriteFailure> {
     let mut tenants = principal.tenants();
     match (tenants.next(), tenants.next()) {
-        (Some(tenant), None) => Ok(tenant.to_string()),
+        // A tenant whose name its ids would not read back as (`tenant:acme/x`) could name
+        // another tenant's ids (`tenant:acme/x/1` is `tenant:acme`'s).
+        (Some(tenant), None) if tenant.strip_prefix(braid::TENANT_PREFIX).is_some_and(braid::is_tenant_name) => {
+            Ok(tenant.to_string())
+        }
+        (Some(tenant), None) => Err(WriteFailure::Forbidden(format!(
+            "{tenant:?} is not a tenant's name (no whitespace, ',' or '/'), so it has no namespace to write in"
+        ))),
         _ => Err(WriteFailure::Forbidden(
             "writing needs a token of exactly one tenant: records are written in their tenant's namespace".into(),
         )),
@@ -97,7 +109,11 @@ pub fn stored_id(namespace: &str, id: &str) -> Result<String, WriteFailure> {
         return Err(WriteFailure::BadRequest("empty id".into()));
     }
     let stored = if !id.starts_with(braid::TENANT_PREFIX) {
-        format!("{namespace}/{id}")
+        let stored = format!("{namespace}/{id}");
+        if id_tenant(&stored) != Some(namespace) {
+            return Err(WriteFailure::BadRequest(format!("{namespace:?} is not a namespace ids can be written in")));
+        }
+        stored
     } else {
         match id_tenant(id) {
             Some(owner) if owner == namespace => id.to_string(),
@@ -148,9 +164,14 @@ pub fn admit(
         Some(Value::Number(n)) => n.to_string(),
         _ => return Err(WriteFailure::BadRequest(format!("{name}: `_id` must be a string or a number"))),
     };
+    let stored = stored_id(namespace, &id)?;
+    // Read as the short id: a full one is the writer's own, and its tenant token is added
+    // below, which the document need not give.
+    let short = &stored[namespace.len() + 1..];
+    object.insert("_id".into(), Value::String(short.to_string()));
     let bytes = serde_json::to_vec(&document).map_err(|_| WriteFailure::Internal)?;
     let mut record = parse_document(name, &bytes, &index.config().schema)?.record;
-    record.id = stored_id(namespace, &id)?;
+    record.id = stored;
     let mut acl = Vec::with_capacity(record.acl.len() + 1);
     for token in &record.acl {
         let token = token.trim();
@@ -160,6 +181,14 @@ pub fn admit(
                     "{name}: records are written in this token's tenant ({namespace}), not {token}"
                 )));
             }
+        } else if token.starts_with(braid::OWNER_PREFIX) {
+            // A record visible to one owner alone would be one the writer's tenant peers could
+            // not see yet could overwrite or delete by id: owner-scoped notes are memories,
+            // whose ids are their owner's alone.
+            return Err(WriteFailure::BadRequest(format!(
+                "{name}: records are visible to their whole tenant, so their ACL names no owner token \
+                 ({token:?}); write a note only its owner may read with /v1/memories"
+            )));
         } else if !principal.has(token) {
             return Err(WriteFailure::BadRequest(format!(
                 "{name}: the ACL token {token:?} is not held by this token, so it may not grant it"
@@ -267,6 +296,10 @@ mod tests {
         Principal::from_verified_tokens(["tenant:acme", "group:support"])
     }
 
+    fn admit_with(index: &Index, principal: &Principal, doc: Value) -> Result<Record, WriteFailure> {
+        admit(index, principal, "tenant:acme", "records[0]", doc)
+    }
+
     #[test]
     fn ids_are_confined_to_the_namespace_by_their_shape() {
         assert_eq!(stored_id("tenant:acme", "note-1").unwrap(), "tenant:acme/note-1");
@@ -283,12 +316,14 @@ mod tests {
         ] {
             assert!(matches!(stored_id("tenant:acme", bad), Err(WriteFailure::BadRequest(_))), "{bad}");
         }
+        // A namespace its ids would not read back as: `tenant:acme/x`'s short ids are acme's.
+        assert!(matches!(stored_id("tenant:acme/x", "secret"), Err(WriteFailure::BadRequest(_))));
     }
 
     #[test]
     fn a_writer_needs_exactly_one_tenant() {
         assert_eq!(namespace(&acme()).unwrap(), "tenant:acme");
-        for tokens in [vec!["group:support"], vec!["tenant:acme", "tenant:globex"]] {
+        for tokens in [vec!["group:support"], vec!["tenant:acme", "tenant:globex"], vec!["tenant:acme/x"]] {
             let principal = Principal::from_verified_tokens(tokens);
             assert!(matches!(namespace(&principal), Err(WriteFailure::Forbidden(_))));
         }
@@ -305,6 +340,13 @@ mod tests {
         assert_eq!(record.acl, ["group:support", "tenant:acme"]);
         assert_eq!(admit(json!({"_id": 7, "text": "x"})).unwrap().acl, ["tenant:acme"]);
         assert_eq!(admit(json!({"_id": "n2", "text": "x", "tenant": "acme"})).unwrap().acl, ["tenant:acme"]);
+        // A full id of the writer's own namespace needs no tenant of its own.
+        let full = admit(json!({"_id": "tenant:acme/n3", "text": "x"})).unwrap();
+        assert_eq!((full.id.as_str(), full.acl.as_slice()), ("tenant:acme/n3", ["tenant:acme".to_string()].as_slice()));
+        let owner = Principal::from_verified_tokens(["tenant:acme", "owner:token:alice"]);
+        let owned = json!({"_id": "diary", "text": "x", "acl": ["owner:token:alice"]});
+        // Visible to its owner alone, yet its tenant's writers could replace it by id.
+        assert!(matches!(admit_with(&index, &owner, owned), Err(WriteFailure::BadRequest(_))));
         for bad in [
             json!({"_id": "n1", "text": "x", "acl": ["group:sales"]}),
             json!({"_id": "n1", "text": "x", "tenant": "globex"}),
@@ -368,5 +410,22 @@ mod tests {
         lock.write(vec![wombat], Vec::new()).unwrap();
         let search = |q: &str| index.search(&SearchRequest::new(q, acme()).mode(Mode::Lexical)).unwrap().hits.len();
         assert_eq!((search("quokka"), search("wombat")), (0, 1));
+    }
+
+    /// A write that changes nothing names no commit (the one served would say when others
+    /// last wrote); one that fails before writing keeps the writer open.
+    #[test]
+    fn a_write_that_changes_nothing_names_no_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::create(dir.path(), IndexConfig::default()).unwrap();
+        let lock = WriteLock::new(index.clone(), GroupCommitOptions::default());
+        let doc = || admit(&index, &acme(), "tenant:acme", "r", json!({"_id": "n1", "text": "quokka"})).unwrap();
+        assert!(lock.write(vec![doc()], Vec::new()).unwrap().is_some());
+        assert_eq!(lock.write(vec![doc()], Vec::new()).unwrap(), None, "the record as it was");
+        let (_, commit) = lock.run(|_| Ok::<_, WriteFailure>(())).unwrap();
+        assert_eq!(commit, None);
+        let failed = lock.run(|_| Err::<(), _>(WriteFailure::NotFound("no such memory".into())));
+        assert!(matches!(failed, Err(WriteFailure::NotFound(_))));
+        assert!(matches!(index.writer(), Err(braid::Error::LockBusy { .. })), "the writer is still open");
     }
 }
