@@ -50,6 +50,16 @@ fn a_write_is_read_back_by_its_tenant_only() {
     // The same write again is idempotent; a delete twice too, and neither says what existed.
     assert_eq!(upsert(&server, &acme_writer, json!([{"_id": "note-1", "text": "moved to level four"}])).status, 200);
     assert!(hit_ids(&server, &server.acme, "van parked lift").is_empty());
+    // A write that changes nothing makes no commit and names none (the one served would say
+    // when other tenants last wrote); nor does a delete by a filter that matches nothing.
+    let unchanged = upsert(&server, &acme_writer, json!([{"_id": "note-1", "text": "moved to level four"}]));
+    assert_eq!((unchanged.status, unchanged.json()["commit"].clone()), (200, Value::Null), "{}", unchanged.text);
+    let nothing = json!({"filter": {"range": {"field": "created", "min": 5, "max": 1}}});
+    let matched = send(&server, &acme_writer, "POST", "/v1/records/delete", Some(nothing));
+    assert_eq!((matched.status, matched.json()["commit"].clone()), (200, Value::Null), "{}", matched.text);
+    // A full id of the writer's own namespace needs no tenant of its own.
+    let full = upsert(&server, &acme_writer, json!([{"_id": "tenant:acme/note-2", "text": "tyre pressure"}]));
+    assert_eq!(full.status, 200, "{}", full.text);
     assert_eq!(hit_ids(&server, &server.acme, "level four"), ["tenant:acme/note-1"]);
     let first = send(&server, &acme_writer, "DELETE", "/v1/records/note-1", None);
     let again = send(&server, &acme_writer, "DELETE", "/v1/records/tenant%3Aacme%2Fnote-1", None);
@@ -74,6 +84,10 @@ fn who_may_write_what() {
         json!({"_id": "x", "text": "x", "tenant": "globex"}),
         json!({"_id": "x", "text": "x", "acl": ["__braid:no-acl"]}),
         json!({"text": "no id"}),
+        // Its own owner token: a record only its owner sees, that its tenant could replace.
+        json!({"_id": "x", "text": "x", "acl": ["owner:token:acme-writer"]}),
+        // A vector, on an index without vectors: it would set them up for every tenant.
+        json!({"_id": "x", "text": "x", "vector": [0.1, 0.2, 0.3]}),
     ] {
         let reply = upsert(&server, &acme_writer, json!([record]));
         assert_eq!(reply.status, 400, "{record}: {}", reply.text);

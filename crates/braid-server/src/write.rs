@@ -159,6 +159,15 @@ pub fn admit(
                 .map_err(|_| WriteFailure::BadRequest(format!("{name}: `vector` must be an array of numbers")))?,
         ),
     };
+    // Whether the index holds vectors, and their dimension, is its operator's setting: the
+    // first vector written into an index without them would switch the semantic leg on for
+    // every caller and fix the dimension every other tenant's vectors must have.
+    if vector.is_some() && !index.has_semantic() {
+        return Err(WriteFailure::BadRequest(format!(
+            "{name}: this index holds no vectors, so a record cannot bring one (its operator sets vectors \
+             up: `braid index --model`, `--vectors` or `--vector-field`)"
+        )));
+    }
     let id = match object.get("_id") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.to_string(),
@@ -354,6 +363,8 @@ mod tests {
             json!({"_id": "tenant:globex/n1", "text": "x"}),
             json!({"text": "no id"}),
             json!({"_id": "n1", "text": "x", "vector": "no"}),
+            // An index without vectors: a writer's vector would set them up for everyone.
+            json!({"_id": "n1", "text": "x", "vector": [0.1, 0.2, 0.3]}),
             json!(["not", "an", "object"]),
         ] {
             assert!(matches!(admit(bad.clone()), Err(WriteFailure::BadRequest(_))), "{bad}");

@@ -1076,9 +1076,14 @@ impl VectorStore {
     /// scan screened by the rows' sign bits, the graph or not: the rows keep them, the
     /// request allows at least [`signs::SCREEN_REQUEST_FROM`] records, and this store from
     /// [`signs::SCREEN_FROM`] up to [`signs::SCREEN_UP_TO`] of them (the allowed sets alone
-    /// decide, as everywhere in the scan).
+    /// decide, as everywhere in the scan). A store that looks its records up (the pool of small
+    /// tenants, [`VectorStore::set_look_up_only`]) is never screened: which tenants it holds
+    /// depends on every tenant's whole record count, hidden records included, so a screen
+    /// there, whose shortlist depends on the rows screened together, would let a tenant's
+    /// hidden records change what its callers find.
     fn screens(&self, allowed: &AllowedSet, requested: usize) -> bool {
-        requested >= signs::SCREEN_REQUEST_FROM
+        !self.look_up_only
+            && requested >= signs::SCREEN_REQUEST_FROM
             && (signs::SCREEN_FROM..signs::SCREEN_UP_TO).contains(&allowed.len())
             && self.rows.keeps_signs()
             && !matches!(paths(), Paths::Exact | Paths::Unscreened)
@@ -1534,6 +1539,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A store that looks its records up (the pool) is never screened, however many of its
+    /// records a request allows; the same store walked is.
+    #[test]
+    fn a_store_that_looks_records_up_is_never_screened() {
+        let mut store = churned(Quantization::Int8, 8, signs::SCREEN_FROM as u64 + 100);
+        assert!(store.rows.keeps_signs());
+        let set = allowed(0..signs::SCREEN_FROM as u64 + 100);
+        assert!(store.screens(&set, signs::SCREEN_REQUEST_FROM));
+        store.set_look_up_only(true);
+        assert!(!store.screens(&set, signs::SCREEN_REQUEST_FROM));
     }
 
     /// The walk, 64 slots at a time, yields the live slots of allowed records in slot order,
