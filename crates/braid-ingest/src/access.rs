@@ -10,14 +10,23 @@
 //!
 //! - an empty `acl` (`[]`, `null`, `""`, or only blank tokens), an empty `tenant`;
 //! - a value of the wrong type (a number, an object, a list holding a number, a list of
-//!   tenants), a tenant that is not one name;
+//!   tenants, and in YAML an unquoted `null`, `~`, `true`, `false`, anchor, alias, tag or
+//!   `{…}` mapping), a tenant that is not one name ([`braid_core::is_tenant_name`]) or names
+//!   a second prefix (`tenant:tenant:acme`);
+//! - an ACL token with white space or a comma inside (`"group:a, group:b"` is one token: a
+//!   list is meant), with an invisible or control character, or whose prefix reads as
+//!   `tenant:`, `owner:` or `__braid:` only once folded (`Tenant:acme`, `OWNER:x`): such a
+//!   token would be a plain one, without the rule its prefix carries;
 //! - `tenant` together with `acl` (a tenant token in an ACL admits the whole tenant, which
 //!   would widen a group list);
-//! - a key that looks like an access key but is not exactly one: another letter case (`ACL`,
-//!   `Tenant`), or — ignoring case — one edit away from `acl` or `tenant` (`acls`, `tennant`),
-//!   or holding the word `acl`, `acls` or a word one edit from `tenant` (`tenant_id`,
-//!   `allowedAcls`); a near-miss is refused, never read as the key, so that one spelling
-//!   holds in every format;
+//! - a key that looks like an access key but is not exactly one. Keys are compared folded
+//!   (Unicode NFKC, invisible characters dropped, lowercase: `ａｃｌ` and `a\u{200B}cl` read as
+//!   `acl`); a near-miss is another letter case (`ACL`, `Tenant`), one edit away from `acl`
+//!   or `tenant` (`acls`, `tennant`), a key holding the word `acl`, `acls` or a word one edit
+//!   from `tenant` (`tenant_id`, `allowedAcls`), or one whose letters and digits start with
+//!   `tenant` or start or end with `acl`/`acls` (`tenantid`, `aclgroups`, `readacl`; not
+//!   `oracle`). A near-miss is refused, never read as the key, so that one spelling holds in
+//!   every format;
 //! - an access key (or a near-miss) inside a nested object such as a JSONL line's `metadata`;
 //! - an access key given twice.
 
@@ -105,9 +114,43 @@ pub enum AccessProblem {
         /// What it holds.
         found: &'static str,
     },
-    /// A `tenant` that is not one name (white space or a comma inside).
-    #[error("must be one tenant name (no spaces or commas)")]
+    /// A `tenant` that is not one name (white space, a comma or a `/` inside, see
+    /// [`braid_core::is_tenant_name`]).
+    #[error("must be one tenant name (no spaces, commas or `/`)")]
     NotOneTenant,
+    /// A `tenant` whose name, its one optional `tenant:` prefix aside, starts with a prefix
+    /// again (`tenant:tenant:acme`, `owner:x`).
+    #[error(
+        "must be one tenant name, written once: after its optional `tenant:` prefix, the name cannot start with \
+         `tenant:`, `owner:` or `__braid:`"
+    )]
+    PrefixedTenant,
+    /// An ACL token with white space or a comma inside: several tokens written as one string.
+    #[error(
+        "holds a token with white space or a comma inside; give several tokens as a list (`[group:a, group:b]`), \
+         each token one word"
+    )]
+    NotOneToken,
+    /// A token or tenant name holding an invisible (Unicode format) or control character.
+    #[error("holds an invisible or control character inside a token; remove it")]
+    Invisible,
+    /// A token or tenant whose prefix reads as `tenant:`, `owner:` or `__braid:` only once
+    /// folded (another letter case, full-width letters, an invisible character): Braid reads
+    /// the prefix only as written, so the token would be a plain one, without its rule.
+    #[error(
+        "holds a token that starts like `{prefix}` in another letter case or spelling; Braid reads the prefix only \
+         exactly as `{prefix}`, and any other spelling would be a plain token without its rule; write `{prefix}`"
+    )]
+    LookalikePrefix {
+        /// The prefix it resembles: `tenant:`, `owner:` or `__braid:`.
+        prefix: &'static str,
+    },
+    /// A `tenant:` token in an ACL whose name is not one tenant name.
+    #[error(
+        "holds a `tenant:` token whose name is not one tenant name (no spaces, commas or `/`, and no second \
+         prefix); write `tenant:{{name}}`"
+    )]
+    BadTenantToken,
     /// `tenant` and `acl` in one document.
     #[error(
         "cannot be combined with `acl` (a tenant token in an ACL admits the whole tenant); use `tenant` alone, or \
@@ -141,9 +184,10 @@ pub(crate) enum FieldValue {
     Null,
     /// A string (every YAML-subset scalar is one).
     Text(String),
-    /// A non-string scalar (a number, a boolean, a TOML date): its kind in words, and its text.
+    /// A non-string scalar (a number, a boolean, a TOML date, an unquoted YAML `null` or `~`,
+    /// anchor, alias or tag): its kind in words, and its text.
     Typed {
-        /// `a number`, `a boolean`, `a date`.
+        /// `a number`, `a boolean`, `a date`, `null`, [`YAML_REFERENCE`].
         kind: &'static str,
         /// The value as written, for keys that take text.
         text: String,
@@ -192,20 +236,23 @@ enum Role {
 const ACL: &str = "acl";
 const TENANT: &str = "tenant";
 
-/// The role of `key`: exactly `acl` or `tenant`, a near-miss of one, or another key.
+/// The role of `key`: exactly `acl` or `tenant`, a near-miss of one, or another key. Every
+/// test but the exact one looks at the key folded ([`visible`], then lowercase), so that a
+/// full-width or invisible-character spelling is a near-miss, never another key.
 fn role(key: &str) -> Role {
     match key {
         ACL => return Role::Acl,
         TENANT => return Role::Tenant,
         _ => {}
     }
-    let whole = key.trim().to_lowercase();
+    let visible = visible(key);
+    let whole = visible.trim().to_lowercase();
     for target in [ACL, TENANT] {
         if within_one_edit(&whole, target) {
             return Role::NearMiss(target);
         }
     }
-    for word in words(key) {
+    for word in words(&visible) {
         let word = word.to_lowercase();
         if word == ACL || word == "acls" {
             return Role::NearMiss(ACL);
@@ -214,7 +261,89 @@ fn role(key: &str) -> Role {
             return Role::NearMiss(TENANT);
         }
     }
+    // Run-together spellings: `tenantid`, `tenantname`, `aclgroups`, `readacl`. Only the ends
+    // count for `acl`, which ordinary words hold inside (`oracle`, `miracles`).
+    let compact: String = whole.chars().filter(|c| c.is_alphanumeric()).collect();
+    if compact.starts_with(TENANT) {
+        return Role::NearMiss(TENANT);
+    }
+    if compact.starts_with(ACL) || compact.ends_with(ACL) || compact.ends_with("acls") {
+        return Role::NearMiss(ACL);
+    }
     Role::Other
+}
+
+/// Whether `key` is an access key or a near-miss of one: a key no document may use but for
+/// its access.
+pub(crate) fn is_access_like(key: &str) -> bool {
+    role(key) != Role::Other
+}
+
+/// `text` in Unicode compatibility form (NFKC: full-width `ａｃｌ` is `acl`, `ﬁ` is `fi`),
+/// with its invisible characters dropped ([`is_invisible`]). Letter case is kept.
+pub(crate) fn visible(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    if text.is_ascii() {
+        // ASCII is its own NFKC form and holds no invisible character.
+        return text.to_string();
+    }
+    text.nfkc().filter(|&c| !is_invisible(c)).collect()
+}
+
+/// Whether `c` is invisible: a Unicode format character (general category Cf: zero-width
+/// spaces and joiners, bidirectional marks, word joiners, the byte order mark, soft hyphen,
+/// tags) or another default-ignorable one (variation selectors, Hangul fillers, the
+/// combining grapheme joiner).
+pub(crate) fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{0600}'..='\u{0605}'
+            | '\u{061C}'
+            | '\u{06DD}'
+            | '\u{070F}'
+            | '\u{0890}'..='\u{0891}'
+            | '\u{08E2}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFFB}'
+            | '\u{110BD}'
+            | '\u{110CD}'
+            | '\u{13430}'..='\u{1343F}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
+}
+
+/// The prefixes whose spelling carries a rule: a look-alike is refused ([`lookalike_prefix`]).
+const PREFIXES: [&str; 3] = [braid_core::TENANT_PREFIX, braid_core::OWNER_PREFIX, braid_core::RESERVED_PREFIX];
+
+/// The prefix `text` starts with once folded ([`visible`], lowercase) but not as written
+/// (`Tenant:acme`, `ＯＷＮＥＲ:x`, `__BRAID:x`): a token that would lose its prefix's rule.
+fn lookalike_prefix(text: &str) -> Option<&'static str> {
+    let folded = visible(text).to_lowercase();
+    PREFIXES.into_iter().find(|p| folded.starts_with(p) && !text.starts_with(p))
+}
+
+/// Whether `name` starts, once folded, with one of [`PREFIXES`].
+fn has_prefix(name: &str) -> bool {
+    let folded = visible(name).to_lowercase();
+    PREFIXES.iter().any(|p| folded.starts_with(p))
+}
+
+/// Whether `text` holds an invisible ([`is_invisible`]) or control character.
+fn has_invisible(text: &str) -> bool {
+    text.chars().any(|c| is_invisible(c) || c.is_control())
 }
 
 /// The words of a key: runs of letters and digits, also split where a lowercase letter or
@@ -352,7 +481,8 @@ impl<'d> AccessReader<'d> {
 }
 
 /// The tokens of an `acl` value: one string or a list of strings, trimmed, blanks dropped
-/// (the index ignores a blank token, so a list of blanks is an empty ACL), at least one left.
+/// (the index ignores a blank token, so a list of blanks is an empty ACL), at least one left,
+/// each one word ([`check_token`]).
 fn acl_tokens(value: FieldValue) -> Result<Vec<String>, AccessProblem> {
     const EXPECTED: &str = "a list of token strings (or one token)";
     let items = match value {
@@ -371,10 +501,36 @@ fn acl_tokens(value: FieldValue) -> Result<Vec<String>, AccessProblem> {
     if tokens.is_empty() {
         return Err(AccessProblem::Empty);
     }
+    for token in &tokens {
+        check_token(token)?;
+    }
     Ok(tokens)
 }
 
-/// The name of a `tenant` value: one string, without a `tenant:` prefix, one word.
+/// A trimmed ACL token that is exactly one token: no white space or comma inside (a list
+/// written as one string), no invisible or control character, no look-alike of a prefix with
+/// a rule, and after `tenant:` one tenant name.
+fn check_token(token: &str) -> Result<(), AccessProblem> {
+    if token.contains(|c: char| c.is_whitespace() || c == ',') {
+        return Err(AccessProblem::NotOneToken);
+    }
+    if has_invisible(token) {
+        return Err(AccessProblem::Invisible);
+    }
+    if let Some(prefix) = lookalike_prefix(token) {
+        return Err(AccessProblem::LookalikePrefix { prefix });
+    }
+    if let Some(name) = token.strip_prefix(braid_core::TENANT_PREFIX) {
+        if !braid_core::is_tenant_name(name) || has_prefix(name) {
+            return Err(AccessProblem::BadTenantToken);
+        }
+    }
+    Ok(())
+}
+
+/// The name of a `tenant` value: one string, without one optional `tenant:` prefix (written
+/// exactly so), one name ([`braid_core::is_tenant_name`]) that does not start with a prefix
+/// again.
 fn tenant_name(value: FieldValue) -> Result<String, AccessProblem> {
     let text = match value {
         FieldValue::Null => return Err(AccessProblem::Empty),
@@ -382,15 +538,27 @@ fn tenant_name(value: FieldValue) -> Result<String, AccessProblem> {
         other => return Err(AccessProblem::WrongType { expected: "one tenant name", found: other.kind() }),
     };
     let text = text.trim();
+    if let Some(prefix) = lookalike_prefix(text) {
+        return Err(AccessProblem::LookalikePrefix { prefix });
+    }
     let name = text.strip_prefix(braid_core::TENANT_PREFIX).unwrap_or(text).trim();
     if name.is_empty() {
         return Err(AccessProblem::Empty);
     }
-    if name.contains(char::is_whitespace) || name.contains(',') {
+    if has_invisible(name) {
+        return Err(AccessProblem::Invisible);
+    }
+    if !braid_core::is_tenant_name(name) {
         return Err(AccessProblem::NotOneTenant);
+    }
+    if has_prefix(name) {
+        return Err(AccessProblem::PrefixedTenant);
     }
     Ok(name.to_string())
 }
+
+/// The kind of an unquoted YAML scalar that starts with `&`, `*` or `!`.
+pub(crate) const YAML_REFERENCE: &str = "an unquoted YAML anchor, alias or tag (`&`, `*`, `!`; quote the value)";
 
 /// "a list holding …" for an item's kind.
 fn list_of(kind: &'static str) -> &'static str {
@@ -400,6 +568,7 @@ fn list_of(kind: &'static str) -> &'static str {
         "a boolean" => "a list holding a boolean",
         "a list" => "a list holding a list",
         "an object" => "a list holding an object",
+        YAML_REFERENCE => "a list holding an unquoted YAML anchor, alias or tag",
         _ => "a list holding a non-string",
     }
 }
@@ -514,6 +683,115 @@ mod tests {
             let message = e.to_string();
             assert!(message.contains("d1") && message.contains(&format!("`{key}`")), "{message}");
             assert!(!message.contains("secret-token"), "the value stays out of the message: {message}");
+        }
+    }
+
+    /// The auditor's keys, each read as metadata and so left public before: full-width,
+    /// invisible characters inside, run together. Ordinary words holding `acl` inside stay
+    /// ordinary keys.
+    #[test]
+    fn folded_and_run_together_keys_are_near_misses() {
+        for (key, meant) in [
+            ("\u{ff41}\u{ff43}\u{ff4c}", "acl"),
+            ("\u{ff34}\u{ff45}\u{ff4e}\u{ff41}\u{ff4e}\u{ff54}", "tenant"),
+            ("\u{ff54}\u{ff45}\u{ff4e}\u{ff41}\u{ff4e}\u{ff54}", "tenant"),
+            ("a\u{200B}c\u{200B}l", "acl"),
+            ("\u{feff}acl", "acl"),
+            ("a\u{2060}c\u{00AD}l\u{200D}", "acl"),
+            ("t\u{200B}e\u{200C}n\u{200D}a\u{2060}n\u{FE0F}t", "tenant"),
+            ("\u{1d41a}\u{1d41c}\u{1d425}", "acl"),
+            ("tenantid", "tenant"),
+            ("tenantname", "tenant"),
+            ("TenantName", "tenant"),
+            ("tenant2", "tenant"),
+            ("aclgroups", "acl"),
+            ("readacl", "acl"),
+            ("readacls", "acl"),
+            ("ReadACL", "acl"),
+            ("acl2", "acl"),
+        ] {
+            let e = decide(&[(key, list(&["group:a"]))]).unwrap_err();
+            assert_eq!(e.problem, AccessProblem::NearMiss { meant }, "{key:?}");
+            assert_eq!(e.key, key);
+            let nested = AccessReader::new("doc").nested_key("metadata", key, None).unwrap_err();
+            assert!(matches!(nested.problem, AccessProblem::Misplaced { .. }), "{key:?}");
+        }
+        for key in
+            ["oracle", "miracles", "debacle", "tentacle", "spectacles", "lieutenant", "tenancy", "tent", "acme", "lac"]
+        {
+            assert_eq!(decide(&[(key, text("x"))]).unwrap(), Access::Policy, "{key}");
+        }
+    }
+
+    /// A token whose prefix is `tenant:`, `owner:` or `__braid:` only once folded was a plain
+    /// token: `Tenant:acme` dropped the tenant rule. A list written as one string was one
+    /// token. Each is refused, naming the key, never the token.
+    #[test]
+    fn tokens_that_are_not_exactly_one_token_are_refused() {
+        let lookalike = |prefix| AccessProblem::LookalikePrefix { prefix };
+        for (token, expected) in [
+            ("Tenant:acme", lookalike("tenant:")),
+            ("TENANT:acme", lookalike("tenant:")),
+            ("\u{ff54}\u{ff45}\u{ff4e}\u{ff41}\u{ff4e}\u{ff54}:acme", lookalike("tenant:")),
+            ("tenant\u{ff1a}acme", lookalike("tenant:")),
+            ("Owner:x", lookalike("owner:")),
+            ("OWNER:token:alice", lookalike("owner:")),
+            ("__BRAID:no-acl", lookalike("__braid:")),
+            ("team:x, team:y", AccessProblem::NotOneToken),
+            ("team:x,team:y", AccessProblem::NotOneToken),
+            ("team:x team:y", AccessProblem::NotOneToken),
+            ("team:x\tteam:y", AccessProblem::NotOneToken),
+            ("group:a\u{200B}", AccessProblem::Invisible),
+            ("tenant\u{200B}:acme", AccessProblem::Invisible),
+            ("group:\u{1}a", AccessProblem::Invisible),
+            ("tenant:acme/x", AccessProblem::BadTenantToken),
+            ("tenant:tenant:acme", AccessProblem::BadTenantToken),
+            ("tenant:Owner:x", AccessProblem::BadTenantToken),
+        ] {
+            for value in [text(token), list(&["group:ok", token])] {
+                let e = decide(&[("acl", value.clone())]).unwrap_err();
+                assert_eq!(e.problem, expected, "{token:?} in {value:?}");
+                assert!(!e.to_string().contains(token), "the token stays out of the message: {e}");
+            }
+        }
+        assert_eq!(problem(&[("acl", list(&["tenant:"]))]), AccessProblem::BadTenantToken);
+        assert!(decide(&[("acl", text("group:a, group:b"))]).unwrap_err().to_string().contains("as a list"));
+        let fine =
+            ["public", "group:a", "user:1", "tenant:acme", "owner:token:alice", "tenant:acme.eu", "group:Ünïcode"];
+        assert_eq!(decide(&[("acl", list(&fine))]).unwrap().tokens(), fine);
+    }
+
+    #[test]
+    fn tenant_names_are_one_name_written_once() {
+        for (value, expected) in [
+            ("acme/x", AccessProblem::NotOneTenant),
+            ("tenant:acme/x", AccessProblem::NotOneTenant),
+            ("tenant:tenant:acme", AccessProblem::PrefixedTenant),
+            ("tenant:Tenant:acme", AccessProblem::PrefixedTenant),
+            ("owner:x", AccessProblem::PrefixedTenant),
+            ("__braid:x", AccessProblem::PrefixedTenant),
+            ("Tenant:acme", AccessProblem::LookalikePrefix { prefix: "tenant:" }),
+            ("ac\u{200B}me", AccessProblem::Invisible),
+        ] {
+            assert_eq!(problem(&[("tenant", text(value))]), expected, "{value:?}");
+        }
+        assert_eq!(decide(&[("tenant", text(" tenant:acme "))]).unwrap(), Access::Tenant("acme".into()));
+    }
+
+    #[test]
+    fn typed_scalars_are_not_tokens() {
+        let typed = |kind, text: &str| FieldValue::Typed { kind, text: text.into() };
+        for (key, value, found) in [
+            ("acl", typed("null", "~"), "not null"),
+            ("acl", typed("a boolean", "true"), "not a boolean"),
+            ("acl", typed(YAML_REFERENCE, "&x [group:a]"), "YAML anchor"),
+            ("acl", FieldValue::List(vec![typed("null", "null")]), "a list holding null"),
+            ("acl", FieldValue::List(vec![typed(YAML_REFERENCE, "*x")]), "a list holding an unquoted YAML anchor"),
+            ("tenant", typed("null", "null"), "not null"),
+            ("tenant", typed(YAML_REFERENCE, "!t acme"), "YAML anchor"),
+        ] {
+            let e = decide(&[(key, value.clone())]).unwrap_err();
+            assert!(e.to_string().contains(found), "{value:?}: {e}");
         }
     }
 

@@ -36,8 +36,9 @@ pub struct Document {
 ///
 /// Each record has the line's `_id`, `title` and `text`, the ACL its access keys give (none
 /// without them: the index's policy decides), and the `metadata` entries whose names are
-/// keyword fields of `schema` (strings or arrays of strings) or numeric fields (numbers, or
-/// dates as `YYYY-MM-DD`/RFC 3339); other entries are ignored. Blank lines are skipped, and a
+/// keyword fields of `schema` (strings, numbers or arrays of strings) or numeric fields
+/// (numbers, or dates as `YYYY-MM-DD`/RFC 3339); other entries are ignored, and a schema
+/// field holding `null` is absent. Blank lines are skipped, and a
 /// byte order mark at the start of the file is ignored.
 ///
 /// ```
@@ -63,9 +64,10 @@ pub struct Document {
 ///
 /// # Errors
 /// Each item is an [`Error::InvalidRecord`] naming the file and line when the line is not a
-/// JSON object of that shape, its access keys are refused ([`crate::AccessError`]) or the
-/// record fails [`Record::validate`] (an [`Error::ReservedToken`] for a reserved ACL token);
-/// reading goes on with the next line. An [`Error::Io`] (a missing file included) is yielded
+/// JSON object of that shape, a schema field of its `metadata` holds a value of another kind
+/// (`"updated": "yesterday"`, an object in a keyword field), its access keys are refused
+/// ([`crate::AccessError`]) or the record fails [`Record::validate`] (an
+/// [`Error::ReservedToken`] for a reserved ACL token); reading goes on with the next line. An [`Error::Io`] (a missing file included) is yielded
 /// once and ends the stream.
 pub fn read_documents(path: &Path, schema: &SchemaConfig) -> impl Iterator<Item = Result<Document>> + Send {
     let (reader, pending) = match File::open(path) {
@@ -158,9 +160,9 @@ impl<'de> Deserialize<'de> for Fields {
 /// keeps. Errors name the document `name` (a server says `records[3]`).
 ///
 /// # Errors
-/// [`Error::InvalidRecord`] for malformed JSON, a missing `_id`, a value of the wrong type, or
-/// access keys that would fail open ([`crate::access`]); [`Error::ReservedToken`] as
-/// [`Record::validate`].
+/// [`Error::InvalidRecord`] for malformed JSON, a missing `_id`, a value of the wrong type (a
+/// schema field of `metadata` included), or access keys that would fail open
+/// ([`crate::access`]); [`Error::ReservedToken`] as [`Record::validate`].
 pub fn parse_document(name: &str, bytes: &[u8], schema: &SchemaConfig) -> Result<Document> {
     document(name, None, bytes, schema)
 }
@@ -237,7 +239,7 @@ fn document(name: &str, line: Option<usize>, bytes: &[u8], schema: &SchemaConfig
     let access = access.finish()?;
 
     let record = Record::new(id).title(title.unwrap_or_default()).body(text.unwrap_or_default()).acl(access.tokens());
-    let record = with_metadata(record, &metadata, schema);
+    let record = with_metadata(record, &metadata, schema).map_err(bad)?;
     record.validate().map_err(|e| match e {
         Error::InvalidRecord { reason } => bad(reason),
         other => other,
@@ -246,39 +248,73 @@ fn document(name: &str, line: Option<usize>, bytes: &[u8], schema: &SchemaConfig
 }
 
 /// `record` with the `metadata` entries `schema` keeps: keyword fields (strings, numbers, or
-/// arrays of strings) and numeric fields (numbers, or dates as `YYYY-MM-DD`/RFC 3339).
-fn with_metadata(mut record: Record, metadata: &Map<String, Value>, schema: &SchemaConfig) -> Record {
+/// arrays of strings) and numeric fields (numbers, or dates as `YYYY-MM-DD`/RFC 3339). A
+/// `null` entry is absent. Any other value of a schema field is refused: a field dropped in
+/// silence would be a filter that never matches, or an `expires` that never comes.
+///
+/// # Errors
+/// The problem, naming the key, for the caller to wrap with the document's name.
+fn with_metadata(
+    mut record: Record,
+    metadata: &Map<String, Value>,
+    schema: &SchemaConfig,
+) -> std::result::Result<Record, String> {
     for (key, value) in metadata {
         if schema.keyword_fields.contains(key) {
+            let wrong = |found: &str| {
+                format!(
+                    "`metadata.{key}` is a keyword field, so it takes a string, a number or a list of strings, not \
+                     {found}; fix it or remove it"
+                )
+            };
             match value {
+                Value::Null => {}
                 Value::String(s) => record = record.keyword(key, s.as_str()),
                 Value::Array(items) => {
                     for item in items {
-                        if let Value::String(s) = item {
-                            record = record.keyword(key, s.as_str());
+                        match item {
+                            Value::String(s) => record = record.keyword(key, s.as_str()),
+                            other => return Err(wrong(&format!("a list holding {}", json_kind(other)))),
                         }
                     }
                 }
                 Value::Number(n) => record = record.keyword(key, n.to_string()),
-                _ => {}
+                other => return Err(wrong(json_kind(other))),
             }
         } else if schema.numeric_fields.contains(key) {
+            let wrong = |found: &str| {
+                format!(
+                    "`metadata.{key}` is a numeric field, so it takes a number or a date (`YYYY-MM-DD` or RFC 3339), \
+                     not {found}; fix it or remove it"
+                )
+            };
             match value {
-                Value::Number(n) => {
-                    if let Some(v) = n.as_f64() {
-                        record = record.number(key, v);
-                    }
-                }
-                Value::String(s) => {
-                    if let Ok(secs) = braid_core::parse_date(s) {
-                        record = record.number(key, secs as f64);
-                    }
-                }
-                _ => {}
+                Value::Null => {}
+                Value::Number(n) => match n.as_f64().filter(|v| v.is_finite()) {
+                    Some(v) => record = record.number(key, v),
+                    None => return Err(wrong("a number out of range")),
+                },
+                Value::String(s) => match braid_core::parse_date(s) {
+                    Ok(secs) => record = record.number(key, secs as f64),
+                    Err(_) => return Err(wrong("a string that is not a date")),
+                },
+                other => return Err(wrong(json_kind(other))),
             }
         }
     }
-    record
+    Ok(record)
+}
+
+/// What a JSON value is, in words, for an error.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
 }
 
 #[cfg(test)]
@@ -363,6 +399,26 @@ mod tests {
             (r#"{"_id": "d1", "text": "x", "metadata": {"acl": ["g"]}}"#, "acl", "inside `metadata`"),
             (r#"{"_id": "d1", "text": "x", "metadata": {"tenant": "acme"}}"#, "tenant", "inside `metadata`"),
             (r#"{"_id": "d1", "text": "x", "metadata": {"ACL": ["g"]}}"#, "ACL", "inside `metadata`"),
+            (
+                r#"{"_id": "d1", "text": "x", "\uff41\uff43\uff4c": ["group:a"]}"#,
+                "\u{ff41}\u{ff43}\u{ff4c}",
+                "looks like",
+            ),
+            (r#"{"_id": "d1", "text": "x", "a\u200bc\u200bl": ["group:a"]}"#, "a\u{200b}c\u{200b}l", "looks like"),
+            (r#"{"_id": "d1", "text": "x", "tenantid": "acme"}"#, "tenantid", "looks like the access key `tenant`"),
+            (r#"{"_id": "d1", "text": "x", "tenantname": "acme"}"#, "tenantname", "looks like"),
+            (r#"{"_id": "d1", "text": "x", "aclgroups": ["g"]}"#, "aclgroups", "looks like the access key `acl`"),
+            (r#"{"_id": "d1", "text": "x", "readacl": ["g"]}"#, "readacl", "looks like"),
+            (r#"{"_id": "d1", "text": "x", "metadata": {"tenantId": "acme"}}"#, "tenantId", "inside `metadata`"),
+            (r#"{"_id": "d1", "text": "x", "acl": ["Tenant:acme"]}"#, "acl", "starts like `tenant:`"),
+            (r#"{"_id": "d1", "text": "x", "acl": ["group:a", "TENANT:acme"]}"#, "acl", "starts like `tenant:`"),
+            (r#"{"_id": "d1", "text": "x", "acl": ["Owner:x"]}"#, "acl", "starts like `owner:`"),
+            (r#"{"_id": "d1", "text": "x", "acl": ["__BRAID:x"]}"#, "acl", "starts like `__braid:`"),
+            (r#"{"_id": "d1", "text": "x", "acl": "group:a, group:b"}"#, "acl", "as a list"),
+            (r#"{"_id": "d1", "text": "x", "acl": ["tenant:acme/x"]}"#, "acl", "`tenant:` token"),
+            (r#"{"_id": "d1", "text": "x", "tenant": "acme/x"}"#, "tenant", "one tenant name"),
+            (r#"{"_id": "d1", "text": "x", "tenant": "tenant:tenant:acme"}"#, "tenant", "written once"),
+            (r#"{"_id": "d1", "text": "x", "tenant": "Tenant:acme"}"#, "tenant", "starts like `tenant:`"),
         ] {
             let reason = refused(line);
             assert!(
@@ -401,12 +457,45 @@ mod tests {
 
     #[test]
     fn metadata_fields_the_schema_keeps() {
-        let doc = one(r#"{"_id": "7", "metadata": {"category": "billing", "tags": ["a", 1, "b"], "url": "x", "updated": "2026-01-02"}}"#)
+        let doc = one(r#"{"_id": "7", "metadata": {"category": "billing", "tags": ["a", "b"], "url": "x", "updated": "2026-01-02", "priority": 3, "kind": 7, "expires": null, "lang": null, "other": {"x": true}}}"#)
             .unwrap();
         assert_eq!(doc.record.keywords["category"], ["billing"]);
         assert_eq!(doc.record.keywords["tags"], ["a", "b"]);
+        assert_eq!(doc.record.keywords["kind"], ["7"]);
         assert!(!doc.record.keywords.contains_key("url"));
+        assert!(!doc.record.keywords.contains_key("lang"), "null is absent");
         assert!(doc.record.numbers.contains_key("updated"));
+        assert_eq!(doc.record.numbers["priority"], 3.0);
+        assert!(!doc.record.numbers.contains_key("expires"), "null is absent");
+    }
+
+    /// A schema field whose value does not parse was dropped in silence: a mistyped `expires`
+    /// never expired. Each is refused, naming the document and the key.
+    #[test]
+    fn schema_fields_that_do_not_parse_are_refused() {
+        for (metadata, key, what) in [
+            (r#"{"updated": "yesterday"}"#, "updated", "not a string that is not a date"),
+            (r#"{"expires": "2026-13-45"}"#, "expires", "not a string that is not a date"),
+            (r#"{"expires": true}"#, "expires", "not a boolean"),
+            (r#"{"expires": {"at": 5}}"#, "expires", "not an object"),
+            (r#"{"priority": [1]}"#, "priority", "not a list"),
+            (r#"{"priority": "high"}"#, "priority", "a number or a date"),
+            (r#"{"category": {"a": "b"}}"#, "category", "not an object"),
+            (r#"{"category": false}"#, "category", "not a boolean"),
+            (r#"{"tags": ["a", 1]}"#, "tags", "not a list holding a number"),
+            (r#"{"tags": ["a", null]}"#, "tags", "not a list holding null"),
+            (r#"{"tags": [["a"]]}"#, "tags", "not a list holding a list"),
+        ] {
+            let line = format!(r#"{{"_id": "d1", "text": "x", "metadata": {metadata}}}"#);
+            let reason = refused(&line);
+            assert!(
+                reason.contains("corpus.jsonl (_id \"d1\"), line 1") && reason.contains(&format!("`metadata.{key}`")),
+                "{line}: {reason}"
+            );
+            assert!(reason.contains(what), "{line}: {reason}");
+        }
+        // Fields outside the schema are the caller's, whatever they hold.
+        assert!(one(r#"{"_id": "d1", "metadata": {"url": {"x": 1}, "score": "high"}}"#).is_ok());
     }
 
     #[test]

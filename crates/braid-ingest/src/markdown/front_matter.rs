@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use braid_core::Result;
 
 use super::invalid;
-use crate::access::{Access, AccessReader, FieldValue};
+use crate::access::{is_access_like, visible, Access, AccessReader, FieldValue, YAML_REFERENCE};
 
 /// The front matter of an article.
 ///
@@ -20,11 +20,19 @@ use crate::access::{Access, AccessReader, FieldValue};
 ///
 /// The block opens with `---` (YAML) or `+++` (TOML) on the first line that is not blank
 /// (blank lines before it are allowed, and the block is read, never taken for body text) and
-/// closes with `---` or `...` (YAML) or `+++` (TOML). Nested values (YAML indentation, TOML
-/// tables) are refused. Access keys are read by [`crate::access`]: `acl` (a list of tokens)
-/// or `tenant` (one name, the ACL `[tenant:{name}]`, not combinable with `acl`); an empty
-/// `acl`, a key in another letter case or one edit away (`ACL`, `acls`, `Tenant`, `tennant`)
-/// is an error; with neither key the index's policy decides.
+/// closes with `---` or `...` (YAML) or `+++` (TOML). A first line that starts like a fence
+/// without being exactly one (`--- # fm`, `----`, `---yaml`, an invisible character before
+/// `---`) is refused, as is a Unicode line or paragraph separator (U+2028, U+2029, U+0085)
+/// inside the block, and a second block right after the first (blank lines aside) that names
+/// an access key: other readers disagree on each, and one that read access there would not
+/// read it here. Nested values (YAML indentation, TOML tables, `{…}` mappings) are refused.
+/// An unquoted YAML `null`, `~`, `true`, `false` (and YAML 1.1's `yes`, `no`, `on`, `off`),
+/// anchor (`&x`), alias (`*x`) or tag (`!t`) is no string: an access key refuses it (quote it
+/// to mean the text), other keys keep its text. Access keys are read by [`crate::access`]:
+/// `acl` (a list of tokens) or `tenant` (one name, the ACL `[tenant:{name}]`, not combinable
+/// with `acl`); an empty `acl`, a key in another letter case or one edit away (`ACL`, `acls`,
+/// `Tenant`, `tennant`), full-width or run together (`ａｃｌ`, `tenantid`) is an error; with
+/// neither key the index's policy decides.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FrontMatter {
     /// `title`.
@@ -52,21 +60,98 @@ struct Entry {
 
 /// The front matter and the index of the first body line.
 pub(crate) fn parse_front_matter(id: &str, lines: &[&str]) -> Result<(FrontMatter, usize)> {
-    let Some(open) = lines.iter().position(|l| !l.trim().is_empty()) else {
+    // A line of invisible characters only is blank here, so that it cannot hide the fence.
+    let Some(open) = lines.iter().position(|l| !visible(l).trim().is_empty()) else {
         return Ok((FrontMatter::default(), 0));
     };
     let (entries, close) = match lines[open].trim() {
         "---" => {
             let close = closing(id, lines, open, &["---", "..."])?;
+            no_separators(id, lines, open, close)?;
             (yaml_entries(id, lines, open, close)?, close)
         }
         "+++" => {
             let close = closing(id, lines, open, &["+++"])?;
+            no_separators(id, lines, open, close)?;
             (toml_entries(id, lines, open, close)?, close)
         }
-        _ => return Ok((FrontMatter::default(), 0)),
+        first => {
+            if let Some(fence) = fence_like(first) {
+                return Err(invalid(
+                    id,
+                    format!(
+                        "line {} starts like a front matter fence but is not one: a fence is `{fence}` alone on its \
+                         line (no comment, no language, no other character); write it so, or begin the file with \
+                         something else",
+                        open + 1
+                    ),
+                ));
+            }
+            return Ok((FrontMatter::default(), 0));
+        }
     };
+    no_second_block(id, lines, close)?;
     Ok((assemble(id, entries)?, close + 1))
+}
+
+/// The fence (`---` or `+++`) a line starts with once folded ([`visible`]), trimmed.
+fn fence_like(line: &str) -> Option<&'static str> {
+    let folded = visible(line);
+    let folded = folded.trim();
+    ["---", "+++"].into_iter().find(|fence| folded.starts_with(fence))
+}
+
+/// The characters some readers take for a line break and others do not: U+2028, U+2029 and
+/// U+0085 (NEL). A lone `\r` is a line break everywhere (see `split_lines`).
+const SEPARATORS: [char; 3] = ['\u{2028}', '\u{2029}', '\u{85}'];
+
+/// Refuses a Unicode line or paragraph separator between line indexes `open` and `close`.
+fn no_separators(id: &str, lines: &[&str], open: usize, close: usize) -> Result<()> {
+    match (open..=close).find(|&i| lines[i].contains(SEPARATORS)) {
+        Some(i) => Err(invalid(
+            id,
+            format!(
+                "front matter line {} holds a Unicode line or paragraph separator (U+2028, U+2029 or U+0085), \
+                 which some readers take for a line break and others do not; use a plain line break",
+                i + 1
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Refuses a second front matter block naming an access key: a fence right after the block
+/// that closed on line index `close` (blank lines aside), then a line whose key is an access
+/// key or a near-miss of one, before the next fence. Access is read from the first block
+/// only; a reader that merged the two would see access this one does not.
+fn no_second_block(id: &str, lines: &[&str], close: usize) -> Result<()> {
+    let Some(next) = (close + 1..lines.len()).find(|&i| !visible(lines[i]).trim().is_empty()) else {
+        return Ok(());
+    };
+    if fence_like(lines[next]).is_none() {
+        return Ok(());
+    }
+    for (i, line) in lines.iter().enumerate().skip(next + 1) {
+        if matches!(line.trim(), "---" | "..." | "+++") {
+            break;
+        }
+        let Some(cut) = line.find([':', '=']) else {
+            continue;
+        };
+        let key = line[..cut].trim().trim_matches(['"', '\'']);
+        if !key.is_empty() && is_access_like(key) {
+            return Err(invalid(
+                id,
+                format!(
+                    "line {}: `{key}` is in a second front matter block after the one closed on line {}; access is \
+                     read from the first block only, so move it there",
+                    i + 1,
+                    close + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The index of the line that closes the block opened on line index `open`.
@@ -92,14 +177,14 @@ fn yaml_entries(id: &str, lines: &[&str], open: usize, close: usize) -> Result<V
         }
         let trimmed = line.trim_start();
         if trimmed == "-" || trimmed.starts_with("- ") || trimmed.starts_with("-\t") {
-            let item = unquote(trimmed[1..].trim()).map_err(&bad)?;
+            let item = scalar(trimmed[1..].trim()).map_err(&bad)?;
             match entries.last_mut() {
                 Some(Entry { value: FieldValue::List(items), .. }) if block_open => {
                     if let Some(last) = bare.last_mut() {
                         *last = false;
                     }
-                    if !item.is_empty() {
-                        items.push(FieldValue::Text(item));
+                    if item != FieldValue::Text(String::new()) {
+                        items.push(item);
                     }
                 }
                 _ => return Err(bad("list item without a key above it")),
@@ -126,11 +211,11 @@ fn yaml_entries(id: &str, lines: &[&str], open: usize, close: usize) -> Result<V
             FieldValue::List(Vec::new())
         } else if let Some(inner) = value.strip_prefix('[') {
             let inner = inner.strip_suffix(']').ok_or_else(|| bad("unterminated `[` list"))?;
-            FieldValue::List(split_inline_list(inner).map_err(&bad)?.into_iter().map(FieldValue::Text).collect())
+            FieldValue::List(split_inline_list(inner).map_err(&bad)?)
         } else if value.starts_with(['|', '>']) {
             return Err(bad("block scalars (`|`, `>`) are not supported"));
         } else {
-            FieldValue::Text(unquote(value).map_err(&bad)?)
+            scalar(value).map_err(&bad)?
         };
         entries.push(Entry { key: key.to_string(), value, line: n });
     }
@@ -258,8 +343,9 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
-/// The items of an inline list's inside (`a, "b, c", 'd'`), unquoted; empty items dropped.
-fn split_inline_list(inner: &str) -> std::result::Result<Vec<String>, &'static str> {
+/// The items of an inline list's inside (`a, "b, c", 'd'`), read by [`scalar`]; empty items
+/// dropped.
+fn split_inline_list(inner: &str) -> std::result::Result<Vec<FieldValue>, &'static str> {
     let mut items = Vec::new();
     let mut quote: Option<char> = None;
     let mut start = 0;
@@ -276,7 +362,30 @@ fn split_inline_list(inner: &str) -> std::result::Result<Vec<String>, &'static s
         }
     }
     items.push(&inner[start..]);
-    items.into_iter().map(|item| unquote(item.trim())).filter(|item| !matches!(item, Ok(s) if s.is_empty())).collect()
+    items
+        .into_iter()
+        .map(|item| scalar(item.trim()))
+        .filter(|item| !matches!(item, Ok(FieldValue::Text(s)) if s.is_empty()))
+        .collect()
+}
+
+/// A YAML scalar as YAML reads it: a quoted string is text; unquoted, `null`, `~`, a boolean
+/// (YAML 1.2's `true`/`false` and 1.1's `yes`/`no`/`on`/`off`, in their three spellings), an
+/// anchor, alias or tag (`&`, `*`, `!`) is typed and keeps its text, and a `{…}` mapping is
+/// nested. Any other value is text.
+fn scalar(value: &str) -> std::result::Result<FieldValue, &'static str> {
+    if value.starts_with(['"', '\'']) {
+        return unquote(value).map(FieldValue::Text);
+    }
+    let typed = |kind| FieldValue::Typed { kind, text: value.to_string() };
+    Ok(match value {
+        "null" | "Null" | "NULL" | "~" => typed("null"),
+        "true" | "True" | "TRUE" | "false" | "False" | "FALSE" | "yes" | "Yes" | "YES" | "no" | "No" | "NO" | "on"
+        | "On" | "ON" | "off" | "Off" | "OFF" => typed("a boolean"),
+        _ if value.starts_with(['&', '*', '!']) => typed(YAML_REFERENCE),
+        _ if value.starts_with('{') => FieldValue::Nested,
+        _ => FieldValue::Text(value.to_string()),
+    })
 }
 
 /// A scalar without its quotes: `"…"` with `\"`, `\\`, `\n`, `\t` escapes, or `'…'` with `''`.
@@ -313,7 +422,7 @@ mod tests {
     use super::*;
     use crate::access::Access;
     use crate::markdown::tests::{parse, ARTICLE};
-    use crate::markdown::{parse_article, ChunkOptions};
+    use crate::markdown::{parse_article, parse_text, ChunkOptions};
 
     #[test]
     fn front_matter_inline_lists_and_quotes() {
@@ -423,6 +532,146 @@ mod tests {
         }
         let reason = refused("---\ntitle: T\nacls: [group:staff]\n---\ntext\n");
         assert!(reason.contains("line 3"), "{reason}");
+    }
+
+    /// Each opening the auditor used was taken for body text, leaving the article public: a
+    /// first line that starts like a fence without being one is refused.
+    #[test]
+    fn fence_look_alikes_are_refused() {
+        for src in [
+            "--- # fm\nacl: [group:a]\n---\ntext\n",
+            "----\nacl: [group:a]\n----\ntext\n",
+            "---yaml\nacl: [group:a]\n---\ntext\n",
+            "---\u{2028}acl: [group:a]\u{2028}---\ntext\n",
+            "+++ toml\nacl = [\"group:a\"]\n+++\ntext\n",
+            "\n\n+++++\ntenant = \"acme\"\n+++++\n",
+            "\u{200B}---\nacl: [group:a]\n---\ntext\n",
+            "\u{feff}\u{feff}---\nacl: [group:a]\n---\ntext\n",
+            "\u{ff0d}\u{ff0d}\u{ff0d}\nacl: [group:a]\n---\ntext\n",
+        ] {
+            let reason = refused(src);
+            assert!(reason.contains("starts like a front matter fence"), "{src:?}: {reason}");
+            let text = parse_text("billing/x", src, &ChunkOptions::default()).unwrap_err();
+            assert!(text.to_string().contains("billing/x"), "{src:?}: {text}");
+        }
+        // A line of invisible characters only is blank: the block under it is read.
+        let a = parse("\u{200B}\n---\nacl: [group:a]\n---\ntext\n");
+        assert_eq!(a.front_matter.access, Access::Acl(vec!["group:a".into()]));
+        // Body text that merely starts with dashes further down is not front matter.
+        assert!(parse_article("x", "Intro\n\n--- note\n", &ChunkOptions::default()).is_ok());
+    }
+
+    /// A lone `\r` ends a line: a file with old Mac line ends has its front matter read.
+    #[test]
+    fn carriage_return_line_ends_are_read() {
+        let a = parse("---\racl: [group:a]\r---\r# T\r\rtext\r");
+        assert_eq!(a.front_matter.access, Access::Acl(vec!["group:a".into()]));
+        assert_eq!(a.sections[0].text, "text");
+        assert_eq!(a.sections[0].lines, (6, 6));
+        assert!(a.records().unwrap().iter().all(|r| !r.body.as_str().contains("acl")));
+        let reason = refused("---\rACL: [group:a]\r---\rtext\r");
+        assert!(reason.contains("`ACL` looks like"), "{reason}");
+        let toml = parse("+++\rtenant = \"acme\"\r+++\rtext");
+        assert_eq!(toml.front_matter.access, Access::Tenant("acme".into()));
+    }
+
+    /// U+2028 and U+2029 are line breaks to some readers (YAML 1.1, JavaScript) and not to
+    /// others: inside front matter they are refused.
+    #[test]
+    fn unicode_line_separators_in_front_matter_are_refused() {
+        for src in [
+            "---\ntitle: x\u{2028}acl: [group:a]\n---\ntext\n",
+            "---\ntitle: x\u{2029}tenant: acme\n---\ntext\n",
+            "---\ntitle: x\u{85}acl: [group:a]\n---\ntext\n",
+            "+++\ntitle = \"x\"\u{2028}acl = [\"g\"]\n+++\ntext\n",
+        ] {
+            let reason = refused(src);
+            assert!(reason.contains("line 2 holds a Unicode line or paragraph separator"), "{src:?}: {reason}");
+        }
+        // In the body they are text.
+        assert!(parse_article("x", "---\ntitle: x\n---\na\u{2028}b\n", &ChunkOptions::default()).is_ok());
+    }
+
+    /// A second block right after the first is body text here but front matter to a reader
+    /// that merges blocks: one naming an access key is refused.
+    #[test]
+    fn a_second_block_with_access_keys_is_refused() {
+        for (src, key, line) in [
+            ("---\ntitle: T\n---\n---\nacl: [group:a]\n---\ntext\n", "acl", 5),
+            ("---\ntitle: T\n---\n\n---\ntitle: U\ntenant: acme\n---\ntext\n", "tenant", 7),
+            ("+++\ntitle = \"T\"\n+++\n+++\n\"acl\" = [\"g\"]\n+++\n", "acl", 5),
+            ("---\ntitle: T\n---\n---\nACL: [group:a]\n", "ACL", 5),
+        ] {
+            let reason = refused(src);
+            assert!(
+                reason.contains(&format!("line {line}: `{key}` is in a second front matter block")),
+                "{src:?}: {reason}"
+            );
+        }
+        // A thematic break and text after the block, or a second block without access keys,
+        // stay body text.
+        for src in ["---\ntitle: T\n---\n---\nSee: the docs\n", "---\ntitle: T\n---\ntext\n---\nacl: [g]\n---\n"] {
+            assert!(parse_article("x", src, &ChunkOptions::default()).is_ok(), "{src:?}");
+        }
+    }
+
+    /// YAML reads these values as null, booleans, anchors, aliases, tags or mappings, not as
+    /// the token text they were taken for.
+    #[test]
+    fn yaml_values_that_are_not_strings_are_refused_in_access_keys() {
+        for (src, what) in [
+            ("---\nacl: null\n---\ntext\n", "not null"),
+            ("---\nacl: ~\n---\ntext\n", "not null"),
+            ("---\nacl: NULL\n---\ntext\n", "not null"),
+            ("---\nacl: true\n---\ntext\n", "not a boolean"),
+            ("---\nacl: False\n---\ntext\n", "not a boolean"),
+            ("---\nacl: yes\n---\ntext\n", "not a boolean"),
+            ("---\nacl: &x [group:a]\n---\ntext\n", "YAML anchor, alias or tag"),
+            ("---\nacl: *x\n---\ntext\n", "YAML anchor, alias or tag"),
+            ("---\nacl: !!str group:a\n---\ntext\n", "YAML anchor, alias or tag"),
+            ("---\nacl: {group: a}\n---\ntext\n", "not an object"),
+            ("---\nacl: [null]\n---\ntext\n", "a list holding null"),
+            ("---\nacl: [group:a, ~]\n---\ntext\n", "a list holding null"),
+            ("---\nacl: [{group: a}]\n---\ntext\n", "a list holding an object"),
+            ("---\nacl:\n  - true\n---\ntext\n", "a list holding a boolean"),
+            ("---\nacl:\n  - &a group:a\n---\ntext\n", "a list holding an unquoted YAML anchor"),
+            ("---\ntenant: null\n---\ntext\n", "not null"),
+            ("---\ntenant: ~\n---\ntext\n", "not null"),
+            ("---\ntenant: false\n---\ntext\n", "not a boolean"),
+            ("---\ntenant: *acme\n---\ntext\n", "YAML anchor, alias or tag"),
+            ("---\ntenant: {name: acme}\n---\ntext\n", "not an object"),
+        ] {
+            let reason = refused(src);
+            assert!(reason.contains("line 2") && reason.contains(what), "{src:?}: {reason}");
+        }
+        // Quoted, they are text; other keys keep their text.
+        let a = parse("---\nacl: ['null', \"true\"]\ndraft: true\nnote: ~\n---\ntext\n");
+        assert_eq!(a.front_matter.access, Access::Acl(vec!["null".into(), "true".into()]));
+        assert_eq!((a.front_matter.extra["draft"].as_str(), a.front_matter.extra["note"].as_str()), ("true", "~"));
+    }
+
+    /// The auditor's token and tenant spellings, each once indexed, are refused in front
+    /// matter as in JSONL.
+    #[test]
+    fn tokens_and_tenants_that_are_not_exact_are_refused() {
+        for (src, what) in [
+            ("---\nacl: [Tenant:acme]\n---\ntext\n", "starts like `tenant:`"),
+            ("---\nacl: [TENANT:acme, group:a]\n---\ntext\n", "starts like `tenant:`"),
+            ("---\nacl: [Owner:x]\n---\ntext\n", "starts like `owner:`"),
+            ("---\nacl: [__BRAID:x]\n---\ntext\n", "starts like `__braid:`"),
+            ("---\nacl: group:a, group:b\n---\ntext\n", "as a list"),
+            ("---\nacl: \"group:a group:b\"\n---\ntext\n", "as a list"),
+            ("---\ntenant: acme/x\n---\ntext\n", "one tenant name"),
+            ("---\ntenant: tenant:tenant:acme\n---\ntext\n", "written once"),
+            ("+++\nacl = [\"Tenant:acme\"]\n+++\ntext\n", "starts like `tenant:`"),
+            ("+++\ntenant = \"acme/x\"\n+++\ntext\n", "one tenant name"),
+            ("---\n\u{ff41}\u{ff43}\u{ff4c}: [group:a]\n---\ntext\n", "looks like the access key `acl`"),
+            ("---\ntenantid: acme\n---\ntext\n", "looks like the access key `tenant`"),
+            ("---\nreadacl: [group:a]\n---\ntext\n", "looks like the access key `acl`"),
+        ] {
+            let reason = refused(src);
+            assert!(reason.contains("article \"billing/x\", line 2") && reason.contains(what), "{src:?}: {reason}");
+        }
     }
 
     #[test]

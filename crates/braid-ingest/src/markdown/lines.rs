@@ -1,14 +1,42 @@
-//! Lines and their kinds: line ends (`\n`, `\r\n`, a byte order mark), ATX headings, and
-//! fenced code blocks (inside which nothing is a heading).
+//! Lines and their kinds: line ends (`\n`, `\r\n`, a lone `\r`, a byte order mark), ATX
+//! headings, and fenced code blocks (inside which nothing is a heading).
 
-/// The lines of `source` without their `\n` or `\r\n` ends (a BOM is dropped).
+/// The lines of `source` without their ends (a BOM is dropped). A line ends with `\n`, `\r\n`
+/// or a lone `\r`, as in CommonMark and YAML: a file with old Mac line ends is read line by
+/// line (its front matter included), never as one long line of body text.
 pub(crate) fn split_lines(source: &str) -> Vec<&str> {
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     if source.is_empty() {
         return Vec::new();
     }
-    let body = source.strip_suffix('\n').unwrap_or(source);
-    body.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect()
+    let body = source
+        .strip_suffix("\r\n")
+        .or_else(|| source.strip_suffix('\n'))
+        .or_else(|| source.strip_suffix('\r'))
+        .unwrap_or(source);
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                lines.push(&body[start..i]);
+                start = i + 1;
+            }
+            b'\r' => {
+                lines.push(&body[start..i]);
+                if bytes.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    lines.push(&body[start..]);
+    lines
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,6 +182,16 @@ mod tests {
         assert_eq!(atx_heading("####### seven"), None);
         assert_eq!(atx_heading("    # four spaces"), None);
         assert_eq!(atx_heading("#no-space"), None);
+    }
+
+    #[test]
+    fn every_line_end_splits() {
+        assert_eq!(split_lines("a\rb\r\nc\nd\r"), ["a", "b", "c", "d"]);
+        assert_eq!(split_lines("a\r\rb"), ["a", "", "b"]);
+        assert_eq!(split_lines("\u{feff}a\r\n"), ["a"]);
+        assert_eq!(split_lines("\r\n"), [""]);
+        assert_eq!(split_lines("a\n\n"), ["a", ""]);
+        assert!(split_lines("").is_empty());
     }
 
     #[test]

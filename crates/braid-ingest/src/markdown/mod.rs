@@ -85,8 +85,9 @@ pub struct Section {
 
 /// Parses a Markdown article.
 ///
-/// `id` becomes [`Article::id`] (see [`article_id`]). A byte order mark is ignored, and `\n`
-/// or `\r\n` line ends both work; line numbers count the lines of `source` as written.
+/// `id` becomes [`Article::id`] (see [`article_id`]). A byte order mark is ignored, and `\n`,
+/// `\r\n` and lone `\r` line ends all work; line numbers count the lines of `source` as
+/// written.
 ///
 /// ```
 /// use braid_ingest::markdown::{parse_article, ChunkOptions};
@@ -122,11 +123,13 @@ pub struct Section {
 ///
 /// # Errors
 /// [`Error::InvalidRecord`] naming the article when the front matter is malformed: opened by
-/// `---` (or `+++`) but never closed, a line that is not `key: value` or a list item (or not
-/// TOML), a duplicate key, an unterminated quote or list, a nested value, or a list where one
-/// value is expected; or naming the article, the line and the key when its access keys are
-/// refused ([`crate::AccessError`]: an empty `acl`, `tenant` with `acl`, a near-miss such as
-/// `ACL` or `acls`).
+/// `---` (or `+++`) but never closed, a first line that starts like a fence without being one
+/// (`--- # fm`, `----`), a Unicode line separator inside the block, a second block right after
+/// it naming an access key, a line that is not `key: value` or a list item (or not TOML), a
+/// duplicate key, an unterminated quote or list, a nested value, or a list where one value is
+/// expected; or naming the article, the line and the key when its access keys are refused
+/// ([`crate::AccessError`]: an empty `acl`, `tenant` with `acl`, a near-miss such as `ACL`,
+/// `acls` or `ａｃｌ`, a token that is not exactly one such as `Tenant:acme`, `acl: null`).
 pub fn parse_article(id: &str, source: &str, options: &ChunkOptions) -> Result<Article> {
     let lines = split_lines(source);
     let (front_matter, body_start) = parse_front_matter(id, &lines)?;

@@ -206,6 +206,46 @@ mod tests {
         assert_eq!(single[0].as_ref().unwrap().id, "b");
     }
 
+    /// The auditor's files, each once indexed public by a folder walk: every one is now an
+    /// error naming its file, and none yields a record; a file with `\r` line ends is read.
+    #[test]
+    fn read_dir_refuses_front_matter_it_cannot_read_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let bad: &[(&str, &str)] = &[
+            ("comment.md", "--- # fm\nacl: [group:a]\n---\nsecret\n"),
+            ("four.md", "----\nacl: [group:a]\n----\nsecret\n"),
+            ("lang.txt", "---yaml\nacl: [group:a]\n---\nsecret\n"),
+            ("separator.md", "---\ntitle: x\u{2028}acl: [group:a]\n---\nsecret\n"),
+            ("second.md", "---\ntitle: x\n---\n---\nacl: [group:a]\n---\nsecret\n"),
+            ("wide.md", "---\n\u{ff41}\u{ff43}\u{ff4c}: [group:a]\n---\nsecret\n"),
+            ("token.txt", "---\nacl: [Tenant:acme]\n---\nsecret\n"),
+            ("null.md", "---\nacl: null\n---\nsecret\n"),
+            ("slash.md", "---\ntenant: acme/x\n---\nsecret\n"),
+        ];
+        for (name, text) in bad {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        std::fs::write(root.join("mac.md"), "---\racl: [group:a]\r---\rsecret\r").unwrap();
+        let results: Vec<_> = read_dir(root, &ChunkOptions::default()).collect();
+        assert_eq!(results.len(), bad.len() + 1);
+        for result in results {
+            match result {
+                Ok(article) => {
+                    assert_eq!(article.id, "mac");
+                    assert_eq!(article.records().unwrap()[0].acl.as_slice(), ["group:a"]);
+                }
+                Err(Error::InvalidRecord { reason }) => {
+                    assert!(
+                        bad.iter().any(|(name, _)| reason.contains(&format!("{:?}", name.split('.').next().unwrap()))),
+                        "{reason}"
+                    )
+                }
+                Err(other) => panic!("{other}"),
+            }
+        }
+    }
+
     /// Every article of the bundled help-center corpus parses and yields records.
     #[test]
     fn helpcenter_corpus_parses() {
