@@ -39,8 +39,7 @@ use sha2::{Digest, Sha256};
 
 use crate::{Index, StoredRecord, Writer};
 
-/// The folder of a tenant's namespace memories live in: `tenant:acme/memory/…`.
-pub const MEMORY_FOLDER: &str = "memory";
+pub use braid_core::{is_memory_id, MEMORY_FOLDER};
 /// The keyword field of a memory's kind.
 pub const KIND_FIELD: &str = "kind";
 /// The numeric field of a memory's importance (1–10).
@@ -126,14 +125,6 @@ impl MemoryScope {
     fn id_of(&self, normalised: &str) -> String {
         format!("{}/{}", self.folder, hex(&Sha256::digest(normalised.as_bytes())[..16]))
     }
-}
-
-/// Whether `id` lies in some tenant's memory folder (`tenant:<name>/memory/…`): ids that only
-/// [`Memory`] writes, so that a record write can never name a memory.
-pub fn is_memory_id(id: &str) -> bool {
-    braid_core::id_tenant(id)
-        .and_then(|tenant| id[tenant.len()..].strip_prefix('/'))
-        .is_some_and(|rest| rest == MEMORY_FOLDER || rest.starts_with(&format!("{MEMORY_FOLDER}/")))
 }
 
 fn hex(bytes: &[u8]) -> String {

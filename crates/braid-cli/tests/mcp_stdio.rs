@@ -133,3 +133,21 @@ fn token_hash_matches_token_new() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least 16"));
 }
+
+/// `braid token new` prints no entry `braid serve` would refuse: a tenant that is no tenant's
+/// name, a reserved, owner or other tenant's token, an empty name.
+#[test]
+fn token_new_refuses_what_the_configuration_would() {
+    for args in [
+        &["--name", "x", "--tenant", "acme/x"][..],
+        &["--name", "x", "--tenant", "ac me"],
+        &["--name", "x", "--principal", "__braid:no-acl"],
+        &["--name", "x", "--principal", "owner:token:y"],
+        &["--name", "x", "--tenant", "acme", "--principal", "tenant:globex"],
+        &["--name", " "],
+    ] {
+        let out = crate::support::braid().args(["token", "new"]).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stdout));
+    }
+}

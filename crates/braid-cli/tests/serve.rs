@@ -482,3 +482,27 @@ fn requests_without_a_valid_token_share_one_bucket_per_address() {
     // A valid token never pays for them.
     assert_eq!(server.search(&server.acme, query).status, 200);
 }
+
+/// Two `Authorization` headers are refused, whichever is valid: which one a proxy or a client
+/// library puts first is not the server's to guess.
+#[test]
+fn two_authorization_headers_are_refused() {
+    use std::io::{Read, Write};
+    let server = Server::start();
+    let address = server.url.trim_start_matches("http://").to_string();
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    let body = r#"{"query": "refund"}"#;
+    let head = format!(
+        "POST /v1/search HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        server.acme,
+        server.globex,
+        body.len()
+    );
+    stream.write_all(format!("{head}{body}").as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("one Authorization header"), "{answer}");
+    server.stop();
+}

@@ -51,7 +51,7 @@ pub use lang::{is_cjk, is_han, is_hangul, is_kana, Language};
 pub use models::{Embedder, Reranker};
 pub use passages::Passages;
 pub use placement::{sole_tenant, tenant_dir_name, tenant_of_dir_name, POOL_DIR_NAME, PROMOTE_AT};
-pub use record::{check_vector, id_tenant, is_tenant_name, parse_date, Record};
+pub use record::{check_vector, id_tenant, is_memory_id, is_tenant_name, parse_date, Record, MEMORY_FOLDER};
 pub use request::{
     Fusion, GroupBy, Leg, LegWeights, Mode, QuerySyntax, SearchRequest, UnknownName, DEFAULT_RERANK_CANDIDATES,
     MAX_DEPTH, MAX_K, MAX_QUERY_BYTES,

@@ -199,7 +199,8 @@ impl Record {
     /// Checks what every index requires: a non-empty id without control characters, of at
     /// most 512 bytes, finite numbers, no ACL token in Braid's reserved namespace
     /// (`__braid:…`, [`Error::ReservedToken`]), and an id in a tenant's namespace
-    /// (`tenant:acme/…`, see [`id_tenant`]) only on a record of that tenant alone.
+    /// (`tenant:acme/…`, see [`id_tenant`]) only on a record of that tenant alone, which names
+    /// no owner token unless it is a memory ([`is_memory_id`]).
     ///
     /// # Errors
     /// [`Error::InvalidRecord`] naming the problem.
@@ -221,7 +222,18 @@ impl Record {
             let tenants: Vec<&str> =
                 self.acl.iter().map(|t| t.trim()).filter(|t| t.starts_with(crate::TENANT_PREFIX)).collect();
             match id_tenant(&self.id) {
-                Some(owner) if tenants == [owner] => {}
+                Some(tenant) if tenants == [tenant] => {
+                    // A record of a namespace is its whole tenant's, memories aside: one its
+                    // owner alone may see would be one the tenant's writers replace unseen.
+                    let owner = self.acl.iter().map(|t| t.trim()).find(|t| t.starts_with(crate::OWNER_PREFIX));
+                    if let Some(owner) = owner.filter(|_| !is_memory_id(&self.id)) {
+                        return bad(format!(
+                            "id {:?} lies in {tenant}'s namespace, whose records its whole tenant may see, so its \
+                             ACL names no owner ({owner:?}) unless it is a memory ({tenant}/{MEMORY_FOLDER}/…)",
+                            self.id
+                        ));
+                    }
+                }
                 Some(owner) => {
                     return bad(format!(
                         "id {:?} lies in {owner}'s namespace, so the record's only tenant must be {owner} (its ACL names {tenants:?})",
@@ -267,6 +279,23 @@ pub fn id_tenant(id: &str) -> Option<&str> {
     let (name, rest) = name_and_rest.split_once('/')?;
     let valid = is_tenant_name(name) && !rest.is_empty();
     valid.then(|| &id[..crate::TENANT_PREFIX.len() + name.len()])
+}
+
+/// The folder of a tenant's namespace memories live in: `tenant:acme/memory/…`.
+pub const MEMORY_FOLDER: &str = "memory";
+
+/// Whether `id` is in a tenant's memory folder (`tenant:acme/memory/…`): only memories, which
+/// carry their owner's token, are visible to less than their whole tenant.
+///
+/// ```
+/// assert!(braid_core::is_memory_id("tenant:acme/memory/0a/1b"));
+/// assert!(!braid_core::is_memory_id("tenant:acme/memos/1"));
+/// assert!(!braid_core::is_memory_id("memory/1"));
+/// ```
+pub fn is_memory_id(id: &str) -> bool {
+    id_tenant(id)
+        .and_then(|tenant| id[tenant.len()..].strip_prefix('/'))
+        .is_some_and(|rest| rest == MEMORY_FOLDER || rest.starts_with(&format!("{MEMORY_FOLDER}/")))
 }
 
 /// Whether `name` can name a tenant (`acme` in `tenant:acme`): not empty, and no whitespace,
@@ -432,12 +461,16 @@ mod tests {
             Record::new("tenant:acme/note-1").acl(["tenant:acme", "tenant:globex"]),
             Record::new("tenant:acme").acl(["tenant:acme"]),
             Record::new("tenant:/x").acl(["tenant:"]),
+            // Visible to one owner of the tenant, yet replaceable by any writer of it.
+            Record::new("tenant:acme/note-1").acl(["tenant:acme", "owner:token:alice"]),
         ] {
             let err = bad.validate().unwrap_err();
             assert!(matches!(err, Error::InvalidRecord { .. }), "{err}");
         }
-        // Ids outside every namespace are not concerned.
+        // Ids outside every namespace are not concerned; a memory is its owner's.
         assert!(Record::new("notes/tenant:acme/1").acl(["tenant:globex"]).validate().is_ok());
+        assert!(Record::new("notes/1").acl(["owner:token:alice"]).validate().is_ok());
+        assert!(Record::new("tenant:acme/memory/0a/1b").acl(["tenant:acme", "owner:token:alice"]).validate().is_ok());
     }
 
     #[test]

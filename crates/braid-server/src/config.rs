@@ -361,7 +361,9 @@ impl Config {
         let (mut names, mut hashes) = (HashSet::new(), HashSet::new());
         for t in &self.tokens {
             ensure!(!t.name.trim().is_empty(), "a [[token]] has an empty name");
-            ensure!(names.insert(t.name.as_str()), "token name {:?} appears twice", t.name);
+            // Compared as the owner token reads it (`owner:token:<name>`, trimmed): `alice` and
+            // `alice ` would share one memory scope.
+            ensure!(names.insert(t.name.trim()), "token name {:?} appears twice (spaces aside)", t.name);
             let hash = t.sha256.to_ascii_lowercase();
             if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
                 bail!("token {:?}: sha256 must be 64 hex digits (`braid token hash`)", t.name);
@@ -442,6 +444,8 @@ mod tests {
             (token("token = \"plaintext\""), "unknown field"),
             ("[[token]]\nname = \"a\"\nsha256 = \"abc\"\n".to_string(), "64 hex"),
             (format!("{}{}", token(""), token("")), "appears twice"),
+            // Names that differ by spaces alone would share one owner (memory) scope.
+            (format!("{}[[token]]\nname = \"a \"\nsha256 = \"{}\"\n", token(""), "0".repeat(64)), "appears twice"),
             (token("principal = [\"__braid:no-acl\"]"), "reserved"),
             (token("rate_per_second = 0.0"), "token.rate_per_second"),
             (format!("[limits]\nmax_k = 0\n{}", token("")), "max_k"),

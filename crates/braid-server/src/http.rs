@@ -217,6 +217,11 @@ fn too_large(max: usize) -> Response {
 /// guessing tokens and forging them to make the server fetch keys are slow, and one address's
 /// flood never stands in another's way.
 async fn authorize(State(s): State<Shared>, mut request: Request, next: Next) -> Response {
+    // Two credentials are refused rather than one of them chosen: which one a proxy or a
+    // client library puts first is theirs to decide.
+    if request.headers().get_all(header::AUTHORIZATION).iter().nth(1).is_some() {
+        return failure(StatusCode::BAD_REQUEST, "bad_request", "send one Authorization header, not several");
+    }
     let presented = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string);
     let client = request.extensions().get::<Peer>().map_or_else(ClientKey::unknown, |p| p.0);
     let verified = if !Authenticator::presents_token(presented.as_deref()) {

@@ -302,23 +302,22 @@ pub fn mcp_stdio(
 /// # Errors
 /// When the operating system gives no randomness.
 pub fn token_new(name: &str, tenant: Option<&str>, principal: &[String], write: bool) -> Result<()> {
-    if let Some(tenant) = tenant.filter(|t| !braid::is_tenant_name(t)) {
-        anyhow::bail!("--tenant {tenant:?}: a tenant's name may not be empty or hold whitespace, ',' or '/'");
-    }
     let token = auth::new_token()?;
-    eprintln!("token: {token}");
-    eprintln!("(give it to the client; only its hash goes into the configuration)");
-    println!("[[token]]");
-    println!("name = {}", toml_string(name));
-    println!("sha256 = \"{}\"", auth::hash_token(&token));
+    let mut entry = format!("[[token]]\nname = {}\nsha256 = \"{}\"\n", toml_string(name), auth::hash_token(&token));
     if let Some(tenant) = tenant {
-        println!("tenant = {}", toml_string(tenant));
+        entry.push_str(&format!("tenant = {}\n", toml_string(tenant)));
     }
     let tokens: Vec<String> = principal.iter().map(|t| toml_string(t)).collect();
-    println!("principal = [{}]", tokens.join(", "));
+    entry.push_str(&format!("principal = [{}]\n", tokens.join(", ")));
     if write {
-        println!("write = true");
+        entry.push_str("write = true\n");
     }
+    // Checked as `braid serve` will check it, so that an entry it would refuse is never printed.
+    let config: config::Config = toml::from_str(&entry).context("the token's entry")?;
+    config.validate()?;
+    eprintln!("token: {token}");
+    eprintln!("(give it to the client; only its hash goes into the configuration)");
+    print!("{entry}");
     Ok(())
 }
 

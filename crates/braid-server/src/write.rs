@@ -7,10 +7,10 @@
 //! any record that is not of that tenant alone ([`braid::id_tenant`]), whichever way it was
 //! written, so a writer cannot name another tenant's record: such an id is refused for its
 //! shape, before the index is read, and the answer is the same whether the record exists or not.
-//! Within the namespace every record written here but other callers' memories is visible to the
-//! writer (its tenant token admits the whole tenant, and a record write names no owner token; a
-//! memory also needs its owner's), and answers never
-//! say whether an id existed before (deletes are idempotent). Ids in the namespace's memory
+//! Within the namespace every record but other callers' memories is visible to the writer (its
+//! tenant token admits the whole tenant, and the library refuses an owner token on a namespaced
+//! id outside the memory folder; a memory also needs its owner's), and answers never say
+//! whether an id existed before (deletes are idempotent). Ids in the namespace's memory
 //! folder (`tenant:<name>/memory/…`) are refused by their shape: only the memory routes write
 //! them ([`super::memory`]).
 //!
