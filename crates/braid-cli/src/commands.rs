@@ -1,6 +1,7 @@
 //! The subcommands.
 
-use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,7 +48,8 @@ pub struct IndexArgs<'a> {
     pub vectors: Option<VectorSource>,
     /// The name the index records for supplied vectors' model.
     pub vector_model: Option<&'a str>,
-    /// Delete the records whose documents are gone (a sync; `--no-prune` turns it off).
+    /// Delete the records no document of the input holds, memories excepted (a sync;
+    /// `--no-prune` turns it off).
     pub prune: bool,
 }
 
@@ -90,15 +92,40 @@ struct Loaded {
 /// Documents whose errors are printed before the count of the rest.
 const ERRORS_SHOWN: usize = 20;
 
+/// The ids an input holds, each with the place of the item that gave it in the source's stream
+/// (0-based; a JSONL corpus yields one item a non-blank line), to name both documents of an id
+/// given twice.
+type InputIds = HashMap<String, usize>;
+
 /// Reads every record of `source` without writing: the ids it holds, or every document that
-/// cannot be read (each printed on stderr, terminal or not).
-fn validate(index: &Index, source: &Source) -> Result<HashSet<String>> {
-    let (mut ids, mut failed) = (HashSet::new(), 0usize);
-    for record in source.records(&index.config().schema) {
-        match record.and_then(|r| r.validate().map(|()| r)) {
-            Ok(r) => {
-                ids.insert(r.id().to_string());
-            }
+/// cannot be read and every id given by two documents (each printed on stderr, terminal or
+/// not). Two documents with one id would otherwise be merged silently, the later one winning
+/// with its own access: each must name its own record.
+fn validate(index: &Index, source: &Source) -> Result<InputIds> {
+    let (mut ids, mut failed) = (InputIds::new(), 0usize);
+    // An id given again: the id, the places of its first and latest items, and the latest
+    // record's parent (a Markdown record's article).
+    let mut repeated: Vec<(String, usize, usize, Option<String>)> = Vec::new();
+    for (place, record) in source.records(&index.config().schema).enumerate() {
+        // A memory's id is the memory API's alone (it derives it from the owner and the text):
+        // an input naming one would replace an agent's memory, or plant one in its scope.
+        let record =
+            record.and_then(|r| r.validate().map(|()| r)).and_then(|r| match braid::memory::is_memory_id(r.id()) {
+                true => Err(braid::Error::InvalidRecord {
+                    reason: format!(
+                        "id {:?} is a memory's (under tenant:<name>/memory/): only the memory API writes those",
+                        r.id()
+                    ),
+                }),
+                false => Ok(r),
+            });
+        match record {
+            Ok(r) => match ids.entry(r.id().to_string()) {
+                Entry::Vacant(slot) => {
+                    slot.insert(place);
+                }
+                Entry::Occupied(first) => repeated.push((r.id().to_string(), *first.get(), place, r.parent.clone())),
+            },
             Err(e) => {
                 failed += 1;
                 if failed <= ERRORS_SHOWN {
@@ -107,21 +134,127 @@ fn validate(index: &Index, source: &Source) -> Result<HashSet<String>> {
             }
         }
     }
-    if failed > 0 {
-        if failed > ERRORS_SHOWN {
-            eprintln!("error: … and {} more", failed - ERRORS_SHOWN);
+    if !repeated.is_empty() {
+        let lines = match source {
+            Source::Beir(path) => jsonl_lines(path, repeated.iter().flat_map(|r| [r.1, r.2])),
+            Source::Markdown(_) => HashMap::new(),
+        };
+        for (shown, (id, first, again, parent)) in repeated.iter().enumerate() {
+            if failed + shown >= ERRORS_SHOWN {
+                break;
+            }
+            eprintln!("error: {}", repeated_id(source, &lines, id, *first, *again, parent.as_deref()));
+        }
+    }
+    let errors = failed + repeated.len();
+    if errors > 0 {
+        if errors > ERRORS_SHOWN {
+            eprintln!("error: … and {} more", errors - ERRORS_SHOWN);
+        }
+        let mut what = Vec::new();
+        if failed > 0 {
+            what.push(format!("{failed} document(s) cannot be read"));
+        }
+        if !repeated.is_empty() {
+            what.push(format!("{} record id(s) are given by more than one document", repeated.len()));
         }
         bail!(
-            "{failed} document(s) cannot be read; nothing was written (fix them and run again: a record is never \
-             left in an older or more public version)"
+            "{}; nothing was written, so the index still serves the previous version of every record (including \
+             any whose access this run narrows) until a run succeeds: fix the input and run again",
+            what.join(" and ")
         );
     }
     Ok(ids)
 }
 
+/// The 1-based line numbers of the items at `places` of a JSONL corpus's stream: its non-blank
+/// lines, read as `braid::ingest::beir::read_documents` reads them (a byte order mark
+/// starting the file is ignored). Places past the end are left out.
+fn jsonl_lines(path: &Path, places: impl IntoIterator<Item = usize>) -> HashMap<usize, usize> {
+    use std::io::BufRead;
+    let wanted: HashSet<usize> = places.into_iter().collect();
+    let mut found = HashMap::new();
+    let Ok(file) = std::fs::File::open(path) else { return found };
+    let (mut reader, mut buf, mut line, mut place) = (std::io::BufReader::new(file), Vec::new(), 0usize, 0usize);
+    while found.len() < wanted.len() {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        line += 1;
+        let bytes = if line == 1 { buf.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&buf) } else { &buf[..] };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if wanted.contains(&place) {
+            found.insert(place, line);
+        }
+        place += 1;
+    }
+    found
+}
+
+/// The message for record `id`, given by the items at `first` and `again` of `source`: both
+/// lines of a JSONL corpus, or the files of a Markdown article (`parent`) whose paths differ
+/// only in their extension.
+fn repeated_id(
+    source: &Source,
+    lines: &HashMap<usize, usize>,
+    id: &str,
+    first: usize,
+    again: usize,
+    parent: Option<&str>,
+) -> String {
+    match source {
+        Source::Beir(path) => {
+            let line = |place: usize| lines.get(&place).map_or_else(|| "?".to_string(), ToString::to_string);
+            format!(
+                "{}, lines {} and {}: both have `_id` {id:?} (a number `_id` is read as its decimal text, so 1 and \
+                 \"1\" are one id); give each document an id of its own",
+                path.display(),
+                line(first),
+                line(again)
+            )
+        }
+        Source::Markdown(root) => {
+            let files = parent.map(|article| article_files(root, article)).unwrap_or_default();
+            let from = match files.as_slice() {
+                [_, _, ..] => files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(" and "),
+                _ => format!("two files of article {:?}", parent.unwrap_or(id)),
+            };
+            format!(
+                "record id {id:?} comes from {from}: files whose paths differ only in their extension get one \
+                 article id; rename one of them"
+            )
+        }
+    }
+}
+
+/// The files under `root` that Markdown ingestion reads as article `article`: same folder, same
+/// name without the extension, an extension it reads (`md`, `markdown`, `txt`), sorted.
+fn article_files(root: &Path, article: &str) -> Vec<std::path::PathBuf> {
+    let path = root.join(article);
+    let (Some(dir), Some(stem)) = (path.parent(), path.file_name()) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_stem() == Some(stem))
+        .filter(|p| {
+            p.extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| matches!(x.to_ascii_lowercase().as_str(), "md" | "markdown" | "txt"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 /// Loads every record of `source` into `index`: commits every `commit_every` upserts, with
 /// segment merges deferred to one merge at the end; then (with `prune`) deletes every record
-/// whose id `source` no longer holds. An interrupted load resumes: records an earlier run
+/// whose id `source` no longer holds, written over the server or not, except memories
+/// ([`braid::memory::is_memory_id`]: only the memory API writes them, never an input). An interrupted load resumes: records an earlier run
 /// committed are skipped unchanged. The records were validated first; a failure now (the
 /// files changed meanwhile, a supplied vector of the wrong dimension) stops the run.
 fn load(
@@ -129,7 +262,7 @@ fn load(
     source: &Source,
     commit_every: usize,
     mut vectors: Option<VectorSource>,
-    prune: Option<&HashSet<String>>,
+    prune: Option<&InputIds>,
 ) -> Result<Loaded> {
     let bar = progress(source.estimate(), "indexing");
     let options = braid::WriterOptions { merges: braid::Merges::Deferred, ..braid::WriterOptions::default() };
@@ -181,7 +314,7 @@ fn load(
     }
     if let Some(keep) = prune {
         for id in index.record_ids()? {
-            if !keep.contains(&id) {
+            if !keep.contains_key(&id) && !braid::memory::is_memory_id(&id) {
                 writer.delete(&id)?;
                 loaded.removed += 1;
             }
@@ -281,10 +414,13 @@ pub(crate) fn open_with_model(
 }
 
 /// `braid index`: a sync of `dir` to `input` — afterwards the index holds exactly the records
-/// of `input`'s current documents (`prune`; without it, records of vanished documents stay).
-/// Every document is read and checked before anything is written: one that cannot be read
-/// fails the run, and the index is left as it was. `policy` is for a new index; given for an
-/// existing index with another policy, it is an error.
+/// of `input`'s current documents, and the memories of its tenants (`prune`; without it,
+/// records of vanished documents stay): a record written over the server that no document
+/// holds is deleted too. Every document is read and checked before anything is written: a
+/// document that cannot be read, two that give one record id (the later would replace the
+/// earlier, access included), or, when pruning, an input with no documents at all (it would
+/// empty the index) fails the run, and the index is left as it was. `policy` is for a new
+/// index; given for an existing index with another policy, it is an error.
 pub fn index(args: IndexArgs<'_>) -> Result<()> {
     let IndexArgs {
         input,
@@ -363,6 +499,15 @@ pub fn index(args: IndexArgs<'_>) -> Result<()> {
     }
     let started = Instant::now();
     let ids = validate(&index, &source)?;
+    if prune && ids.is_empty() {
+        bail!(
+            "{} holds no documents, and a sync deletes every record no input document holds (memories \
+             excepted): nothing was written. To add nothing, run with --no-prune; to start over, delete the index \
+             directory {}",
+            input.display(),
+            dir.display()
+        );
+    }
     let loaded = load(&index, &source, commit_every, vectors, prune.then_some(&ids))?;
     let secs = started.elapsed().as_secs_f64();
     let Loaded { added, unchanged, removed, without_vector } = loaded;

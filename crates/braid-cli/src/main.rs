@@ -22,9 +22,11 @@ struct Cli {
 enum Command {
     /// Index a BEIR corpus.jsonl (or the folder holding it) or a folder of Markdown/text files.
     /// A sync: afterwards the index holds exactly the records of the input's current documents
-    /// (records with the same id are replaced, unchanged ones skipped, and records whose
-    /// documents are gone deleted, unless --no-prune). A document that cannot be read (bad
-    /// front matter or ACL) fails the run before anything is written.
+    /// (records with the same id are replaced, unchanged ones skipped, and every record no
+    /// document holds deleted, records written over the server included, agent memories
+    /// excepted, unless --no-prune). A document that cannot be read (bad front matter or ACL),
+    /// two documents with one record id, or an input with no documents at all (unless
+    /// --no-prune) fails the run before anything is written.
     Index {
         /// corpus.jsonl, a folder holding it, or a folder of .md/.txt files.
         input: PathBuf,
@@ -46,8 +48,9 @@ enum Command {
         /// default 128:96:16. Given for an existing index with another setting, it is an error.
         #[arg(long)]
         passages: Option<commands::PassagesArg>,
-        /// Keep records whose documents are no longer in the input (ingest without syncing,
-        /// for example several folders into one index).
+        /// Keep records no document of the input holds (ingest without syncing, for example
+        /// several folders into one index). Without it, such records are deleted, records
+        /// written over the server included (agent memories are kept).
         #[arg(long)]
         no_prune: bool,
         /// Embed records with this ONNX model directory (`default`: all-MiniLM-L6-v2, found by

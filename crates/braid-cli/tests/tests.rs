@@ -14,4 +14,5 @@ mod oauth;
 mod search_flags;
 mod serve;
 mod support;
+mod sync;
 mod writes;

@@ -18,6 +18,10 @@ pub const DEFAULT_FACET_VALUES: usize = 10;
 
 /// One facet a request asks for.
 ///
+/// Read from JSON (`{"values": {"field": "category", "size": 5}}`), a key a variant does not
+/// have is refused rather than ignored: `limit` for `size` would otherwise return the default
+/// count, and `frm` for `from` would count an unbounded range.
+///
 /// ```
 /// use braid_core::{Facet, FacetRange};
 /// let by_category = Facet::values("category");
@@ -26,7 +30,8 @@ pub const DEFAULT_FACET_VALUES: usize = 10;
 /// assert_eq!(by_year.field(), "updated");
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+// On an externally tagged enum, `deny_unknown_fields` refuses unknown keys inside each variant.
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Facet {
     /// The most frequent values of a declared keyword field among the matched records, most
     /// frequent first (then by value); values no matched record holds never appear.
@@ -102,8 +107,10 @@ impl Facet {
     }
 }
 
-/// A range of a numeric or date field: `from` inclusive, `to` exclusive; either open.
+/// A range of a numeric or date field: `from` inclusive, `to` exclusive; either open. Read from
+/// JSON, keys other than `from` and `to` are refused.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FacetRange {
     /// Inclusive lower bound (none: unbounded).
     #[serde(default)]
@@ -163,4 +170,55 @@ pub struct RangeCount {
     pub to: Option<f64>,
     /// Matched records in the range.
     pub count: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(value: serde_json::Value) -> std::result::Result<Facet, String> {
+        serde_json::from_str(&value.to_string()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn facets_read_from_json() {
+        assert_eq!(read(json!({ "values": { "field": "category" } })).unwrap(), Facet::values("category"));
+        assert_eq!(
+            read(json!({ "values": { "field": "category", "size": 1 } })).unwrap(),
+            Facet::top_values("category", 1)
+        );
+        let ranges = read(json!({ "ranges": { "field": "updated", "ranges": [{ "to": 5 }, { "from": 5 }, {}] } }));
+        assert_eq!(
+            ranges.unwrap(),
+            Facet::ranges(
+                "updated",
+                [FacetRange::new(None, Some(5.0)), FacetRange::new(Some(5.0), None), FacetRange::new(None, None)]
+            )
+        );
+    }
+
+    /// The auditor's reproduction: `limit` (for `size`) was ignored, the default count returned.
+    #[test]
+    fn an_unknown_key_of_a_values_facet_is_refused() {
+        let e = read(json!({ "values": { "field": "category", "limit": 1 } })).unwrap_err();
+        assert!(e.contains("unknown field `limit`"), "{e}");
+    }
+
+    /// The auditor's reproduction: `frm` (for `from`) counted an unbounded range.
+    #[test]
+    fn an_unknown_key_of_a_range_is_refused() {
+        let e = read(json!({ "ranges": { "field": "updated", "ranges": [{ "frm": 5 }] } })).unwrap_err();
+        assert!(e.contains("unknown field `frm`"), "{e}");
+        let e = serde_json::from_str::<FacetRange>(r#"{"from": 1, "too": 5}"#).unwrap_err().to_string();
+        assert!(e.contains("unknown field `too`"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_key_of_a_ranges_facet_is_refused() {
+        let e = read(json!({ "ranges": { "field": "updated", "ranges": [{ "to": 5 }], "keyed": true } })).unwrap_err();
+        assert!(e.contains("unknown field `keyed`"), "{e}");
+        assert!(read(json!({ "value": { "field": "category" } })).is_err());
+    }
 }
