@@ -59,6 +59,19 @@ fn k_bounds() {
     assert!(r.hits.len() <= 10);
 }
 
+/// A leg weight that is not a finite, non-negative number is a typed error, not a ranking.
+#[test]
+fn leg_weights_are_finite_and_not_negative() {
+    let idx = index();
+    for bad in [f32::NAN, f32::INFINITY, -1.0] {
+        let weights = braid::LegWeights { lexical: bad, ..braid::LegWeights::default() };
+        let err = idx.search(&SearchRequest::new("refund", Principal::public()).weights(weights)).unwrap_err();
+        assert!(matches!(err, Error::InvalidRequest { .. }), "{bad}: {err}");
+    }
+    let zero = braid::LegWeights { fuzzy: 0.0, ..braid::LegWeights::default() };
+    assert!(idx.search(&SearchRequest::new("refund", Principal::public()).weights(zero)).is_ok());
+}
+
 #[test]
 fn bad_records_are_rejected_without_losing_good_ones() {
     let idx = braid::Index::create_in_ram(braid::IndexConfig::default()).unwrap();

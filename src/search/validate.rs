@@ -18,6 +18,13 @@ pub(crate) fn validate(request: &SearchRequest) -> Result<Page> {
     if request.depth > MAX_DEPTH {
         return Err(Error::invalid_request(format!("depth = {} is above the maximum of {MAX_DEPTH}", request.depth)));
     }
+    let w = request.weights;
+    if [w.lexical, w.fuzzy, w.semantic].iter().any(|x| !x.is_finite() || *x < 0.0) {
+        return Err(Error::invalid_request(format!(
+            "leg weights must be finite and not negative (lexical {}, fuzzy {}, semantic {})",
+            w.lexical, w.fuzzy, w.semantic
+        )));
+    }
     let page = Page::of(request)?;
     facets::check(request)?;
     request.boosts.validate()?;

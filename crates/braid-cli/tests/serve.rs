@@ -506,3 +506,33 @@ fn two_authorization_headers_are_refused() {
     assert!(answer.contains("one Authorization header"), "{answer}");
     server.stop();
 }
+
+/// What the framework or the MCP SDK refuses is answered as every other error: a REST route's
+/// 405 keeps its `Allow` and says so in the error object; a JSON body that is not a JSON-RPC
+/// message is a 400 with `-32600`, not a plain-text 415.
+#[test]
+fn framework_refusals_are_typed_errors() {
+    let server = Server::start();
+    let auth = format!("Bearer {}", server.acme);
+    let reply = server.request("GET", "/v1/search", &[("Authorization", &auth)], None);
+    assert_eq!(reply.status, 405);
+    assert_eq!(reply.header("allow"), Some("POST"));
+    assert_eq!(reply.json()["error"]["code"], "method_not_allowed", "{}", reply.text);
+    // A REST route answers JSON only: an Accept without it is a 406, as documented.
+    let search = r#"{"query": "refund"}"#;
+    let html =
+        server.request("POST", "/v1/search", &[("Authorization", &auth), JSON, ("Accept", "text/html")], Some(search));
+    assert_eq!(html.status, 406, "{}", html.text);
+    let any = server.request(
+        "POST",
+        "/v1/search",
+        &[("Authorization", &auth), JSON, ("Accept", "text/html, */*;q=0.1")],
+        Some(search),
+    );
+    assert_eq!(any.status, 200, "{}", any.text);
+    let not_rpc = r#"{"jsonrpc": "1.0", "id": 1, "method": "ping"}"#;
+    let reply = server.request("POST", "/mcp", &[("Authorization", &auth), JSON, ACCEPT_BOTH], Some(not_rpc));
+    assert_eq!(reply.status, 400, "{}", reply.text);
+    assert_eq!(reply.json()["error"]["code"], -32600, "{}", reply.text);
+    server.stop();
+}

@@ -171,6 +171,9 @@ impl From<braid::Error> for Failure {
         if matches!(e, braid::Error::DeadlineExceeded) {
             tracing::debug!(target: "braid::serve", "search cancelled at its deadline");
             Failure::Cancelled
+        } else if let braid::Error::PageOutOfRange { end, window, .. } = e {
+            // The served limit, not the library's.
+            Failure::BadRequest(braid::Error::PageOutOfRange { end, window, max: MAX_SERVED_DEPTH }.to_string())
         } else if e.is_user_error() {
             Failure::BadRequest(e.to_string())
         } else {

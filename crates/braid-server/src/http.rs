@@ -177,11 +177,16 @@ async fn guard(State(s): State<Shared>, mut request: Request, next: Next) -> Res
     let span = tracing::info_span!(target: "braid::serve", "request", id = id.as_deref().unwrap_or("-"), %method, route, principal = tracing::field::Empty);
     let started = Instant::now();
     request.extensions_mut().insert(Deadline(started + s.limits.timeout()));
+    let sent_json = is_json(request.headers());
     let mut response = async {
         if let Some(origin) = request.headers().get(header::ORIGIN) {
             if !s.origins.allows(origin.to_str().unwrap_or("")) {
                 return failure(StatusCode::FORBIDDEN, "forbidden_origin", "this origin may not call the server");
             }
+        }
+        // The REST routes answer JSON alone (a health probe is answered whatever it accepts).
+        if route.starts_with("/v1/") && route != "/v1/health" && !accepts_json(request.headers()) {
+            return failure(StatusCode::NOT_ACCEPTABLE, "not_acceptable", "this route answers application/json only");
         }
         let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|n| n > s.limits.max_body_bytes as u64) {
@@ -194,6 +199,9 @@ async fn guard(State(s): State<Shared>, mut request: Request, next: Next) -> Res
     }
     .instrument(span.clone())
     .await;
+    if response.status().is_client_error() && !is_json(response.headers()) {
+        response = typed_error(response, route == "/mcp", sent_json).await;
+    }
     let status = response.status().as_u16();
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     span.in_scope(|| tracing::info!(target: "braid::serve", status, ms = %format_args!("{ms:.3}"), "served"));
@@ -201,6 +209,52 @@ async fn guard(State(s): State<Shared>, mut request: Request, next: Next) -> Res
         response.headers_mut().insert("x-request-id", value);
     }
     response
+}
+
+/// Whether the request's `Accept` (absent: anything) takes JSON.
+fn accepts_json(headers: &HeaderMap) -> bool {
+    let mut accepts = headers.get_all(header::ACCEPT).iter().peekable();
+    if accepts.peek().is_none() {
+        return true;
+    }
+    accepts.flat_map(|v| v.to_str().unwrap_or("").split(',')).any(|range| {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let refused =
+            parts.any(|p| matches!(p.trim().strip_prefix("q="), Some(q) if q.trim().parse::<f32>() == Ok(0.0)));
+        !refused && matches!(media.as_str(), "application/json" | "application/*" | "*/*")
+    })
+}
+
+/// A client error the framework or the MCP SDK answered in plain text (a method not allowed, a
+/// path that does not decode, a body that is not a JSON-RPC message), answered as every other
+/// error is: `{"error": {"code", "message"}}`, or on `/mcp` a JSON-RPC error (`-32600`, id
+/// `null`), where a JSON body that is not a JSON-RPC message is a 400 rather than the SDK's
+/// 415. The status and headers (`Allow`) are kept.
+async fn typed_error(response: Response, mcp: bool, sent_json: bool) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 16 * 1024).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_string();
+    let message = if text.is_empty() { parts.status.canonical_reason().unwrap_or("error").to_string() } else { text };
+    let value = if mcp {
+        if parts.status == StatusCode::UNSUPPORTED_MEDIA_TYPE && sent_json {
+            parts.status = StatusCode::BAD_REQUEST;
+        }
+        mcp::error(Value::Null, ErrorCode::INVALID_REQUEST, message)
+    } else {
+        let code = match parts.status {
+            StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+            StatusCode::NOT_FOUND => "not_found",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            StatusCode::NOT_ACCEPTABLE => "not_acceptable",
+            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+            _ => "bad_request",
+        };
+        json!({"error": {"code": code, "message": message}})
+    };
+    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(serde_json::to_vec(&value).unwrap_or_default()))
 }
 
 fn too_large(max: usize) -> Response {

@@ -189,7 +189,10 @@ impl Engine {
                 }
             })?,
             (None, Some(kind)) => self.writes().run(|w| Ok(memory.forget_kind(w, who.principal, kind, now())?))?,
-            _ => return Err(WriteFailure::BadRequest("forget takes either `id` or `kind`, not both".into())),
+            (Some(_), Some(_)) => {
+                return Err(WriteFailure::BadRequest("forget takes either `id` or `kind`, not both".into()))
+            }
+            (None, None) => return Err(WriteFailure::BadRequest("forget needs an `id` or a `kind`".into())),
         };
         Ok(Forgotten { ids, commit })
     }

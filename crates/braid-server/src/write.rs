@@ -108,6 +108,10 @@ pub fn stored_id(namespace: &str, id: &str) -> Result<String, WriteFailure> {
     if id.trim().is_empty() {
         return Err(WriteFailure::BadRequest("empty id".into()));
     }
+    // What no record's id may hold (`Record::validate`), refused for a delete too.
+    if id.chars().any(char::is_control) {
+        return Err(WriteFailure::BadRequest("id contains control characters".into()));
+    }
     let stored = if !id.starts_with(braid::TENANT_PREFIX) {
         let stored = format!("{namespace}/{id}");
         if id_tenant(&stored) != Some(namespace) {
@@ -322,6 +326,7 @@ mod tests {
             "memory/x",
             "tenant:acme/memory/0123/4567",
             "memory",
+            "a\u{0}b",
         ] {
             assert!(matches!(stored_id("tenant:acme", bad), Err(WriteFailure::BadRequest(_))), "{bad}");
         }
