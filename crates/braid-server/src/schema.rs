@@ -21,7 +21,7 @@ pub fn filter(defs: &str) -> Value {
                 object(json!({ "field": { "type": "string" }, "value": { "type": "string" } }), &["field", "value"])),
             variant("keyword_any", "A keyword field equals one of several values.",
                 object(json!({ "field": { "type": "string" }, "values": strings }), &["field", "values"])),
-            variant("range", "A numeric or date field (Unix seconds) lies in [min, max]; either bound may be null.",
+            variant("range", "A numeric or date field (Unix seconds) lies in [min, max]; either bound may be null, not both.",
                 object(json!({
                     "field": { "type": "string" },
                     "min": { "type": ["number", "null"] },

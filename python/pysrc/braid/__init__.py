@@ -85,7 +85,7 @@ class Filter:
 
     @staticmethod
     def range(field: str, min: Optional[float] = None, max: Optional[float] = None) -> Dict[str, Any]:  # noqa: A002
-        """A numeric or date field lies in ``[min, max]`` (either bound optional, both inclusive)."""
+        """A numeric or date field lies in ``[min, max]`` (either bound optional, not both; both inclusive)."""
         return {"range": {"field": field, "min": min, "max": max}}
 
     @staticmethod
