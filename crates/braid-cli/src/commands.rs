@@ -643,6 +643,10 @@ pub fn synonyms(dir: &Path, file: Option<&Path>, clear: bool) -> Result<()> {
     };
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let set = braid::Synonyms::parse(&text).with_context(|| file.display().to_string())?;
+    if set.is_empty() {
+        // An empty or truncated file would clear every rule: that is what --clear is for.
+        bail!("{} holds no synonym rules; to remove the index's synonyms, run with --clear", file.display());
+    }
     let rules = set.len();
     index.set_synonyms(set)?;
     eprintln!("{rules} synonym rules set on {}", dir.display());

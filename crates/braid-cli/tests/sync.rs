@@ -169,3 +169,26 @@ fn a_sync_keeps_memories() {
     let stderr = refused(&corpus, &idx, &["--no-prune"]);
     assert!(stderr.contains("only the memory API writes those"), "{stderr}");
 }
+
+/// `braid synonyms` given a file with no rules (empty, or cut short) refuses rather than clear
+/// the index's synonyms; `--clear` does that.
+#[test]
+fn an_empty_synonym_file_clears_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (corpus, idx) = (tmp.path().join("corpus.jsonl"), tmp.path().join("index"));
+    std::fs::write(&corpus, "{\"_id\": \"a\", \"text\": \"walrus a\"}\n").unwrap();
+    indexed(&corpus, &idx, &[]);
+    let (rules, empty) = (tmp.path().join("rules.txt"), tmp.path().join("empty.txt"));
+    std::fs::write(&rules, "walrus, sea cow\n").unwrap();
+    std::fs::write(&empty, "\n# nothing yet\n").unwrap();
+    let synonyms =
+        |args: &[&std::ffi::OsStr]| braid().arg("synonyms").arg("--index").arg(&idx).args(args).output().unwrap();
+    assert!(synonyms(&[rules.as_os_str()]).status.success());
+    let out = synonyms(&[empty.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--clear"));
+    let listed = synonyms(&[]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("walrus"), "the rules stand");
+    assert!(synonyms(&["--clear".as_ref()]).status.success());
+    assert!(!String::from_utf8_lossy(&synonyms(&[]).stdout).contains("walrus"));
+}
