@@ -530,6 +530,12 @@ fn framework_refusals_are_typed_errors() {
         Some(search),
     );
     assert_eq!(any.status, 200, "{}", any.text);
+    // A body that is not a JSON object (serde would read a struct from an array of its
+    // fields), or one sent compressed, is refused rather than misread.
+    let array = server.request("POST", "/v1/search", &[("Authorization", &auth), JSON], Some(r#"["refund", 3]"#));
+    assert_eq!(array.status, 400, "{}", array.text);
+    let gzip = [("Authorization", auth.as_str()), JSON, ("Content-Encoding", "gzip")];
+    assert_eq!(server.request("POST", "/v1/search", &gzip, Some(search)).status, 415);
     let not_rpc = r#"{"jsonrpc": "1.0", "id": 1, "method": "ping"}"#;
     let reply = server.request("POST", "/mcp", &[("Authorization", &auth), JSON, ACCEPT_BOTH], Some(not_rpc));
     assert_eq!(reply.status, 400, "{}", reply.text);

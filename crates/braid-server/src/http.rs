@@ -188,6 +188,18 @@ async fn guard(State(s): State<Shared>, mut request: Request, next: Next) -> Res
         if route.starts_with("/v1/") && route != "/v1/health" && !accepts_json(request.headers()) {
             return failure(StatusCode::NOT_ACCEPTABLE, "not_acceptable", "this route answers application/json only");
         }
+        // A compressed body would be read as it is, and fail as something else.
+        let encoded = request.headers().get_all(header::CONTENT_ENCODING).iter();
+        if encoded
+            .flat_map(|v| v.to_str().unwrap_or("?").split(','))
+            .any(|c| !c.trim().eq_ignore_ascii_case("identity"))
+        {
+            return failure(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "a Content-Encoding other than identity is not accepted: send the body uncompressed",
+            );
+        }
         let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|n| n > s.limits.max_body_bytes as u64) {
             return too_large(s.limits.max_body_bytes);
@@ -522,10 +534,19 @@ fn write_request<T: serde::de::DeserializeOwned>(
         return Err(Box::new(json_body_required()));
     }
     let body = read_body(body, s)?;
-    let parsed = serde_json::from_slice(&body).map_err(|e| {
-        Box::new(failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid {what} request: {e}")))
-    })?;
-    Ok((namespace, parsed))
+    Ok((namespace, parse_object(&body, what)?))
+}
+
+/// A request body parsed as `T`, which must be a JSON object (serde would also read a struct
+/// from an array of its fields in order, `["refund", 3]`); 400 else.
+fn parse_object<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Box<Response>> {
+    let bad = |why: String| {
+        Box::new(failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid {what} request: {why}")))
+    };
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(bad("the body must be a JSON object".into()));
+    }
+    serde_json::from_slice(body).map_err(|e| bad(e.to_string()))
 }
 
 /// `POST /v1/records`: upserts a batch of records in the caller's namespace, in one commit.
@@ -623,8 +644,7 @@ fn memory_body<T: serde::de::DeserializeOwned>(
         return Err(Box::new(json_body_required()));
     }
     let body = read_body(body, s)?;
-    serde_json::from_slice(&body)
-        .map_err(|e| Box::new(failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid {what} request: {e}"))))
+    parse_object(&body, what)
 }
 
 /// Runs one memory operation for `caller` on the blocking pool and answers with its JSON.
@@ -742,9 +762,9 @@ async fn rest_search(
         Ok(b) => b,
         Err(response) => return *response,
     };
-    let params: SearchParams = match serde_json::from_slice(&body) {
+    let params: SearchParams = match parse_object(&body, "search") {
         Ok(p) => p,
-        Err(e) => return failure(StatusCode::BAD_REQUEST, "bad_request", format!("invalid search request: {e}")),
+        Err(response) => return *response,
     };
     let searched = blocking(&s, deadline, caller.operator, move |st| {
         st.engine.search(&caller.principal, &params).map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
