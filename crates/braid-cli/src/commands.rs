@@ -252,9 +252,12 @@ fn article_files(root: &Path, article: &str) -> Vec<std::path::PathBuf> {
 }
 
 /// Loads every record of `source` into `index`: commits every `commit_every` upserts, with
-/// segment merges deferred to one merge at the end; then (with `prune`) deletes every record
-/// whose id `source` no longer holds, written over the server or not, except memories
-/// ([`braid::memory::is_memory_id`]: only the memory API writes them, never an input). An interrupted load resumes: records an earlier run
+/// segment merges deferred to one merge at the end; then deletes the records `source` no
+/// longer holds (`ids` holds what it does): with `prune` every one, written over the server or
+/// not, except memories ([`braid::memory::is_memory_id`]: only the memory API writes them,
+/// never an input); without it, a Markdown article's sections that the article no longer
+/// has (`{path}#{section}` for an article of the input), so that a section renamed in a run
+/// that narrows its article's access does not stay readable as it was. An interrupted load resumes: records an earlier run
 /// committed are skipped unchanged. The records were validated first; a failure now (the
 /// files changed meanwhile, a supplied vector of the wrong dimension) stops the run.
 fn load(
@@ -262,7 +265,8 @@ fn load(
     source: &Source,
     commit_every: usize,
     mut vectors: Option<VectorSource>,
-    prune: Option<&InputIds>,
+    ids: Option<&InputIds>,
+    prune: bool,
 ) -> Result<Loaded> {
     let bar = progress(source.estimate(), "indexing");
     let options = braid::WriterOptions { merges: braid::Merges::Deferred, ..braid::WriterOptions::default() };
@@ -312,11 +316,18 @@ fn load(
             writer.commit()?;
         }
     }
-    if let Some(keep) = prune {
-        for id in index.record_ids()? {
-            if !keep.contains_key(&id) && !braid::memory::is_memory_id(&id) {
-                writer.delete(&id)?;
-                loaded.removed += 1;
+    if let Some(keep) = ids {
+        let articles: HashSet<&str> = match source {
+            Source::Markdown(_) if !prune => keep.keys().filter_map(|id| Some(id.split_once('#')?.0)).collect(),
+            _ => HashSet::new(),
+        };
+        let stale = |id: &str| prune || id.split_once('#').is_some_and(|(article, _)| articles.contains(article));
+        if prune || !articles.is_empty() {
+            for id in index.record_ids()? {
+                if stale(&id) && !keep.contains_key(&id) && !braid::memory::is_memory_id(&id) {
+                    writer.delete(&id)?;
+                    loaded.removed += 1;
+                }
             }
         }
     }
@@ -508,7 +519,7 @@ pub fn index(args: IndexArgs<'_>) -> Result<()> {
             dir.display()
         );
     }
-    let loaded = load(&index, &source, commit_every, vectors, prune.then_some(&ids))?;
+    let loaded = load(&index, &source, commit_every, vectors, Some(&ids), prune)?;
     let secs = started.elapsed().as_secs_f64();
     let Loaded { added, unchanged, removed, without_vector } = loaded;
     let mut notes = String::new();
@@ -792,7 +803,7 @@ pub fn eval(args: &EvalArgs<'_>, modes: &[Mode], fusions: &[Fusion], out: Option
             let source = Source::detect(dataset_dir)?;
             let started = Instant::now();
             validate(&index, &source)?;
-            let added = load(&index, &source, DEFAULT_COMMIT_EVERY, None, None)?.added;
+            let added = load(&index, &source, DEFAULT_COMMIT_EVERY, None, None, false)?.added;
             eprintln!("indexed {added} records in {:.1} s", started.elapsed().as_secs_f64());
             if let Some(file) = synonyms {
                 let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;

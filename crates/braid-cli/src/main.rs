@@ -49,8 +49,9 @@ enum Command {
         #[arg(long)]
         passages: Option<commands::PassagesArg>,
         /// Keep records no document of the input holds (ingest without syncing, for example
-        /// several folders into one index). Without it, such records are deleted, records
-        /// written over the server included (agent memories are kept).
+        /// several folders into one index), but for sections a Markdown article of the input
+        /// no longer has. Without it, such records are deleted, records written over the
+        /// server included (agent memories are kept).
         #[arg(long)]
         no_prune: bool,
         /// Embed records with this ONNX model directory (`default`: all-MiniLM-L6-v2, found by

@@ -5,31 +5,11 @@
 
 use std::path::Path;
 
-use crate::support::braid;
-
-fn index(input: &Path, index: &Path, extra: &[&str]) -> std::process::Output {
-    braid().arg("index").arg(input).arg("--index").arg(index).args(extra).output().unwrap()
-}
+use crate::support::{index, lexical_ids};
 
 fn indexed(input: &Path, idx: &Path, extra: &[&str]) {
     let out = index(input, idx, extra);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-}
-
-/// The ids `principal` finds for `query`, lexical leg.
-fn search(idx: &Path, principal: &str, query: &str) -> Vec<String> {
-    let out = braid()
-        .args(["search", "--json", "--mode", "lexical", "--principal", principal, "--index"])
-        .arg(idx)
-        .arg(query)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mut ids: Vec<String> =
-        json["hits"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_string()).collect();
-    ids.sort();
-    ids
 }
 
 /// Runs `braid index` on the malformed `input`: exit code 2, stderr holding each of `names`,
@@ -42,8 +22,8 @@ fn refused(input: &Path, idx: &Path, names: &[&str], before: &[&str]) {
         assert!(stderr.contains(name), "{name:?} missing from: {stderr}");
     }
     assert!(stderr.contains("nothing was written"), "{stderr}");
-    assert_eq!(search(idx, "public", "walrus"), before, "{stderr}");
-    assert_eq!(search(idx, "group:staff", "walrus"), before, "{stderr}");
+    assert_eq!(lexical_ids(idx, "public", "walrus"), before, "{stderr}");
+    assert_eq!(lexical_ids(idx, "group:staff", "walrus"), before, "{stderr}");
 }
 
 #[test]
@@ -54,7 +34,7 @@ fn jsonl_access_fails_closed() {
     std::fs::write(&corpus, format!("{good}\n")).unwrap();
     indexed(&corpus, &idx, &[]);
     // A line without access keys (every BEIR corpus) is left to the policy: public here.
-    assert_eq!(search(&idx, "public", "walrus"), ["a"]);
+    assert_eq!(lexical_ids(&idx, "public", "walrus"), ["a"]);
 
     // Each of these lines was indexed as a public record.
     for (field, key) in [
@@ -78,9 +58,9 @@ fn jsonl_access_fails_closed() {
     let tenant = r#"{"_id": "t", "title": "Walrus T", "text": "walrus ledger", "tenant": "acme"}"#;
     std::fs::write(&corpus, format!("{good}\n{tenant}\n")).unwrap();
     indexed(&corpus, &idx, &[]);
-    assert_eq!(search(&idx, "public", "walrus"), ["a"]);
-    assert_eq!(search(&idx, "tenant:globex", "walrus"), ["a"]);
-    assert_eq!(search(&idx, "tenant:acme", "walrus"), ["a", "t"]);
+    assert_eq!(lexical_ids(&idx, "public", "walrus"), ["a"]);
+    assert_eq!(lexical_ids(&idx, "tenant:globex", "walrus"), ["a"]);
+    assert_eq!(lexical_ids(&idx, "tenant:acme", "walrus"), ["a", "t"]);
 }
 
 #[test]
@@ -93,8 +73,8 @@ fn jsonl_with_vectors_from_a_field_reads_access_the_same_way() {
     let lines = [line("p", "", [1.0, 0.1]), line("t", r#""tenant": "acme", "#, [0.1, 1.0])];
     std::fs::write(&corpus, lines.join("\n")).unwrap();
     indexed(&corpus, &idx, &["--vector-field", "emb"]);
-    assert_eq!(search(&idx, "public", "walrus"), ["p"]);
-    assert_eq!(search(&idx, "tenant:acme", "walrus"), ["p", "t"]);
+    assert_eq!(lexical_ids(&idx, "public", "walrus"), ["p"]);
+    assert_eq!(lexical_ids(&idx, "tenant:acme", "walrus"), ["p", "t"]);
     std::fs::write(&corpus, [lines[0].clone(), line("m", r#""ACL": ["g"], "#, [1.0, 1.0])].join("\n")).unwrap();
     let out = index(&corpus, &idx, &["--vector-field", "emb"]);
     assert_eq!(out.status.code(), Some(2));
@@ -107,7 +87,7 @@ fn a_corpus_without_access_keys_follows_the_policy() {
     let (corpus, idx) = (tmp.path().join("corpus.jsonl"), tmp.path().join("index"));
     std::fs::write(&corpus, "{\"_id\": \"a\", \"text\": \"walrus\", \"metadata\": {\"url\": \"x\"}}\n").unwrap();
     indexed(&corpus, &idx, &["--policy", "deny"]);
-    assert!(search(&idx, "public", "walrus").is_empty());
+    assert!(lexical_ids(&idx, "public", "walrus").is_empty());
 }
 
 #[test]
@@ -117,7 +97,7 @@ fn front_matter_access_fails_closed_in_markdown_and_text() {
     std::fs::create_dir_all(&docs).unwrap();
     std::fs::write(docs.join("a.md"), "# Walrus A\n\nwalrus notes\n").unwrap();
     indexed(&docs, &idx, &[]);
-    assert_eq!(search(&idx, "public", "walrus"), ["a#intro"]);
+    assert_eq!(lexical_ids(&idx, "public", "walrus"), ["a#intro"]);
 
     // Each of these articles was indexed as a public record.
     for (file, source, key) in [
@@ -138,7 +118,7 @@ fn front_matter_access_fails_closed_in_markdown_and_text() {
     std::fs::write(docs.join("t.md"), "+++\nacl = [\"group:staff\"]\n+++\n# Walrus T\n\nwalrus toml\n").unwrap();
     std::fs::write(docs.join("x.txt"), "---\ntenant: acme\n---\nWalrus X\n\nwalrus text\n").unwrap();
     indexed(&docs, &idx, &[]);
-    assert_eq!(search(&idx, "public", "walrus"), ["a#intro"]);
-    assert_eq!(search(&idx, "group:staff", "walrus"), ["a#intro", "t#intro"]);
-    assert_eq!(search(&idx, "tenant:acme", "walrus"), ["a#intro", "x#intro"]);
+    assert_eq!(lexical_ids(&idx, "public", "walrus"), ["a#intro"]);
+    assert_eq!(lexical_ids(&idx, "group:staff", "walrus"), ["a#intro", "t#intro"]);
+    assert_eq!(lexical_ids(&idx, "tenant:acme", "walrus"), ["a#intro", "x#intro"]);
 }

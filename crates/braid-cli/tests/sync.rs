@@ -8,11 +8,7 @@ use std::path::Path;
 use braid::memory::{is_memory_id, Memory, Note};
 use braid::{Index, Principal, Record};
 
-use crate::support::braid;
-
-fn index(input: &Path, index: &Path, extra: &[&str]) -> std::process::Output {
-    braid().arg("index").arg(input).arg("--index").arg(index).args(extra).output().unwrap()
-}
+use crate::support::{braid, index, lexical_ids};
 
 /// Runs `braid index`, which must succeed; its stderr.
 fn indexed(input: &Path, idx: &Path, extra: &[&str]) -> String {
@@ -38,22 +34,6 @@ fn ids(dir: &Path) -> Vec<String> {
     ids
 }
 
-/// The ids `principal` finds for `query`, lexical leg, sorted.
-fn search(idx: &Path, principal: &str, query: &str) -> Vec<String> {
-    let out = braid()
-        .args(["search", "--json", "--mode", "lexical", "--principal", principal, "--index"])
-        .arg(idx)
-        .arg(query)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mut ids: Vec<String> =
-        json["hits"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_string()).collect();
-    ids.sort();
-    ids
-}
-
 /// The auditor's reproduction: a restricted line and a public line with one `_id` were merged,
 /// the public one winning. Now the run fails naming both lines, and writes nothing.
 #[test]
@@ -75,7 +55,7 @@ fn one_id_on_two_jsonl_lines_fails_the_run() {
         assert!(stderr.contains("1 record id(s) are given by more than one document"), "{stderr}");
         assert!(stderr.contains("previous version of every record"), "{stderr}");
         assert_eq!(ids(&idx), ["0"], "{stderr}");
-        assert_eq!(search(&idx, "public", "walrus"), ["0"]);
+        assert_eq!(lexical_ids(&idx, "public", "walrus"), ["0"]);
         // --no-prune merges no more than a sync does.
         refused(&corpus, &idx, &["--no-prune"]);
         assert_eq!(ids(&idx), ["0"]);
@@ -84,8 +64,8 @@ fn one_id_on_two_jsonl_lines_fails_the_run() {
     // Distinct ids index as before.
     std::fs::write(&corpus, format!("{restricted}\n{}\n", r#"{"_id": "2", "text": "walrus public"}"#)).unwrap();
     indexed(&corpus, &idx, &[]);
-    assert_eq!(search(&idx, "public", "walrus"), ["2"]);
-    assert_eq!(search(&idx, "group:a", "walrus"), ["1", "2"]);
+    assert_eq!(lexical_ids(&idx, "public", "walrus"), ["2"]);
+    assert_eq!(lexical_ids(&idx, "group:a", "walrus"), ["1", "2"]);
 }
 
 /// The auditor's reproduction: `notes/plan.md` and `notes/plan.txt` get one article id, so one
@@ -106,8 +86,8 @@ fn markdown_files_with_one_article_id_fail_the_run() {
 
     std::fs::rename(&txt, docs.join("notes/plan-b.txt")).unwrap();
     indexed(&docs, &idx, &[]);
-    assert_eq!(search(&idx, "tenant:a", "walrus plan"), ["notes/plan#intro"]);
-    assert_eq!(search(&idx, "tenant:b", "walrus plan"), ["notes/plan-b#intro"]);
+    assert_eq!(lexical_ids(&idx, "tenant:a", "walrus plan"), ["notes/plan#intro"]);
+    assert_eq!(lexical_ids(&idx, "tenant:b", "walrus plan"), ["notes/plan-b#intro"]);
 }
 
 /// The auditor's reproduction: an empty input pruned the whole index with exit code 0.
@@ -191,4 +171,29 @@ fn an_empty_synonym_file_clears_nothing() {
     assert!(String::from_utf8_lossy(&listed.stdout).contains("walrus"), "the rules stand");
     assert!(synonyms(&["--clear".as_ref()]).status.success());
     assert!(!String::from_utf8_lossy(&synonyms(&[]).stdout).contains("walrus"));
+}
+
+/// Under `--no-prune` a Markdown article's sections it no longer has are deleted all the same
+/// (the auditor's case: a run that narrowed the article's access and renamed a section left
+/// the old section public), while records of other inputs stay.
+#[test]
+fn no_prune_drops_the_sections_an_article_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (first, second, idx) = (tmp.path().join("first"), tmp.path().join("second"), tmp.path().join("index"));
+    std::fs::create_dir_all(&first).unwrap();
+    std::fs::create_dir_all(&second).unwrap();
+    std::fs::write(first.join("other.md"), "# Other\n\nWalrus notes.\n").unwrap();
+    let plan = "# Plan\n\nThe plan.\n\n## Launch date\n\nZebracanary launch is in March.\n";
+    std::fs::write(second.join("plan.md"), plan).unwrap();
+    indexed(&first, &idx, &[]);
+    indexed(&second, &idx, &["--no-prune"]);
+    assert_eq!(lexical_ids(&idx, "public", "zebracanary launch"), ["plan#launch-date"]);
+
+    let narrowed =
+        "---\nacl: [group:staff]\n---\n# Plan\n\nThe plan.\n\n## Launch\n\nZebracanary launch is in March.\n";
+    std::fs::write(second.join("plan.md"), narrowed).unwrap();
+    indexed(&second, &idx, &["--no-prune"]);
+    assert!(lexical_ids(&idx, "public", "zebracanary launch").is_empty());
+    assert_eq!(lexical_ids(&idx, "group:staff", "zebracanary launch"), ["plan#launch"]);
+    assert_eq!(lexical_ids(&idx, "public", "walrus"), ["other#intro"], "the other input's records stay");
 }

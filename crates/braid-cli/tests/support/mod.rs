@@ -18,6 +18,27 @@ pub fn braid() -> Command {
     Command::new(env!("CARGO_BIN_EXE_braid"))
 }
 
+/// `braid index INPUT --index INDEX EXTRA…`, run to its end.
+pub fn index(input: &Path, index: &Path, extra: &[&str]) -> std::process::Output {
+    braid().arg("index").arg(input).arg("--index").arg(index).args(extra).output().unwrap()
+}
+
+/// The ids `principal` finds for `query` with `braid search`, lexical leg, sorted.
+pub fn lexical_ids(idx: &Path, principal: &str, query: &str) -> Vec<String> {
+    let out = braid()
+        .args(["search", "--json", "--mode", "lexical", "--principal", principal, "--index"])
+        .arg(idx)
+        .arg(query)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut ids: Vec<String> =
+        json["hits"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_string()).collect();
+    ids.sort();
+    ids
+}
+
 /// A word only the acme tenant's record holds.
 pub const ACME_SECRET: &str = "zanzibarite";
 /// A word only the globex tenant's record holds.
