@@ -37,6 +37,26 @@ fn stdio_session_initialize_list_call_read() {
     assert_eq!(replies[5]["error"]["code"], -32600);
 }
 
+/// A message line over the limit is dropped unread but answered (an Invalid Request of id
+/// `null`), so a client waiting on it is not left waiting; the session goes on.
+#[test]
+fn stdio_answers_a_line_too_long_to_read() {
+    let dir = tempfile::tempdir().unwrap();
+    build_index(dir.path());
+    let long = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "x".repeat(5 << 20)}}});
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}).to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        long.to_string(),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string(),
+    ];
+    let out = stdio_session(dir.path(), &["--principal", "tenant:acme"], &input);
+    let replies: Vec<Value> = out.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ids: Vec<Value> = replies.iter().map(|r| r["id"].clone()).collect();
+    assert_eq!(ids, [json!(1), json!(3), Value::Null], "{replies:?}");
+    assert_eq!(replies[2]["error"]["code"], -32600);
+}
+
 /// `braid mcp --owner NAME --write` keeps that owner's memories; without `--write` the memory
 /// tools read but never write, and an owner token given as a token is refused.
 #[test]

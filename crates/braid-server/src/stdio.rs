@@ -12,7 +12,8 @@
 //! (another revision, empty) gets one error object, as over HTTP. A line that is not JSON is
 //! ignored, array or not, as rmcp ignores one.
 //!
-//! Message lines longer than [`MAX_LINE_BYTES`] are dropped unread (and logged), on either pipe.
+//! Message lines longer than [`MAX_LINE_BYTES`] are dropped unread (and logged), on either pipe;
+//! the client's is answered with an Invalid Request error of id `null`.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -130,6 +131,10 @@ where
             Ok(Line::End) | Err(_) => return,
             Ok(Line::TooLong) => {
                 tracing::warn!("MCP over stdio: a message line over {MAX_LINE_BYTES} bytes was dropped");
+                // Answered, so that a client waiting on the message's reply is not left waiting
+                // (its id was in the part not read).
+                let why = format!("a message line over {MAX_LINE_BYTES} bytes is not read");
+                let _ = direct.send(mcp::error(Value::Null, ErrorCode::INVALID_REQUEST, why).to_string().into_bytes());
                 continue;
             }
             Ok(Line::Read) => {}
