@@ -16,7 +16,8 @@
 //!
 //! A record's `acl` may only name tokens the writer holds, never a reserved or an owner token
 //! (a record is its tenant's: the tenant token it always carries admits every caller of the
-//! tenant, and a note only its owner reads is a memory); its `tenant`, when given, must be
+//! tenant, and a note only its owner reads is a memory; `Record::validate` refuses an owner
+//! token on a namespaced id, as for every way of writing); its `tenant`, when given, must be
 //! the writer's.
 
 use std::time::Duration;
@@ -194,14 +195,6 @@ pub fn admit(
                     "{name}: records are written in this token's tenant ({namespace}), not {token}"
                 )));
             }
-        } else if token.starts_with(braid::OWNER_PREFIX) {
-            // A record visible to one owner alone would be one the writer's tenant peers could
-            // not see yet could overwrite or delete by id: owner-scoped notes are memories,
-            // whose ids are their owner's alone.
-            return Err(WriteFailure::BadRequest(format!(
-                "{name}: records are visible to their whole tenant, so their ACL names no owner token \
-                 ({token:?}); write a note only its owner may read with /v1/memories"
-            )));
         } else if !principal.has(token) {
             return Err(WriteFailure::BadRequest(format!(
                 "{name}: the ACL token {token:?} is not held by this token, so it may not grant it"
